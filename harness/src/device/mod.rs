@@ -1,0 +1,246 @@
+//! The device layer: one trait for allocation, transfers, run-time compilation, launches and
+//! event timing, implemented once for CUDA (cudarc: driver API + NVRTC) and once for OpenCL
+//! (opencl3). Both are loaded dynamically, so a machine without a CUDA driver or an OpenCL loader
+//! still runs everything else and says why a backend is absent.
+//!
+//! Algorithm host code is written once against [`Device`]; the CPU is not a `Device` but the
+//! reference side (each benchmark carries its own f64/rayon implementation).
+
+pub mod cpu;
+pub mod cuda;
+pub mod opencl;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernels::{Defines, KernelSource};
+
+/// Where a case runs. `cpu` is the host reference implementation, not a kernel backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Cuda,
+    #[serde(rename = "opencl")]
+    OpenCl,
+    Cpu,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 3] = [Backend::Cuda, Backend::OpenCl, Backend::Cpu];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Cuda => "cuda",
+            Backend::OpenCl => "opencl",
+            Backend::Cpu => "cpu",
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "cuda" => Ok(Backend::Cuda),
+            "opencl" => Ok(Backend::OpenCl),
+            "cpu" => Ok(Backend::Cpu),
+            _ => Err(format!("unknown backend `{s}`; valid: cuda, opencl, cpu")),
+        }
+    }
+}
+
+/// What `harness devices` prints and what every result row's metadata names.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub backend: Option<Backend>,
+    /// Index within its backend (`--device N`).
+    pub index: usize,
+    pub name: String,
+    /// OpenCL platform name, or "CUDA".
+    pub platform: String,
+    pub driver_version: String,
+    /// CUDA driver API version, or the device's OpenCL version.
+    pub runtime_version: String,
+    pub memory_bytes: u64,
+    pub compute_units: u32,
+    pub fp64: bool,
+    /// Last-level cache size, used for the cold-cache flush and to label cache-resident sizes.
+    pub cache_bytes: u64,
+    /// Shared (local) memory per work-group.
+    pub local_mem_bytes: u64,
+    pub max_work_group: usize,
+    /// e.g. "9.0" for CUDA devices.
+    pub compute_capability: Option<String>,
+}
+
+/// Errors of the device layer. Every variant keeps what a user needs to act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("{backend} is not available: {reason}")]
+    Unavailable { backend: Backend, reason: String },
+    #[error("{backend} device {index} does not exist ({count} found)")]
+    NoSuchDevice { backend: Backend, index: usize, count: usize },
+    #[error("compiling {file} for {backend} failed ({status})\noptions: {}\n--- compiler log ---\n{log}", options.join(" "))]
+    Compile { backend: Backend, file: String, options: Vec<String>, status: String, log: String },
+    #[error("out of device memory allocating {bytes} bytes: {detail}")]
+    OutOfMemory { bytes: usize, detail: String },
+    #[error("{backend} call {call} failed: {detail}")]
+    Api { backend: Backend, call: &'static str, detail: String },
+    #[error("kernel {kernel} has no argument of this kind: {detail}")]
+    BadArgument { kernel: String, detail: String },
+    #[error("buffer belongs to another backend")]
+    ForeignBuffer,
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+pub type DeviceResult<T> = Result<T, DeviceError>;
+
+/// A device allocation. Owned by the backend that made it.
+pub struct Buffer {
+    bytes: usize,
+    mem: BufferMem,
+}
+
+pub(crate) enum BufferMem {
+    Cuda(cudarc::driver::CudaSlice<u8>),
+    OpenCl(opencl3::memory::Buffer<u8>),
+}
+
+impl Buffer {
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// A compiled program (CUDA module or OpenCL program) from one kernel file and one set of defines.
+pub struct Module {
+    pub(crate) file: &'static str,
+    pub(crate) inner: ModuleInner,
+}
+
+pub(crate) enum ModuleInner {
+    Cuda(std::sync::Arc<cudarc::driver::CudaModule>),
+    OpenCl(opencl3::program::Program),
+}
+
+/// One kernel entry point of a [`Module`].
+pub struct Kernel {
+    pub(crate) name: String,
+    pub(crate) inner: KernelInner,
+}
+
+pub(crate) enum KernelInner {
+    Cuda(cudarc::driver::CudaFunction),
+    OpenCl(opencl3::kernel::Kernel),
+}
+
+impl Kernel {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A kernel argument. Scalars must match the kernel's parameter types exactly.
+#[derive(Clone, Copy)]
+pub enum Arg<'a> {
+    Buf(&'a Buffer),
+    U32(u32),
+    I32(i32),
+    /// `idx_t` in the kernels.
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl<'a> Arg<'a> {
+    /// A `real` scalar in the precision the kernel was compiled for.
+    pub fn real(precision: crate::Precision, value: f64) -> Arg<'static> {
+        match precision {
+            crate::Precision::F32 => Arg::F32(value as f32),
+            crate::Precision::F64 => Arg::F64(value),
+        }
+    }
+}
+
+/// One-dimensional launch geometry: `groups` work-groups of `group_size` work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    pub groups: usize,
+    pub group_size: usize,
+}
+
+impl Launch {
+    /// Enough groups of `group_size` to cover `items` work-items.
+    pub fn cover(items: usize, group_size: usize) -> Self {
+        Launch { groups: items.div_ceil(group_size).max(1), group_size }
+    }
+}
+
+/// The one interface algorithm host code is written against.
+pub trait Device {
+    fn info(&self) -> &DeviceInfo;
+
+    fn alloc(&self, bytes: usize) -> DeviceResult<Buffer>;
+    fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()>;
+    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()>;
+    /// Device-to-device copy through the API (cuMemcpyDtoD / clEnqueueCopyBuffer): the reference
+    /// a copy kernel is measured against.
+    fn copy(&self, dst: &mut Buffer, src: &Buffer, bytes: usize) -> DeviceResult<()>;
+
+    /// Compiles one kernel file with the given defines. Errors keep options and the compiler log.
+    fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module>;
+    fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel>;
+    /// Enqueues a launch; errors found only at execution surface at the next synchronisation.
+    fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()>;
+    fn synchronize(&self) -> DeviceResult<()>;
+
+    /// Runs `body` (which enqueues work) between two device events and returns the elapsed
+    /// device time in seconds, after waiting for the work to finish.
+    fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64>;
+}
+
+/// Typed helpers over the byte-level trait.
+pub trait DeviceExt: Device {
+    fn upload_slice<T: bytemuck::Pod>(&self, data: &[T]) -> DeviceResult<Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut buf = self.alloc(bytes.len().max(1))?;
+        self.upload(&mut buf, bytes)?;
+        Ok(buf)
+    }
+
+    fn download_vec<T: bytemuck::Pod + Default>(&self, src: &Buffer, len: usize) -> DeviceResult<Vec<T>> {
+        let mut out = vec![T::default(); len];
+        self.download(src, bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+}
+
+impl<D: Device + ?Sized> DeviceExt for D {}
+
+/// Opens device `index` of a GPU backend.
+pub fn open(backend: Backend, index: usize) -> DeviceResult<Box<dyn Device>> {
+    match backend {
+        Backend::Cuda => Ok(Box::new(cuda::CudaDevice::open(index)?)),
+        Backend::OpenCl => Ok(Box::new(opencl::OpenClDevice::open(index)?)),
+        Backend::Cpu => Err(DeviceError::Unsupported(
+            "the cpu backend runs host reference code, not device kernels".into(),
+        )),
+    }
+}
+
+/// Every device each backend can see, or the reason it sees none.
+pub fn list(backend: Backend) -> Result<Vec<DeviceInfo>, DeviceError> {
+    match backend {
+        Backend::Cuda => cuda::list(),
+        Backend::OpenCl => opencl::list(),
+        Backend::Cpu => Ok(vec![cpu::info()]),
+    }
+}

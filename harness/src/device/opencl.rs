@@ -1,0 +1,241 @@
+//! OpenCL backend (opencl3, loader opened at run time): NVIDIA's OpenCL, PoCL on the CPU, or any
+//! other platform. Devices of all platforms are numbered in one list.
+
+use std::cell::RefCell;
+use std::ptr;
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ALL};
+use opencl3::error_codes::ClError;
+use opencl3::event::Event;
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{cl_device_id, CL_BLOCKING};
+
+use super::{
+    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel,
+    KernelInner, Launch, Module, ModuleInner,
+};
+use crate::kernels::{translation_unit, Defines, KernelSource};
+
+fn api(call: &'static str) -> impl FnOnce(ClError) -> DeviceError {
+    move |e| DeviceError::Api { backend: Backend::OpenCl, call, detail: e.to_string() }
+}
+
+/// (platform name, platform version, device id) for every device of every platform.
+fn all_devices() -> DeviceResult<Vec<(String, String, cl_device_id)>> {
+    if !cl3::is_opencl_runtime_available() {
+        return Err(DeviceError::Unavailable {
+            backend: Backend::OpenCl,
+            reason: "no OpenCL loader (libOpenCL.so.1) could be loaded".into(),
+        });
+    }
+    let platforms = opencl3::platform::get_platforms().map_err(|e| DeviceError::Unavailable {
+        backend: Backend::OpenCl,
+        reason: format!("clGetPlatformIDs: {e} (is an ICD installed? OCL_ICD_VENDORS may point at a folder of .icd files)"),
+    })?;
+    let mut out = Vec::new();
+    for p in platforms {
+        let name = p.name().unwrap_or_default();
+        let version = p.version().unwrap_or_default();
+        // A platform with no devices answers CL_DEVICE_NOT_FOUND; that is not an error here.
+        for id in p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default() {
+            out.push((name.clone(), version.clone(), id));
+        }
+    }
+    Ok(out)
+}
+
+fn query_info(platform: &str, index: usize, dev: &ClDevice) -> DeviceResult<DeviceInfo> {
+    let q = |call| api(call);
+    Ok(DeviceInfo {
+        backend: Some(Backend::OpenCl),
+        index,
+        name: dev.name().map_err(q("CL_DEVICE_NAME"))?.trim().to_string(),
+        platform: platform.trim().to_string(),
+        driver_version: dev.driver_version().map_err(q("CL_DRIVER_VERSION"))?,
+        runtime_version: dev.version().map_err(q("CL_DEVICE_VERSION"))?,
+        memory_bytes: dev.global_mem_size().map_err(q("CL_DEVICE_GLOBAL_MEM_SIZE"))?,
+        compute_units: dev.max_compute_units().map_err(q("CL_DEVICE_MAX_COMPUTE_UNITS"))?,
+        fp64: dev.double_fp_config().map(|c| c != 0).unwrap_or(false),
+        cache_bytes: dev.global_mem_cache_size().unwrap_or(0),
+        local_mem_bytes: dev.local_mem_size().unwrap_or(0),
+        max_work_group: dev.max_work_group_size().unwrap_or(1),
+        compute_capability: None,
+    })
+}
+
+pub fn list() -> DeviceResult<Vec<DeviceInfo>> {
+    all_devices()?
+        .into_iter()
+        .enumerate()
+        .map(|(i, (platform, _, id))| query_info(&platform, i, &ClDevice::new(id)))
+        .collect()
+}
+
+pub struct OpenClDevice {
+    device: ClDevice,
+    context: Context,
+    queue: CommandQueue,
+    info: DeviceInfo,
+    /// Events of the launches and copies enqueued inside `time_events`.
+    recording: RefCell<Option<Vec<Event>>>,
+}
+
+impl OpenClDevice {
+    pub fn open(index: usize) -> DeviceResult<Self> {
+        let devices = all_devices()?;
+        let count = devices.len();
+        let Some((platform, _, id)) = devices.into_iter().nth(index) else {
+            return Err(DeviceError::NoSuchDevice { backend: Backend::OpenCl, index, count });
+        };
+        let device = ClDevice::new(id);
+        let info = query_info(&platform, index, &device)?;
+        let context = Context::from_device(&device).map_err(api("clCreateContext"))?;
+        // The OpenCL 1.2 entry point works on every platform; profiling gives device timestamps.
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+            .map_err(api("clCreateCommandQueue"))?;
+        Ok(Self { device, context, queue, info, recording: RefCell::new(None) })
+    }
+
+    fn record(&self, event: Event) {
+        if let Some(events) = self.recording.borrow_mut().as_mut() {
+            events.push(event);
+        }
+    }
+
+    fn mem<'a>(&self, buf: &'a Buffer) -> DeviceResult<&'a ClBuffer<u8>> {
+        match &buf.mem {
+            BufferMem::OpenCl(b) => Ok(b),
+            _ => Err(DeviceError::ForeignBuffer),
+        }
+    }
+}
+
+impl Device for OpenClDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn alloc(&self, bytes: usize) -> DeviceResult<Buffer> {
+        // SAFETY: no host pointer; the buffer is written before it is read.
+        let buf = unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }
+            .map_err(|e| match e.0 {
+                opencl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE
+                | opencl3::error_codes::CL_OUT_OF_RESOURCES
+                | opencl3::error_codes::CL_INVALID_BUFFER_SIZE => {
+                    DeviceError::OutOfMemory { bytes, detail: e.to_string() }
+                }
+                _ => api("clCreateBuffer")(e),
+            })?;
+        Ok(Buffer { bytes, mem: BufferMem::OpenCl(buf) })
+    }
+
+    fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()> {
+        let BufferMem::OpenCl(b) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
+        // SAFETY: blocking write from a live slice no longer than the buffer.
+        unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }
+            .map_err(api("clEnqueueWriteBuffer"))?;
+        Ok(())
+    }
+
+    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
+        let b = self.mem(src)?;
+        // SAFETY: blocking read into a live slice no longer than the buffer.
+        unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }
+            .map_err(api("clEnqueueReadBuffer"))?;
+        Ok(())
+    }
+
+    fn copy(&self, dst: &mut Buffer, src: &Buffer, bytes: usize) -> DeviceResult<()> {
+        let s = self.mem(src)?;
+        let BufferMem::OpenCl(d) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
+        // SAFETY: both buffers hold at least `bytes` bytes (checked by the caller's sizes).
+        let ev = unsafe { self.queue.enqueue_copy_buffer(s, d, 0, 0, bytes, &[]) }
+            .map_err(api("clEnqueueCopyBuffer"))?;
+        self.record(ev);
+        Ok(())
+    }
+
+    fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
+        let options = defines.options();
+        let text = translation_unit(Backend::OpenCl, source);
+        let mut program = Program::create_from_source(&self.context, &text).map_err(api("clCreateProgramWithSource"))?;
+        if let Err(e) = program.build(&[self.device.id()], &options.join(" ")) {
+            let log = program.get_build_log(self.device.id()).unwrap_or_default();
+            return Err(DeviceError::Compile {
+                backend: Backend::OpenCl,
+                file: source.file.into(),
+                options,
+                status: e.to_string(),
+                log,
+            });
+        }
+        Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) })
+    }
+
+    fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel> {
+        let ModuleInner::OpenCl(p) = &module.inner else { return Err(DeviceError::ForeignBuffer) };
+        let k = ClKernel::create(p, name).map_err(|e| DeviceError::Api {
+            backend: Backend::OpenCl,
+            call: "clCreateKernel",
+            detail: format!("{name} in {}: {e}", module.file),
+        })?;
+        Ok(Kernel { name: name.into(), inner: KernelInner::OpenCl(k) })
+    }
+
+    fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
+        let KernelInner::OpenCl(k) = &kernel.inner else { return Err(DeviceError::ForeignBuffer) };
+        let bad = |e: ClError| DeviceError::BadArgument { kernel: kernel.name.clone(), detail: e.to_string() };
+        for (i, arg) in args.iter().enumerate() {
+            let i = i as u32;
+            // SAFETY: each value is passed by reference with its exact size; cl_mem handles are
+            // owned by live buffers.
+            unsafe {
+                match arg {
+                    Arg::Buf(b) => k.set_arg(i, &self.mem(b)?.get()),
+                    Arg::U32(v) => k.set_arg(i, v),
+                    Arg::I32(v) => k.set_arg(i, v),
+                    Arg::I64(v) => k.set_arg(i, v),
+                    Arg::F32(v) => k.set_arg(i, v),
+                    Arg::F64(v) => k.set_arg(i, v),
+                }
+            }
+            .map_err(bad)?;
+        }
+        let global = launch.groups * launch.group_size;
+        let local = launch.group_size;
+        // SAFETY: one-dimensional sizes that live across the call.
+        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &[]) }
+            .map_err(|e| DeviceError::Api {
+                backend: Backend::OpenCl,
+                call: "clEnqueueNDRangeKernel",
+                detail: format!("{}: {e}", kernel.name),
+            })?;
+        self.record(ev);
+        Ok(())
+    }
+
+    fn synchronize(&self) -> DeviceResult<()> {
+        self.queue.finish().map_err(api("clFinish"))
+    }
+
+    /// OpenCL has no stream events to bracket a region, so the region spans from the first
+    /// enqueued command's START to the last one's END (profiling timestamps, nanoseconds).
+    fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
+        *self.recording.borrow_mut() = Some(Vec::new());
+        let result = body();
+        let events = self.recording.borrow_mut().take().unwrap_or_default();
+        result?;
+        self.synchronize()?;
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return Err(DeviceError::Unsupported("timed region enqueued no command".into()));
+        };
+        let start = first.profiling_command_start().map_err(api("CL_PROFILING_COMMAND_START"))?;
+        let end = last.profiling_command_end().map_err(api("CL_PROFILING_COMMAND_END"))?;
+        Ok(end.saturating_sub(start) as f64 * 1e-9)
+    }
+}

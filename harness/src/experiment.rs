@@ -1,0 +1,229 @@
+//! Experiment definitions: the YAML schema, its validation, and the expansion of a sweep into
+//! cases.
+//!
+//! Every field is typed, so serde (through serde-saphyr) rejects an unknown key, a wrong type,
+//! an unknown backend or an empty list with the file's line and column and the valid choices,
+//! before anything runs. A file is parsed twice: once for its `benchmark:` key alone, then fully
+//! against that benchmark's own sweep, problem and output types.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize};
+
+use crate::device::Backend;
+use crate::measure::MeasurePolicy;
+use crate::Precision;
+
+/// The benchmarks an experiment file can drive; each is a module of this crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BenchmarkKind {
+    /// `bandwidth.rs`: BabelStream kernels plus gather and atomic scatter-add.
+    DeviceBandwidth,
+}
+
+impl BenchmarkKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BenchmarkKind::DeviceBandwidth => "device-bandwidth",
+        }
+    }
+}
+
+/// A list that must hold at least one value (an empty sweep axis would give no cases).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct NonEmpty<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for NonEmpty<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Vec::<T>::deserialize(d)?;
+        if v.is_empty() {
+            return Err(serde::de::Error::invalid_length(0, &"a list with at least one value"));
+        }
+        Ok(NonEmpty(v))
+    }
+}
+
+impl<T> std::ops::Deref for NonEmpty<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+/// One experiment file, typed by its benchmark.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(bound(deserialize = "S: Deserialize<'de>, P: Deserialize<'de> + Default, O: Deserialize<'de>"))]
+pub struct ExperimentSpec<S, P, O> {
+    /// Short name, used in result paths and report titles.
+    pub id: String,
+    pub title: String,
+    /// Which paper (and which of its tables or figures) this reproduces.
+    #[serde(default)]
+    pub paper: Option<String>,
+    pub benchmark: BenchmarkKind,
+    /// Fixed problem parameters of the benchmark.
+    #[serde(default)]
+    pub problem: P,
+    /// Lists whose cartesian product gives the cases.
+    pub sweep: S,
+    pub backends: NonEmpty<Backend>,
+    pub precisions: NonEmpty<Precision>,
+    #[serde(default)]
+    pub measure: MeasurePolicy,
+    /// The small subset that `--quick` runs (CPU and PoCL in CI).
+    #[serde(default)]
+    pub quick: Option<QuickSpec<S>>,
+    pub outputs: O,
+}
+
+/// What `--quick` changes. A quick sweep replaces the whole sweep; quick measure settings
+/// replace only the settings they name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(bound(deserialize = "S: Deserialize<'de>"))]
+pub struct QuickSpec<S> {
+    #[serde(default)]
+    pub sweep: Option<S>,
+    #[serde(default)]
+    pub measure: Option<crate::measure::MeasureOverride>,
+}
+
+/// A parameter value of one case, as it appears in result columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::Float(v) => write!(f, "{v}"),
+            ParamValue::Str(v) => f.write_str(v),
+        }
+    }
+}
+
+/// The named parameters of one case, in sweep order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Params(pub Vec<(String, ParamValue)>);
+
+impl Params {
+    pub fn push(mut self, name: &str, value: ParamValue) -> Self {
+        self.0.push((name.to_string(), value));
+        self
+    }
+    pub fn key(&self) -> String {
+        self.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// Cartesian product of sweep axes, first axis outermost.
+pub fn cartesian<T: Clone>(axes: &[Vec<T>]) -> Vec<Vec<T>> {
+    axes.iter().fold(vec![Vec::new()], |acc, axis| {
+        acc.iter()
+            .flat_map(|prefix| {
+                axis.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push(v.clone());
+                    p
+                })
+            })
+            .collect()
+    })
+}
+
+/// A bad experiment file: where, and what.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct ExperimentError {
+    pub path: PathBuf,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let (Some(l), Some(c)) = (self.line, self.column) {
+            write!(f, ":{l}:{c}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl ExperimentError {
+    fn from_yaml(path: &Path, e: serde_saphyr::Error) -> Self {
+        let loc = e.location();
+        // The error's Display carries a snippet with its own line numbers; we keep the message
+        // itself and put the location in front, compiler-style.
+        let message = e.without_snippet().to_string();
+        ExperimentError {
+            path: path.to_path_buf(),
+            line: loc.as_ref().map(|l| l.line() as u32),
+            column: loc.as_ref().map(|l| l.column() as u32),
+            message,
+        }
+    }
+
+    pub fn plain(path: &Path, message: impl Into<String>) -> Self {
+        ExperimentError { path: path.to_path_buf(), line: None, column: None, message: message.into() }
+    }
+}
+
+/// Parses a whole file as the spec type of its benchmark.
+pub fn parse_spec<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, ExperimentError> {
+    serde_saphyr::from_str(text).map_err(|e| ExperimentError::from_yaml(path, e))
+}
+
+/// First pass: only the `benchmark:` key, to pick the types of the second pass.
+pub fn benchmark_of(path: &Path, text: &str) -> Result<BenchmarkKind, ExperimentError> {
+    #[derive(Deserialize)]
+    struct Probe {
+        benchmark: Option<BenchmarkKind>,
+    }
+    let probe: Probe = parse_spec(path, text)?;
+    probe.benchmark.ok_or_else(|| ExperimentError::plain(path, "missing field `benchmark`"))
+}
+
+/// Experiment files named by a CLI argument: the file itself, or every `*.yaml`/`*.yml` of a
+/// folder, sorted.
+pub fn experiment_files(path: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
+    if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| ExperimentError::plain(path, e.to_string()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml")))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(ExperimentError::plain(path, "folder holds no .yaml experiment files"));
+        }
+        Ok(files)
+    } else if path.exists() {
+        Ok(vec![path.to_path_buf()])
+    } else {
+        Err(ExperimentError::plain(path, "no such file or folder"))
+    }
+}
+
+/// Counts of what a loaded experiment would run, for `harness validate`.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub id: String,
+    pub benchmark: BenchmarkKind,
+    pub cases: usize,
+    pub quick_cases: usize,
+}
+
+/// Experiment id -> file, to catch two files with one id.
+pub type IdIndex = BTreeMap<String, PathBuf>;

@@ -1,0 +1,170 @@
+//! `harness`: the fembench command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use fembench::benchmark;
+use fembench::device::{self, Backend};
+use fembench::report;
+use fembench::runner::{self, RunOptions};
+
+#[derive(Parser)]
+#[command(name = "harness", version, about = "fembench: run, verify and report GPU finite-element benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every CUDA device, every OpenCL platform and device, and the CPU.
+    Devices,
+    /// Check experiment files without running them.
+    Validate {
+        /// An experiment file or a folder of them.
+        path: PathBuf,
+    },
+    /// Run experiments: every case is measured, verified and written as it finishes.
+    Run {
+        /// An experiment file or a folder of them.
+        path: PathBuf,
+        /// Only these backends (repeatable); default: each experiment's own list.
+        #[arg(long = "backend", value_name = "cuda|opencl|cpu")]
+        backends: Vec<Backend>,
+        /// Device index within each GPU backend (see `harness devices`).
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Each experiment's small `quick` subset (CPU/PoCL, CI).
+        #[arg(long)]
+        quick: bool,
+        /// Parent folder for the run folder.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Continue an interrupted run folder: only cases without rows run.
+        #[arg(long, value_name = "RUN_DIR")]
+        resume: Option<PathBuf>,
+        /// Also write the report when the run ends.
+        #[arg(long)]
+        report: bool,
+        /// Where figures go (with --report).
+        #[arg(long, default_value = "plots")]
+        plots: PathBuf,
+    },
+    /// Build tables and figures from a stored run.
+    Report {
+        /// A run folder (results/<run-id>).
+        run_dir: PathBuf,
+        /// Figures go to <plots>/<run-id>/.
+        #[arg(long, default_value = "plots")]
+        plots: PathBuf,
+    },
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+fn devices() -> ExitCode {
+    for backend in Backend::ALL {
+        match device::list(backend) {
+            Ok(list) if list.is_empty() => println!("{backend}: no devices"),
+            Ok(list) => {
+                for d in list {
+                    println!(
+                        "{backend} #{}: {} | {} | driver {} | {} | {} | {} compute units | fp64 {} | cache {} KiB | local mem {} KiB{}",
+                        d.index,
+                        d.name,
+                        d.platform,
+                        if d.driver_version.is_empty() { "-" } else { &d.driver_version },
+                        d.runtime_version,
+                        gib(d.memory_bytes),
+                        d.compute_units,
+                        if d.fp64 { "yes" } else { "no" },
+                        d.cache_bytes / 1024,
+                        d.local_mem_bytes / 1024,
+                        d.compute_capability.as_deref().map(|c| format!(" | compute capability {c}")).unwrap_or_default()
+                    );
+                }
+            }
+            Err(e) => println!("{backend}: unavailable: {e}"),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn load(path: &PathBuf) -> Result<Vec<Box<dyn benchmark::Experiment>>, ExitCode> {
+    benchmark::load_all(path).map_err(|errors| {
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        eprintln!("{} experiment file(s) refused; nothing was run", errors.len());
+        ExitCode::from(2)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Devices => devices(),
+        Command::Validate { path } => match load(&path) {
+            Ok(exps) => {
+                for e in &exps {
+                    let cases = |quick| e.points(quick).len() * e.backends().len() * e.precisions().len();
+                    println!("ok {} ({}): {} cases, {} in --quick", e.path().display(), e.kind().as_str(), cases(false), cases(true));
+                }
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        },
+        Command::Run { path, backends, device, quick, out, resume, report: with_report, plots } => {
+            let exps = match load(&path) {
+                Ok(e) => e,
+                Err(code) => return code,
+            };
+            let opts = RunOptions { backends, device_index: device, quick, out_dir: out, resume, progress: true };
+            match runner::run(&exps, &opts) {
+                Ok(s) => {
+                    println!(
+                        "run {}: {} cases ({} already done), {} rows ok, {} failed, {} skipped",
+                        s.run_dir.display(),
+                        s.cases_run,
+                        s.cases_skipped_as_done,
+                        s.rows_ok,
+                        s.rows_failed,
+                        s.rows_skipped
+                    );
+                    if with_report {
+                        return write_report(&s.run_dir, &plots);
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Report { run_dir, plots } => write_report(&run_dir, &plots),
+    }
+}
+
+fn write_report(run_dir: &std::path::Path, plots: &std::path::Path) -> ExitCode {
+    match report::report_run(run_dir, plots) {
+        Ok(out) => {
+            print!("{}", out.terminal);
+            if let Some(md) = out.markdown_path {
+                println!("report: {}", md.display());
+            }
+            for f in out.figure_paths {
+                println!("figure: {}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Line figures to SVG and PNG with plotters. Text is drawn with the embedded DejaVu Sans, so PNG
+//! output needs no system fonts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Figure, ReportError};
+
+static FONT: Once = Once::new();
+
+fn register_font() {
+    FONT.call_once(|| {
+        // Ignored on failure: plotters then reports a font error for the figure, which we pass on.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
+const WIDTH: u32 = 960;
+const HEIGHT: u32 = 600;
+
+/// Draws `fig` as `<dir>/<name>.svg` and `<dir>/<name>.png`.
+pub fn draw(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    register_font();
+    let svg = dir.join(format!("{}.svg", fig.name));
+    let png = dir.join(format!("{}.png", fig.name));
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: String| ReportError::Draw { path, detail: e }
+    };
+    {
+        let root = SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area();
+        plot(fig, &root).map_err(err(&svg))?;
+        root.present().map_err(|e| e.to_string()).map_err(err(&svg))?;
+    }
+    {
+        let root = BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area();
+        plot(fig, &root).map_err(err(&png))?;
+        root.present().map_err(|e| e.to_string()).map_err(err(&png))?;
+    }
+    Ok(vec![svg, png])
+}
+
+fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let v: Vec<f64> = values.filter(|v| v.is_finite() && (!log || *v > 0.0)).collect();
+    if v.is_empty() {
+        return (1.0, 10.0);
+    }
+    let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if log {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-12);
+        ((lo - pad).min(0.0f64.max(lo - pad)), hi + pad)
+    }
+}
+
+fn plot<DB: DrawingBackend>(fig: &Figure, root: &DrawingArea<DB, Shift>) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let xs = range(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), fig.log_x);
+    let ys = range(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)), fig.log_y);
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(&fig.title, ("sans-serif", 22)).margin(12).x_label_area_size(48).y_label_area_size(72);
+    // plotters types log and linear axes differently, so each combination is its own chart.
+    macro_rules! draw_with {
+        ($x:expr, $y:expr) => {{
+            let mut chart = builder.build_cartesian_2d($x, $y).map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_desc(fig.x_label.as_str())
+                .y_desc(fig.y_label.as_str())
+                .label_style(("sans-serif", 14))
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (i, s) in fig.series.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+                if s.reference {
+                    chart
+                        .draw_series(pts.iter().map(|&p| Cross::new(p, 6, color.stroke_width(2))))
+                        .map_err(|e| e.to_string())?
+                        .label(s.label.as_str())
+                        .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                        .map_err(|e| e.to_string())?
+                        .label(s.label.as_str())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+                }
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 13))
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }};
+    }
+    match (fig.log_x, fig.log_y) {
+        (true, true) => draw_with!((xs.0..xs.1).log_scale(), (ys.0..ys.1).log_scale()),
+        (true, false) => draw_with!((xs.0..xs.1).log_scale(), ys.0..ys.1),
+        (false, true) => draw_with!(xs.0..xs.1, (ys.0..ys.1).log_scale()),
+        (false, false) => draw_with!(xs.0..xs.1, ys.0..ys.1),
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+/* fembench portability header.
+ *
+ * Every kernel in this folder is written once, in the common subset of CUDA C++ and OpenCL C,
+ * against the macros below. The host (harness/src/kernels.rs) prepends `#define FB_CUDA 1` or
+ * `#define FB_OPENCL 1`, then this header, then the kernel file, and passes precision and tuning
+ * choices as -D options (FB_REAL_IS_DOUBLE, BLOCK, ...), so one compile function serves NVRTC and
+ * every OpenCL driver, PoCL included.
+ */
+#ifndef FB_REAL_IS_DOUBLE
+#define FB_REAL_IS_DOUBLE 0
+#endif
+
+#if defined(FB_CUDA)
+
+#define KERNEL extern "C" __global__
+#define DEVICE_FN __device__ static inline
+#define GLOBAL
+#define LOCAL __shared__
+#define RESTRICT __restrict__
+#define LOCAL_ID() ((int)threadIdx.x)
+#define GROUP_ID() ((int)blockIdx.x)
+#define LOCAL_SIZE() ((int)blockDim.x)
+#define NUM_GROUPS() ((int)gridDim.x)
+#define BARRIER() __syncthreads()
+typedef long long idx_t;
+typedef unsigned int uint;
+/* Native float and double atomics (sm_60 and later). */
+#define ATOMIC_ADD_REAL(p, v) atomicAdd((p), (v))
+
+#elif defined(FB_OPENCL)
+
+#if FB_REAL_IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#endif
+#define KERNEL __kernel
+#define DEVICE_FN static inline
+#define GLOBAL __global
+#define LOCAL __local
+#define RESTRICT restrict
+#define LOCAL_ID() ((int)get_local_id(0))
+#define GROUP_ID() ((int)get_group_id(0))
+#define LOCAL_SIZE() ((int)get_local_size(0))
+#define NUM_GROUPS() ((int)get_num_groups(0))
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+typedef long idx_t;
+
+#else
+#error "define FB_CUDA or FB_OPENCL before including fembench.h"
+#endif
+
+#if FB_REAL_IS_DOUBLE
+typedef double real;
+#else
+typedef float real;
+#endif
+
+#if defined(FB_OPENCL)
+/* OpenCL 1.2 has no floating-point atomic add: a compare-and-swap loop on the bit pattern. */
+DEVICE_FN void fb_atomic_add_real(volatile GLOBAL real *p, real v) {
+#if FB_REAL_IS_DOUBLE
+  union { ulong u; double f; } expected, desired, seen;
+  seen.f = *p;
+  do {
+    expected.u = seen.u;
+    desired.f = expected.f + v;
+    seen.u = atom_cmpxchg((volatile GLOBAL ulong *)p, expected.u, desired.u);
+  } while (seen.u != expected.u);
+#else
+  union { uint u; float f; } expected, desired, seen;
+  seen.f = *p;
+  do {
+    expected.u = seen.u;
+    desired.f = expected.f + v;
+    seen.u = atomic_cmpxchg((volatile GLOBAL uint *)p, expected.u, desired.u);
+  } while (seen.u != expected.u);
+#endif
+}
+#define ATOMIC_ADD_REAL(p, v) fb_atomic_add_real((p), (v))
+#endif
