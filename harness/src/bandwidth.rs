@@ -208,7 +208,10 @@ impl Benchmark for DeviceBandwidth {
     fn check(spec: &Spec<Self>) -> Result<(), String> {
         let p = &spec.problem;
         if p.group_size == 0 || !p.group_size.is_power_of_two() {
-            return Err(format!("problem.group_size must be a power of two (the dot kernel's tree reduction needs it), got {}", p.group_size));
+            return Err(format!(
+                "problem.group_size must be a power of two (the dot kernel's tree reduction needs it), got {}",
+                p.group_size
+            ));
         }
         if p.elements_per_thread == 0 || p.scatter_fan_in == 0 || p.dot_groups_per_unit == 0 {
             return Err("problem.elements_per_thread, scatter_fan_in and dot_groups_per_unit must be at least 1".into());
@@ -241,7 +244,8 @@ impl Benchmark for DeviceBandwidth {
 }
 
 /// Host inputs of one case. Arrays a kernel does not use stay empty.
-struct HostData<T> {
+pub struct HostData<T> {
+    kind: StreamKernel,
     n: usize,
     a: Vec<T>,
     b: Vec<T>,
@@ -257,11 +261,24 @@ fn fill<T: Real>(n: usize, seed: u64) -> Vec<T> {
 }
 
 impl<T: Real> HostData<T> {
-    fn new(kernel: StreamKernel, n: usize, p: &Problem) -> Self {
+    /// An output array of the right length, poisoned with NaN.
+    pub fn output(&self) -> Vec<T> {
+        vec![T::nan(); self.output_len()]
+    }
+
+    fn output_len(&self) -> usize {
+        match self.kind {
+            StreamKernel::ScatterAdd => self.targets,
+            StreamKernel::Dot => 1,
+            _ => self.n,
+        }
+    }
+
+    pub fn new(kernel: StreamKernel, n: usize, p: &Problem) -> Self {
         use StreamKernel::*;
         let s = p.seed;
         let fan = p.scatter_fan_in as usize;
-        let mut d = HostData { n, a: vec![], b: vec![], c: vec![], map: vec![], targets: 0 };
+        let mut d = HostData { kind: kernel, n, a: vec![], b: vec![], c: vec![], map: vec![], targets: 0 };
         match kernel {
             Memcpy | Copy => d.a = fill(n, s),
             Mul => d.c = fill(n, s + 2),
@@ -372,7 +389,13 @@ fn run_typed<T: Real>(ctx: &mut CaseCtx, p: &Problem, point: &Point) -> Result<V
 
 type CaseOutput<T> = (Vec<Timing>, Vec<T>, usize, usize);
 
-fn run_gpu<T: Real>(dev: &dyn Device, ctx: &mut CaseCtx, p: &Problem, kernel: StreamKernel, d: &HostData<T>) -> Result<CaseOutput<T>, CaseError> {
+fn run_gpu<T: Real>(
+    dev: &dyn Device,
+    ctx: &mut CaseCtx,
+    p: &Problem,
+    kernel: StreamKernel,
+    d: &HostData<T>,
+) -> Result<CaseOutput<T>, CaseError> {
     use StreamKernel::*;
     let n = d.n;
     let s = std::mem::size_of::<T>();
@@ -469,56 +492,47 @@ fn run_cpu<T: Real>(ctx: &mut CaseCtx, p: &Problem, kernel: StreamKernel, d: &Ho
     let n = d.n;
     let s = std::mem::size_of::<T>();
     let scalar = T::from_f64(p.scalar).to_f64();
-    const CHUNK: usize = 1 << 14;
-    let never = |_: ()| -> CaseError { CaseError::Failed("unreachable".into()) };
-    let mut out = vec![T::nan(); if kernel == ScatterAdd { d.targets } else if kernel == Dot { 1 } else { n }];
-    let mut body: Box<dyn FnMut() -> Result<(), ()> + '_> = match kernel {
-        Memcpy => Box::new(|| {
-            out.par_chunks_mut(CHUNK).zip(d.a.par_chunks(CHUNK)).for_each(|(o, a)| o.copy_from_slice(a));
-            Ok(())
-        }),
-        Copy => Box::new(|| {
-            out.par_iter_mut().zip(&d.a).for_each(|(o, a)| *o = *a);
-            Ok(())
-        }),
-        Mul => Box::new(|| {
-            out.par_iter_mut().zip(&d.c).for_each(|(o, c)| *o = T::from_f64(scalar * c.to_f64()));
-            Ok(())
-        }),
-        Add => Box::new(|| {
-            out.par_iter_mut().zip(&d.a).zip(&d.b).for_each(|((o, a), b)| *o = T::from_f64(a.to_f64() + b.to_f64()));
-            Ok(())
-        }),
-        Triad => Box::new(|| {
-            out.par_iter_mut().zip(&d.b).zip(&d.c).for_each(|((o, b), c)| *o = T::from_f64(b.to_f64() + scalar * c.to_f64()));
-            Ok(())
-        }),
-        Dot => Box::new(|| {
-            out[0] = d.a.par_chunks(CHUNK).zip(d.b.par_chunks(CHUNK)).map(|(a, b)| {
-                a.iter().zip(b).fold(T::default(), |acc, (x, y)| T::from_f64(acc.to_f64() + x.to_f64() * y.to_f64()))
-            }).reduce(T::default, |x, y| T::from_f64(x.to_f64() + y.to_f64()));
-            Ok(())
-        }),
-        Gather => Box::new(|| {
-            out.par_iter_mut().zip(&d.map).for_each(|(o, &j)| *o = d.a[j as usize]);
-            Ok(())
-        }),
-        ScatterAdd => Box::new(|| {
-            let y: Vec<T::Atomic> = (0..d.targets).map(|_| T::atomic(T::default())).collect();
-            d.a.par_iter().zip(&d.map).for_each(|(x, &j)| T::atomic_add(&y[j as usize], *x));
-            out.iter_mut().zip(&y).for_each(|(o, c)| *o = T::atomic_load(c));
-            Ok(())
-        }),
-    };
-    let timing = measure_host(ctx.policy, &mut *body).map_err(never)?;
-    drop(body);
+    let mut out = d.output();
+    let timing = measure_host::<()>(ctx.policy, &mut || {
+        cpu_kernel(kernel, d, &mut out, scalar);
+        Ok(())
+    })
+    .map_err(|_| CaseError::Failed("host kernel failed".into()))?;
     let memory = match kernel {
         Gather => 2 * n * s + 4 * n,
         ScatterAdd => n * s + 4 * n + d.targets * s,
         Add | Triad => 3 * n * s,
         _ => 2 * n * s,
     };
-    Ok((vec![timing], out, CHUNK + n / CHUNK, memory))
+    Ok((vec![timing], out, CPU_CHUNK + n / CPU_CHUNK, memory))
+}
+
+/// Sequential run length of the CPU kernels (the dot product's error bound depends on it).
+const CPU_CHUNK: usize = 1 << 14;
+
+/// One execution of a kernel on the host with rayon (also what `cargo bench` measures).
+pub fn cpu_kernel<T: Real>(kernel: StreamKernel, d: &HostData<T>, out: &mut [T], scalar: f64) {
+    use StreamKernel::*;
+    match kernel {
+        Memcpy => out.par_chunks_mut(CPU_CHUNK).zip(d.a.par_chunks(CPU_CHUNK)).for_each(|(o, a)| o.copy_from_slice(a)),
+        Copy => out.par_iter_mut().zip(&d.a).for_each(|(o, a)| *o = *a),
+        Mul => out.par_iter_mut().zip(&d.c).for_each(|(o, c)| *o = T::from_f64(scalar * c.to_f64())),
+        Add => out.par_iter_mut().zip(&d.a).zip(&d.b).for_each(|((o, a), b)| *o = T::from_f64(a.to_f64() + b.to_f64())),
+        Triad => out.par_iter_mut().zip(&d.b).zip(&d.c).for_each(|((o, b), c)| *o = T::from_f64(b.to_f64() + scalar * c.to_f64())),
+        Dot => {
+            out[0] =
+                d.a.par_chunks(CPU_CHUNK)
+                    .zip(d.b.par_chunks(CPU_CHUNK))
+                    .map(|(a, b)| a.iter().zip(b).fold(T::default(), |acc, (x, y)| T::from_f64(acc.to_f64() + x.to_f64() * y.to_f64())))
+                    .reduce(T::default, |x, y| T::from_f64(x.to_f64() + y.to_f64()))
+        }
+        Gather => out.par_iter_mut().zip(&d.map).for_each(|(o, &j)| *o = d.a[j as usize]),
+        ScatterAdd => {
+            let y: Vec<T::Atomic> = (0..d.targets).map(|_| T::atomic(T::default())).collect();
+            d.a.par_iter().zip(&d.map).for_each(|(x, &j)| T::atomic_add(&y[j as usize], *x));
+            out.iter_mut().zip(&y).for_each(|(o, c)| *o = T::atomic_load(c));
+        }
+    }
 }
 
 /// The bandwidth rows a report needs, read once.
@@ -594,7 +608,8 @@ pub fn attainable_gbs(df: &DataFrame) -> Result<BTreeMap<(String, String, String
 fn attainable_table(id: &str, data: &ReportRows) -> Table {
     let mut rows = Vec::new();
     for ((backend, device, precision), kernels) in data.grouped() {
-        let memcpy_at: BTreeMap<u64, f64> = kernels.get("memcpy").map(|p| p.iter().map(|(m, g)| (m.to_bits(), *g)).collect()).unwrap_or_default();
+        let memcpy_at: BTreeMap<u64, f64> =
+            kernels.get("memcpy").map(|p| p.iter().map(|(m, g)| (m.to_bits(), *g)).collect()).unwrap_or_default();
         let mut names: Vec<&String> = kernels.keys().collect();
         names.sort_by_key(|k| kernel_order(k));
         for k in names {
@@ -630,7 +645,13 @@ fn attainable_table(id: &str, data: &ReportRows) -> Table {
 }
 
 fn slug(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect::<String>().split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 fn size_figures(id: &str, data: &ReportRows) -> Vec<Figure> {

@@ -166,7 +166,13 @@ impl ExperimentError {
         let loc = e.location();
         // The error's Display carries a snippet with its own line numbers; we keep the message
         // itself and put the location in front, compiler-style.
-        let message = e.without_snippet().to_string();
+        let mut message = e.without_snippet().to_string();
+        if let Some(l) = &loc {
+            let suffix = format!(" at line {}, column {}", l.line(), l.column());
+            if let Some(stripped) = message.strip_suffix(&suffix) {
+                message = stripped.to_string();
+            }
+        }
         ExperimentError {
             path: path.to_path_buf(),
             line: loc.as_ref().map(|l| l.line() as u32),

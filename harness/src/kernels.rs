@@ -17,15 +17,9 @@ pub struct KernelSource {
 /// The portability header every kernel file is compiled behind.
 pub const PORTABILITY_HEADER: &str = include_str!("../../kernels/fembench.h");
 
-pub const BANDWIDTH: KernelSource = KernelSource {
-    file: "bandwidth.kern",
-    text: include_str!("../../kernels/bandwidth.kern"),
-};
+pub const BANDWIDTH: KernelSource = KernelSource { file: "bandwidth.kern", text: include_str!("../../kernels/bandwidth.kern") };
 
-pub const CACHE_FLUSH: KernelSource = KernelSource {
-    file: "cache_flush.kern",
-    text: include_str!("../../kernels/cache_flush.kern"),
-};
+pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", text: include_str!("../../kernels/cache_flush.kern") };
 
 /// Every embedded kernel file; tests compile each of them for every backend.
 pub const ALL: &[KernelSource] = &[BANDWIDTH, CACHE_FLUSH];
@@ -63,8 +57,5 @@ pub fn translation_unit(backend: Backend, source: &KernelSource) -> String {
         Backend::OpenCl => "#define FB_OPENCL 1",
         Backend::Cpu => "",
     };
-    format!(
-        "{selector}\n#line 1 \"fembench.h\"\n{PORTABILITY_HEADER}\n#line 1 \"{}\"\n{}\n",
-        source.file, source.text
-    )
+    format!("{selector}\n#line 1 \"fembench.h\"\n{PORTABILITY_HEADER}\n#line 1 \"{}\"\n{}\n", source.file, source.text)
 }

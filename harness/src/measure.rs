@@ -150,7 +150,9 @@ pub struct CacheFlusher {
 
 impl CacheFlusher {
     pub fn new(dev: &dyn Device) -> DeviceResult<Self> {
-        let cache = dev.info().cache_bytes.max(8 << 20) as usize;
+        // Some drivers report only a first-level cache here (NVIDIA's OpenCL: 4 MiB on an H200
+        // with 60 MB of L2), so never flush less than 128 MiB.
+        let cache = dev.info().cache_bytes.max(128 << 20) as usize;
         let words = 2 * cache / 4;
         let module = dev.compile(&kernels::CACHE_FLUSH, &Defines::new())?;
         let kernel = dev.kernel(&module, "fb_flush_cache")?;

@@ -78,7 +78,16 @@ pub struct Row {
 
 impl Row {
     /// A row with identity filled in and every measurement empty.
-    pub fn blank(run_id: &str, experiment: &str, case_id: &str, backend: &str, device: &str, precision: &str, params: &Params, metric: &str) -> Row {
+    pub fn blank(
+        run_id: &str,
+        experiment: &str,
+        case_id: &str,
+        backend: &str,
+        device: &str,
+        precision: &str,
+        params: &Params,
+        metric: &str,
+    ) -> Row {
         Row {
             run_id: run_id.into(),
             experiment: experiment.into(),
@@ -111,9 +120,30 @@ impl Row {
 
 /// Identity columns that a parameter may not be named after.
 pub const FIXED_COLUMNS: &[&str] = &[
-    "run_id", "experiment", "case_id", "backend", "device", "precision", "metric", "status", "reason", "timer", "mode", "reps",
-    "time_median_s", "time_min_s", "time_max_s", "time_mean_s", "time_stddev_s", "bytes", "flops", "bandwidth_gbs", "gflops",
-    "error", "tolerance", "memory_bytes",
+    "run_id",
+    "experiment",
+    "case_id",
+    "backend",
+    "device",
+    "precision",
+    "metric",
+    "status",
+    "reason",
+    "timer",
+    "mode",
+    "reps",
+    "time_median_s",
+    "time_min_s",
+    "time_max_s",
+    "time_mean_s",
+    "time_stddev_s",
+    "bytes",
+    "flops",
+    "bandwidth_gbs",
+    "gflops",
+    "error",
+    "tolerance",
+    "memory_bytes",
 ];
 
 fn param_column(name: &str) -> String {
@@ -170,15 +200,27 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         let col_name = param_column(&name);
         let first = values.iter().flatten().next();
         let col = match first {
-            Some(ParamValue::Int(_)) => Column::new(col_name.into(), values.iter().map(|v| match v {
-                Some(ParamValue::Int(i)) => Some(*i),
-                _ => None,
-            }).collect::<Vec<_>>()),
-            Some(ParamValue::Float(_)) => Column::new(col_name.into(), values.iter().map(|v| match v {
-                Some(ParamValue::Float(f)) => Some(*f),
-                Some(ParamValue::Int(i)) => Some(*i as f64),
-                _ => None,
-            }).collect::<Vec<_>>()),
+            Some(ParamValue::Int(_)) => Column::new(
+                col_name.into(),
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Some(ParamValue::Int(i)) => Some(*i),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Some(ParamValue::Float(_)) => Column::new(
+                col_name.into(),
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Some(ParamValue::Float(f)) => Some(*f),
+                        Some(ParamValue::Int(i)) => Some(*i as f64),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
             _ => Column::new(col_name.into(), values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>()),
         };
         cols.push(col);
@@ -286,7 +328,12 @@ impl RunDir {
     pub fn write_case(&self, experiment: &str, rows: &[Row]) -> Result<(), ResultsError> {
         let dir = self.rows_dir(experiment);
         fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let seq = fs::read_dir(&dir).map_err(io(&dir))?.count();
+        // Next number after the highest present: after a resume, files may be missing in between.
+        let seq = fs::read_dir(&dir)
+            .map_err(io(&dir))?
+            .filter_map(|e| e.ok()?.path().file_stem()?.to_str()?.parse::<u64>().ok())
+            .max()
+            .map_or(0, |m| m + 1);
         let path = dir.join(format!("{seq:06}.parquet"));
         let mut df = rows_to_frame(rows).map_err(|source| ResultsError::Polars { path: path.clone(), source })?;
         let tmp = path.with_extension("parquet.tmp");

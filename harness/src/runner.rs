@@ -127,11 +127,8 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         params: Params,
         id: String,
     }
-    let restrict: Vec<Backend> = if opts.resume.is_some() {
-        meta.backends.iter().filter_map(|b| b.parse().ok()).collect()
-    } else {
-        opts.backends.clone()
-    };
+    let restrict: Vec<Backend> =
+        if opts.resume.is_some() { meta.backends.iter().filter_map(|b| b.parse().ok()).collect() } else { opts.backends.clone() };
     let mut cases = Vec::new();
     let mut skipped_done = 0;
     for (ei, e) in experiments.iter().enumerate() {
@@ -182,12 +179,19 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 if needs_flush && flusher.is_none() {
                     *flusher = CacheFlusher::new(dev.as_ref()).ok();
                 }
-                let mut ctx = CaseCtx { target: Target::Gpu(dev.as_ref()), precision: case.precision, policy: &policy, flusher: flusher.as_ref(), modules };
+                let mut ctx = CaseCtx {
+                    target: Target::Gpu(dev.as_ref()),
+                    precision: case.precision,
+                    policy: &policy,
+                    flusher: flusher.as_ref(),
+                    modules,
+                };
                 guarded(|| e.run_point(&mut ctx, quick, case.point))
             }
             Opened::Cpu => {
                 let mut modules = ModuleCache::default();
-                let mut ctx = CaseCtx { target: Target::Cpu, precision: case.precision, policy: &policy, flusher: None, modules: &mut modules };
+                let mut ctx =
+                    CaseCtx { target: Target::Cpu, precision: case.precision, policy: &policy, flusher: None, modules: &mut modules };
                 guarded(|| e.run_point(&mut ctx, quick, case.point))
             }
         };

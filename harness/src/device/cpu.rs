@@ -4,19 +4,14 @@ use super::{Backend, DeviceInfo};
 
 fn cpuinfo_field(field: &str) -> Option<String> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    text.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
+    text.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
 }
 
 fn total_memory_bytes() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()))
+            t.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()))
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
@@ -29,9 +24,7 @@ pub fn model() -> String {
 
 pub fn info() -> DeviceInfo {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let cache_kb = cpuinfo_field("cache size")
-        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()))
-        .unwrap_or(0);
+    let cache_kb = cpuinfo_field("cache size").and_then(|s| s.split_whitespace().next().and_then(|n| n.parse::<u64>().ok())).unwrap_or(0);
     DeviceInfo {
         backend: Some(Backend::Cpu),
         index: 0,

@@ -9,8 +9,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileError, CompileOptions};
 
 use super::{
-    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel,
-    KernelInner, Launch, Module, ModuleInner,
+    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel, KernelInner, Launch, Module, ModuleInner,
 };
 use crate::kernels::{translation_unit, Defines, KernelSource};
 
@@ -24,10 +23,7 @@ fn driver_present() -> DeviceResult<()> {
     if unsafe { cudarc::driver::sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(DeviceError::Unavailable {
-            backend: Backend::Cuda,
-            reason: "no CUDA driver library (libcuda.so) could be loaded".into(),
-        })
+        Err(DeviceError::Unavailable { backend: Backend::Cuda, reason: "no CUDA driver library (libcuda.so) could be loaded".into() })
     }
 }
 
@@ -57,9 +53,7 @@ fn driver_version() -> String {
 
 fn device_count() -> DeviceResult<usize> {
     driver_present()?;
-    CudaContext::device_count()
-        .map(|n| n as usize)
-        .map_err(|e| DeviceError::Unavailable { backend: Backend::Cuda, reason: e.to_string() })
+    CudaContext::device_count().map(|n| n as usize).map_err(|e| DeviceError::Unavailable { backend: Backend::Cuda, reason: e.to_string() })
 }
 
 fn query_info(ctx: &Arc<CudaContext>, index: usize) -> DeviceResult<DeviceInfo> {
@@ -96,19 +90,10 @@ pub fn list() -> DeviceResult<Vec<DeviceInfo>> {
 /// this to prove every kernel compiles for CUDA).
 pub fn compile_ptx(source: &KernelSource, defines: &Defines, arch: &'static str) -> DeviceResult<String> {
     if !nvrtc_present() {
-        return Err(DeviceError::Unavailable {
-            backend: Backend::Cuda,
-            reason: "no NVRTC library (libnvrtc.so) could be loaded".into(),
-        });
+        return Err(DeviceError::Unavailable { backend: Backend::Cuda, reason: "no NVRTC library (libnvrtc.so) could be loaded".into() });
     }
-    let opts = CompileOptions {
-        arch: Some(arch),
-        options: defines.options(),
-        name: Some(source.file.to_string()),
-        ..Default::default()
-    };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), opts)
-        .map_err(|e| compile_error(source, e))?;
+    let opts = CompileOptions { arch: Some(arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), opts).map_err(|e| compile_error(source, e))?;
     Ok(ptx.to_src())
 }
 
@@ -205,14 +190,10 @@ impl Device for CudaDevice {
     }
 
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
-        let opts = CompileOptions {
-            arch: Some(self.arch),
-            options: defines.options(),
-            name: Some(source.file.to_string()),
-            ..Default::default()
-        };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), opts)
-            .map_err(|e| compile_error(source, e))?;
+        let opts =
+            CompileOptions { arch: Some(self.arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
+        let ptx =
+            cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), opts).map_err(|e| compile_error(source, e))?;
         let module = self.ctx.load_module(ptx).map_err(api("cuModuleLoadData"))?;
         Ok(Module { file: source.file, inner: ModuleInner::Cuda(module) })
     }
@@ -252,11 +233,7 @@ impl Device for CudaDevice {
                 }
             }
         }
-        let cfg = LaunchConfig {
-            grid_dim: (launch.groups as u32, 1, 1),
-            block_dim: (launch.group_size as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = LaunchConfig { grid_dim: (launch.groups as u32, 1, 1), block_dim: (launch.group_size as u32, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: argument count and types follow the kernel signatures in kernels/; buffers are
         // sized by the host code that launches them.
         unsafe { builder.launch(cfg) }.map_err(|e| DeviceError::Api {

@@ -230,9 +230,7 @@ pub fn open(backend: Backend, index: usize) -> DeviceResult<Box<dyn Device>> {
     match backend {
         Backend::Cuda => Ok(Box::new(cuda::CudaDevice::open(index)?)),
         Backend::OpenCl => Ok(Box::new(opencl::OpenClDevice::open(index)?)),
-        Backend::Cpu => Err(DeviceError::Unsupported(
-            "the cpu backend runs host reference code, not device kernels".into(),
-        )),
+        Backend::Cpu => Err(DeviceError::Unsupported("the cpu backend runs host reference code, not device kernels".into())),
     }
 }
 

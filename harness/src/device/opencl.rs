@@ -6,7 +6,7 @@ use std::ptr;
 
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
-use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ALL};
+use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
@@ -15,8 +15,7 @@ use opencl3::program::Program;
 use opencl3::types::{cl_device_id, CL_BLOCKING};
 
 use super::{
-    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel,
-    KernelInner, Launch, Module, ModuleInner,
+    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel, KernelInner, Launch, Module, ModuleInner,
 };
 use crate::kernels::{translation_unit, Defines, KernelSource};
 
@@ -24,7 +23,8 @@ fn api(call: &'static str) -> impl FnOnce(ClError) -> DeviceError {
     move |e| DeviceError::Api { backend: Backend::OpenCl, call, detail: e.to_string() }
 }
 
-/// (platform name, platform version, device id) for every device of every platform.
+/// (platform name, platform version, device id) for every device of every platform, GPUs first:
+/// machines often have PoCL beside a GPU driver, and `--device 0` should mean the GPU.
 fn all_devices() -> DeviceResult<Vec<(String, String, cl_device_id)>> {
     if !cl3::is_opencl_runtime_available() {
         return Err(DeviceError::Unavailable {
@@ -45,6 +45,16 @@ fn all_devices() -> DeviceResult<Vec<(String, String, cl_device_id)>> {
             out.push((name.clone(), version.clone(), id));
         }
     }
+    out.sort_by_key(|(_, _, id)| {
+        let ty = ClDevice::new(*id).dev_type().unwrap_or(0);
+        if ty & CL_DEVICE_TYPE_GPU != 0 {
+            0
+        } else if ty & CL_DEVICE_TYPE_ACCELERATOR != 0 {
+            1
+        } else {
+            2
+        }
+    });
     Ok(out)
 }
 
@@ -68,11 +78,7 @@ fn query_info(platform: &str, index: usize, dev: &ClDevice) -> DeviceResult<Devi
 }
 
 pub fn list() -> DeviceResult<Vec<DeviceInfo>> {
-    all_devices()?
-        .into_iter()
-        .enumerate()
-        .map(|(i, (platform, _, id))| query_info(&platform, i, &ClDevice::new(id)))
-        .collect()
+    all_devices()?.into_iter().enumerate().map(|(i, (platform, _, id))| query_info(&platform, i, &ClDevice::new(id))).collect()
 }
 
 pub struct OpenClDevice {
@@ -96,8 +102,7 @@ impl OpenClDevice {
         let context = Context::from_device(&device).map_err(api("clCreateContext"))?;
         // The OpenCL 1.2 entry point works on every platform; profiling gives device timestamps.
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
-            .map_err(api("clCreateCommandQueue"))?;
+        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE).map_err(api("clCreateCommandQueue"))?;
         Ok(Self { device, context, queue, info, recording: RefCell::new(None) })
     }
 
@@ -122,13 +127,11 @@ impl Device for OpenClDevice {
 
     fn alloc(&self, bytes: usize) -> DeviceResult<Buffer> {
         // SAFETY: no host pointer; the buffer is written before it is read.
-        let buf = unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }
-            .map_err(|e| match e.0 {
+        let buf =
+            unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes.max(1), ptr::null_mut()) }.map_err(|e| match e.0 {
                 opencl3::error_codes::CL_MEM_OBJECT_ALLOCATION_FAILURE
                 | opencl3::error_codes::CL_OUT_OF_RESOURCES
-                | opencl3::error_codes::CL_INVALID_BUFFER_SIZE => {
-                    DeviceError::OutOfMemory { bytes, detail: e.to_string() }
-                }
+                | opencl3::error_codes::CL_INVALID_BUFFER_SIZE => DeviceError::OutOfMemory { bytes, detail: e.to_string() },
                 _ => api("clCreateBuffer")(e),
             })?;
         Ok(Buffer { bytes, mem: BufferMem::OpenCl(buf) })
@@ -137,16 +140,14 @@ impl Device for OpenClDevice {
     fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()> {
         let BufferMem::OpenCl(b) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
         // SAFETY: blocking write from a live slice no longer than the buffer.
-        unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }
-            .map_err(api("clEnqueueWriteBuffer"))?;
+        unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }.map_err(api("clEnqueueWriteBuffer"))?;
         Ok(())
     }
 
     fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
         let b = self.mem(src)?;
         // SAFETY: blocking read into a live slice no longer than the buffer.
-        unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }
-            .map_err(api("clEnqueueReadBuffer"))?;
+        unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }.map_err(api("clEnqueueReadBuffer"))?;
         Ok(())
     }
 
@@ -154,8 +155,7 @@ impl Device for OpenClDevice {
         let s = self.mem(src)?;
         let BufferMem::OpenCl(d) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
         // SAFETY: both buffers hold at least `bytes` bytes (checked by the caller's sizes).
-        let ev = unsafe { self.queue.enqueue_copy_buffer(s, d, 0, 0, bytes, &[]) }
-            .map_err(api("clEnqueueCopyBuffer"))?;
+        let ev = unsafe { self.queue.enqueue_copy_buffer(s, d, 0, 0, bytes, &[]) }.map_err(api("clEnqueueCopyBuffer"))?;
         self.record(ev);
         Ok(())
     }
@@ -166,13 +166,7 @@ impl Device for OpenClDevice {
         let mut program = Program::create_from_source(&self.context, &text).map_err(api("clCreateProgramWithSource"))?;
         if let Err(e) = program.build(&[self.device.id()], &options.join(" ")) {
             let log = program.get_build_log(self.device.id()).unwrap_or_default();
-            return Err(DeviceError::Compile {
-                backend: Backend::OpenCl,
-                file: source.file.into(),
-                options,
-                status: e.to_string(),
-                log,
-            });
+            return Err(DeviceError::Compile { backend: Backend::OpenCl, file: source.file.into(), options, status: e.to_string(), log });
         }
         Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) })
     }
@@ -209,12 +203,9 @@ impl Device for OpenClDevice {
         let global = launch.groups * launch.group_size;
         let local = launch.group_size;
         // SAFETY: one-dimensional sizes that live across the call.
-        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &[]) }
-            .map_err(|e| DeviceError::Api {
-                backend: Backend::OpenCl,
-                call: "clEnqueueNDRangeKernel",
-                detail: format!("{}: {e}", kernel.name),
-            })?;
+        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &[]) }.map_err(|e| {
+            DeviceError::Api { backend: Backend::OpenCl, call: "clEnqueueNDRangeKernel", detail: format!("{}: {e}", kernel.name) }
+        })?;
         self.record(ev);
         Ok(())
     }

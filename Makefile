@@ -1,0 +1,50 @@
+# fembench: `make test` runs the test suite; `make reproduce` runs every experiment and writes
+# every report (GPU cases are skipped, with the reason, where no GPU is present).
+#   make reproduce QUICK=1     the small CPU/PoCL subset (a few minutes on 2 cores)
+#   make reproduce BACKENDS="cuda opencl"   only those backends
+
+CARGO    ?= cargo
+HARNESS  := target/release/harness
+RESULTS  ?= results
+PLOTS    ?= plots
+QUICK    ?=
+BACKENDS ?=
+
+RUN_FLAGS := $(if $(QUICK),--quick) $(foreach b,$(BACKENDS),--backend $(b))
+
+.PHONY: all build test reproduce validate devices bench gpu-bundle gpu-test fmt clean
+
+all: build
+
+build:
+	$(CARGO) build --release --bin harness
+
+# Without a Rust toolchain (a GPU machine), the carried binary in target/release is used as it is.
+$(HARNESS):
+	$(CARGO) build --release --bin harness
+
+test:
+	$(CARGO) test --workspace
+
+reproduce: $(if $(shell command -v $(CARGO)),build)
+	$(HARNESS) validate experiments
+	$(HARNESS) run experiments $(RUN_FLAGS) --out $(RESULTS) --report --plots $(PLOTS)
+
+validate: $(HARNESS)
+	$(HARNESS) validate experiments
+
+devices: $(HARNESS)
+	$(HARNESS) devices
+
+bench:
+	$(CARGO) bench --bench cpu_bandwidth
+
+# Pack the release binary and the GPU test binary for a machine without Rust (see scripts/).
+gpu-bundle:
+	./scripts/gpu-bundle.sh
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

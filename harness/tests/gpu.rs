@@ -1,0 +1,64 @@
+//! GPU-only checks, run on a machine with an NVIDIA GPU:
+//! `cargo test --release --test gpu -- --ignored` (or the carried test binary with `--ignored`).
+
+mod common;
+
+use fembench::benchmark::load;
+use fembench::device::{self, Backend, DeviceError};
+use fembench::kernels::{Defines, KernelSource};
+use fembench::results::RunDir;
+use fembench::runner::{run, RunOptions};
+
+fn quick_bandwidth(backend: Backend, modes: &str) -> RunDir {
+    let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml"))
+        .unwrap()
+        .replace("    min_time_s: 0.0\noutputs:", &format!("    min_time_s: 0.0\n    modes: {modes}\noutputs:"));
+    let dir = tempfile::tempdir().unwrap().keep();
+    let path = dir.join("bw.yaml");
+    std::fs::write(&path, text).unwrap();
+    let opts = RunOptions { backends: vec![backend], quick: true, out_dir: dir.join("results"), ..Default::default() };
+    let s = run(&[load(&path).unwrap()], &opts).unwrap();
+    assert_eq!(s.rows_failed + s.rows_skipped, 0, "failed or skipped rows on {backend}");
+    RunDir::open(&s.run_dir).unwrap()
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn cuda_device_is_listed_with_its_properties() {
+    let list = device::list(Backend::Cuda).unwrap();
+    assert!(!list.is_empty());
+    let d = &list[0];
+    assert!(d.memory_bytes > 1 << 30 && d.compute_units > 0 && d.cache_bytes > 0);
+    assert!(d.compute_capability.is_some());
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn bandwidth_kernels_verify_on_cuda_warm_and_cold() {
+    let run = quick_bandwidth(Backend::Cuda, "[warm, cold]");
+    let df = run.read_experiment("device-bandwidth").unwrap().unwrap();
+    // 8 kernels x 2 sizes x 2 precisions x 2 modes.
+    assert_eq!(df.height(), 64);
+    let modes: Vec<_> = df.column("mode").unwrap().str().unwrap().iter().flatten().map(str::to_string).collect();
+    assert_eq!(modes.iter().filter(|m| *m == "cold").count(), 32);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU with its OpenCL driver"]
+fn bandwidth_kernels_verify_on_nvidia_opencl() {
+    let list = device::list(Backend::OpenCl).unwrap();
+    assert!(list[0].platform.contains("NVIDIA"), "OpenCL device 0 is {} ({})", list[0].name, list[0].platform);
+    let run = quick_bandwidth(Backend::OpenCl, "[warm]");
+    assert_eq!(run.read_experiment("device-bandwidth").unwrap().unwrap().height(), 32);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn cuda_compile_error_keeps_the_log() {
+    let dev = device::open(Backend::Cuda, 0).unwrap();
+    let broken = KernelSource { file: "broken.kern", text: "KERNEL void k(GLOBAL real *x) { x[0] = undeclared_name; }" };
+    match dev.compile(&broken, &Defines::new()) {
+        Err(DeviceError::Compile { log, .. }) => assert!(log.contains("undeclared_name"), "{log}"),
+        other => panic!("expected a compile error, got {:?}", other.map(|_| ())),
+    }
+}

@@ -1,0 +1,43 @@
+//! Every kernel file compiles with NVRTC to PTX for Hopper, in f32 and f64, without a GPU: a CUDA
+//! compile error fails CI.
+
+mod common;
+
+use fembench::device::{cuda, Backend, DeviceError};
+use fembench::kernels::{self, Defines, KernelSource};
+use fembench::Precision;
+
+#[test]
+fn every_kernel_compiles_to_ptx() {
+    if !common::nvrtc_available() {
+        return;
+    }
+    for source in kernels::ALL {
+        for precision in [Precision::F32, Precision::F64] {
+            let defines = Defines::for_precision(precision);
+            let ptx = cuda::compile_ptx(source, &defines, "compute_90").unwrap_or_else(|e| panic!("{e}"));
+            assert!(ptx.contains(".entry"), "{} produced no kernel entry", source.file);
+            // Every KERNEL in the file is an entry point of the PTX.
+            for line in source.text.lines().filter(|l| l.starts_with("KERNEL void ")) {
+                let name = line["KERNEL void ".len()..].split('(').next().unwrap().trim();
+                assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing from PTX of {}", source.file);
+            }
+        }
+    }
+}
+
+#[test]
+fn nvrtc_compile_error_keeps_options_and_log() {
+    if !common::nvrtc_available() {
+        return;
+    }
+    let broken = KernelSource { file: "broken.kern", text: "KERNEL void k(GLOBAL real *x) { x[0] = undeclared_name; }" };
+    match cuda::compile_ptx(&broken, &Defines::new().with("BLOCK", 64), "compute_90") {
+        Err(DeviceError::Compile { backend, options, log, .. }) => {
+            assert_eq!(backend, Backend::Cuda);
+            assert!(options.iter().any(|o| o == "-DBLOCK=64"), "{options:?}");
+            assert!(log.contains("undeclared_name"), "log: {log}");
+        }
+        other => panic!("expected a compile error, got {:?}", other.map(|_| ())),
+    }
+}

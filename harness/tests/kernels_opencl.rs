@@ -1,0 +1,45 @@
+//! Every kernel runs on an OpenCL device (PoCL in CI) and matches the reference, in f32 and f64.
+
+mod common;
+
+use fembench::benchmark::load;
+use fembench::device::{Backend, DeviceError};
+use fembench::kernels::{Defines, KernelSource};
+use fembench::results::RunDir;
+use fembench::runner::{run, RunOptions};
+
+#[test]
+fn bandwidth_kernels_match_the_reference_on_opencl() {
+    let Some(dev) = common::opencl_device() else { return };
+    drop(dev);
+    let exp = load(&common::experiments_dir().join("device-bandwidth.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::OpenCl], quick: true, out_dir: out.path().into(), ..Default::default() };
+    let summary = run(&[exp], &opts).unwrap();
+    assert_eq!(summary.rows_failed, 0);
+    assert_eq!(summary.rows_skipped, 0);
+    // 8 kernels x 2 sizes x 2 precisions in the quick sweep.
+    assert_eq!(summary.rows_ok, 32);
+    let df = RunDir::open(&summary.run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
+    let err = df.column("error").unwrap().f64().unwrap().iter().flatten().fold(0.0f64, f64::max);
+    let f64_rows = df.column("precision").unwrap().str().unwrap().iter().filter(|p| *p == Some("f64")).count();
+    assert_eq!(f64_rows, 16);
+    assert!(err < 1e-3, "largest verification error {err}");
+}
+
+#[test]
+fn opencl_compile_error_keeps_options_and_log() {
+    let Some(dev) = common::opencl_device() else { return };
+    let broken = KernelSource { file: "broken.kern", text: "KERNEL void k(GLOBAL real *x) { x[0] = undeclared_name; }" };
+    let defines = Defines::for_precision(fembench::Precision::F32).with("BLOCK", 64);
+    match dev.compile(&broken, &defines) {
+        Err(DeviceError::Compile { backend, file, options, log, .. }) => {
+            assert_eq!(backend, Backend::OpenCl);
+            assert_eq!(file, "broken.kern");
+            assert!(options.contains(&"-DBLOCK=64".to_string()), "{options:?}");
+            assert!(log.contains("undeclared_name"), "log: {log}");
+        }
+        Err(e) => panic!("expected a compile error, got {e}"),
+        Ok(_) => panic!("broken kernel compiled"),
+    }
+}

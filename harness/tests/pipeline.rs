@@ -1,0 +1,214 @@
+//! The result/report pipeline: rows on disk as cases finish, failures as rows, resume, an
+//! interrupted run keeping its finished cases, and reports from stored rows.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fembench::benchmark::{load, CaseCtx, CaseError, Experiment, Measured};
+use fembench::device::{Backend, DeviceError};
+use fembench::experiment::{BenchmarkKind, ParamValue, Params};
+use fembench::measure::{CacheMode, MeasurePolicy, Timer, Timing};
+use fembench::report::{report_run, ReportCtx, ReportError, ReportItem};
+use fembench::results::RunDir;
+use fembench::runner::{run, RunOptions};
+use fembench::Precision;
+use polars::prelude::DataFrame;
+
+/// A stand-in benchmark whose cases succeed, give a wrong answer, fail on the device, panic, or
+/// skip, by index.
+struct Scripted;
+
+const OUTCOMES: [&str; 5] = ["ok", "wrong", "device-error", "panic", "ok"];
+
+impl Experiment for Scripted {
+    fn id(&self) -> &str {
+        "scripted"
+    }
+    fn kind(&self) -> BenchmarkKind {
+        BenchmarkKind::DeviceBandwidth
+    }
+    fn path(&self) -> &Path {
+        Path::new("scripted.yaml")
+    }
+    fn text(&self) -> &str {
+        "scripted"
+    }
+    fn backends(&self) -> &[Backend] {
+        &[Backend::Cpu]
+    }
+    fn precisions(&self) -> &[Precision] {
+        &[Precision::F64]
+    }
+    fn policy(&self, _quick: bool) -> MeasurePolicy {
+        MeasurePolicy { warmup: 0, min_reps: 3, min_time_s: 0.0, ..Default::default() }
+    }
+    fn points(&self, _quick: bool) -> Vec<Params> {
+        (0..OUTCOMES.len()).map(|i| Params::default().push("i", ParamValue::Int(i as i64))).collect()
+    }
+    fn run_point(&self, _ctx: &mut CaseCtx, _quick: bool, index: usize) -> Result<Vec<Measured>, CaseError> {
+        let timing = Timing { samples: vec![1e-3, 2e-3, 3e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
+        match OUTCOMES[index] {
+            "ok" => Ok(vec![Measured::verified("m", timing, 0.0, 1e-12).bytes(1e6)]),
+            "wrong" => Ok(vec![Measured::verified("m", timing, 0.5, 1e-12).bytes(1e6)]),
+            "device-error" => Err(CaseError::Device(DeviceError::OutOfMemory { bytes: 1 << 40, detail: "test".into() })),
+            _ => panic!("scripted panic"),
+        }
+    }
+    fn report(&self, _rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        Ok(vec![])
+    }
+}
+
+fn strs(df: &DataFrame, col: &str) -> Vec<String> {
+    df.column(col).unwrap().str().unwrap().iter().map(|v| v.unwrap_or("").to_string()).collect()
+}
+
+fn f64s(df: &DataFrame, col: &str) -> Vec<Option<f64>> {
+    df.column(col).unwrap().f64().unwrap().iter().collect()
+}
+
+#[test]
+fn failures_become_rows_and_the_run_goes_on() {
+    let out = tempfile::tempdir().unwrap();
+    let exps: Vec<Box<dyn Experiment>> = vec![Box::new(Scripted)];
+    let s = run(&exps, &RunOptions { out_dir: out.path().into(), ..Default::default() }).unwrap();
+    assert_eq!(s.cases_run, 5);
+    assert_eq!((s.rows_ok, s.rows_failed), (2, 3));
+    let df = RunDir::open(&s.run_dir).unwrap().read_experiment("scripted").unwrap().unwrap();
+    let status = strs(&df, "status");
+    let reason = strs(&df, "reason");
+    let median = f64s(&df, "time_median_s");
+    assert_eq!(status, ["ok", "failed", "failed", "failed", "ok"]);
+    // A wrong answer keeps its error but never its time.
+    assert!(reason[1].contains("verification failed"), "{}", reason[1]);
+    assert_eq!(median[1], None);
+    assert_eq!(f64s(&df, "error")[1], Some(0.5));
+    assert!(reason[2].contains("out of device memory"), "{}", reason[2]);
+    assert!(reason[3].contains("panic") && reason[3].contains("scripted panic"), "{}", reason[3]);
+    assert_eq!(median[0], Some(2e-3));
+    assert_eq!(f64s(&df, "bandwidth_gbs")[0], Some(1e6 / 2e-3 / 1e9));
+    assert_eq!(strs(&df, "timer")[0], "host-wall");
+}
+
+fn bandwidth_cpu_quick(out: &Path) -> RunOptions {
+    RunOptions { backends: vec![Backend::Cpu], quick: true, out_dir: out.into(), ..Default::default() }
+}
+
+#[test]
+fn cpu_run_writes_parquet_and_a_report_with_figures() {
+    let out = tempfile::tempdir().unwrap();
+    let exp = load(&common::experiments_dir().join("device-bandwidth.yaml")).unwrap();
+    let s = run(&[exp], &bandwidth_cpu_quick(out.path())).unwrap();
+    assert_eq!((s.rows_ok, s.rows_failed), (32, 0));
+    let run_dir = RunDir::open(&s.run_dir).unwrap();
+    let meta = run_dir.read_meta().unwrap();
+    assert!(meta.finished.is_some());
+    assert_eq!(meta.experiments.len(), 1);
+    assert_eq!(meta.experiments[0].sha256.len(), 64);
+    let df = run_dir.read_experiment("device-bandwidth").unwrap().unwrap();
+    assert_eq!(df.height(), 32);
+    assert!(f64s(&df, "bandwidth_gbs").iter().all(|b| b.is_some_and(|b| b > 0.0)));
+
+    let plots = out.path().join("plots");
+    let rep = report_run(&s.run_dir, &plots).unwrap();
+    let md = std::fs::read_to_string(rep.markdown_path.unwrap()).unwrap();
+    assert!(md.contains("Attainable device bandwidth") && md.contains("| cpu "), "{md}");
+    assert!(rep.terminal.contains("triad"));
+    assert_eq!(rep.figure_paths.len(), 4, "one SVG and one PNG per precision");
+    for f in &rep.figure_paths {
+        let bytes = std::fs::read(f).unwrap();
+        assert!(bytes.len() > 1000, "{} is nearly empty", f.display());
+        if f.extension().unwrap() == "png" {
+            assert_eq!(&bytes[1..4], b"PNG");
+        } else {
+            assert!(String::from_utf8_lossy(&bytes).contains("<svg"));
+        }
+    }
+}
+
+fn parts(run_dir: &Path) -> Vec<PathBuf> {
+    let dir = run_dir.join("rows/device-bandwidth");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "parquet")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn resume_runs_only_missing_cases() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let s = run(&[load(&path).unwrap()], &bandwidth_cpu_quick(out.path())).unwrap();
+    let before = parts(&s.run_dir);
+    assert_eq!(before.len(), 32);
+    std::fs::remove_file(&before[3]).unwrap();
+    std::fs::remove_file(&before[17]).unwrap();
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let again = run(&[load(&path).unwrap()], &opts).unwrap();
+    assert_eq!(again.cases_run, 2);
+    assert_eq!(again.cases_skipped_as_done, 30);
+    let df = RunDir::open(&s.run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
+    assert_eq!(df.height(), 32);
+}
+
+#[test]
+fn killed_run_keeps_finished_cases_and_resumes() {
+    let out = tempfile::tempdir().unwrap();
+    // Slow cases, so the kill lands half-way.
+    let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml"))
+        .unwrap()
+        .replace("    min_time_s: 0.0\noutputs:", "    min_time_s: 0.15\noutputs:");
+    assert!(text.contains("min_time_s: 0.15"));
+    let exp_path = out.path().join("slow.yaml");
+    std::fs::write(&exp_path, &text).unwrap();
+    let results = out.path().join("results");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--quick", "--backend", "cpu", "--out"])
+        .arg(&results)
+        .arg(&exp_path)
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let run_dir = loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "no rows appeared");
+        let found = std::fs::read_dir(&results).ok().and_then(|mut r| r.next()).and_then(|e| e.ok()).map(|e| e.path());
+        if let Some(d) = found {
+            if parts(&d).len() >= 4 {
+                break d;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let kept = parts(&run_dir).len();
+    assert!((4..32).contains(&kept), "kill landed after {kept} cases");
+    // What was kept reads back whole.
+    let df = RunDir::open(&run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
+    assert_eq!(df.height(), kept);
+
+    let status =
+        Command::new(env!("CARGO_BIN_EXE_harness")).args(["run", "--quick", "--resume"]).arg(&run_dir).arg(&exp_path).status().unwrap();
+    assert!(status.success());
+    let df = RunDir::open(&run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
+    assert_eq!(df.height(), 32);
+    let ids = strs(&df, "case_id");
+    let unique: std::collections::BTreeSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), 32, "a case ran twice");
+}
+
+#[test]
+fn resume_refuses_a_changed_experiment() {
+    let out = tempfile::tempdir().unwrap();
+    let original = common::experiments_dir().join("device-bandwidth.yaml");
+    let s = run(&[load(&original).unwrap()], &bandwidth_cpu_quick(out.path())).unwrap();
+    let changed = out.path().join("changed.yaml");
+    std::fs::write(&changed, std::fs::read_to_string(&original).unwrap().replace("scalar: 0.4", "scalar: 0.5")).unwrap();
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let err = run(&[load(&changed).unwrap()], &opts).unwrap_err();
+    assert!(err.to_string().contains("changed since the run started"), "{err}");
+}

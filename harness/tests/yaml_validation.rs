@@ -1,0 +1,136 @@
+//! Bad experiment files are refused before anything runs, with file, line, column and the valid
+//! choices; every shipped experiment file is valid.
+
+use std::path::{Path, PathBuf};
+
+use fembench::benchmark::{load, load_all};
+
+fn shipped() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments")
+}
+
+/// The shipped bandwidth experiment with one line replaced, written to a temp file.
+fn variant(from: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
+    let text = std::fs::read_to_string(shipped().join("device-bandwidth.yaml")).unwrap();
+    assert!(text.contains(from), "fixture line `{from}` not found");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    (dir, path)
+}
+
+fn line_of(path: &Path, needle: &str) -> u32 {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
+}
+
+fn refused(path: &Path) -> fembench::experiment::ExperimentError {
+    match load(path) {
+        Ok(_) => panic!("{} was accepted", path.display()),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn every_shipped_experiment_is_valid() {
+    let exps = load_all(&shipped()).unwrap_or_else(|errs| panic!("{:#?}", errs.iter().map(|e| e.to_string()).collect::<Vec<_>>()));
+    assert!(!exps.is_empty());
+    for e in &exps {
+        assert!(!e.points(false).is_empty() && !e.points(true).is_empty(), "{} has no cases", e.id());
+    }
+}
+
+#[test]
+fn typo_in_a_key_names_file_line_column_and_valid_keys() {
+    let (_d, path) = variant("\nmeasure:", "\nmesure:");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "mesure:")));
+    assert_eq!(e.column, Some(1));
+    let msg = e.to_string();
+    assert!(msg.starts_with(&format!("{}:{}:1:", path.display(), line_of(&path, "mesure:"))), "{msg}");
+    assert!(msg.contains("unknown field `mesure`") && msg.contains("measure"), "{msg}");
+}
+
+#[test]
+fn typo_in_a_nested_key_is_located() {
+    let (_d, path) = variant("  scatter_fan_in: 8", "  scatter_fanin: 8");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "scatter_fanin")));
+    assert!(e.message.contains("scatter_fanin") && e.message.contains("scatter_fan_in"), "{}", e.message);
+}
+
+#[test]
+fn unknown_backend_lists_the_valid_ones() {
+    let (_d, path) = variant("backends: [cuda, opencl, cpu]", "backends: [cuda, openCL, cpu]");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "openCL")));
+    for word in ["openCL", "cuda", "opencl", "cpu"] {
+        assert!(e.message.contains(word), "{}", e.message);
+    }
+}
+
+#[test]
+fn unknown_sweep_value_lists_the_valid_ones() {
+    let (_d, path) = variant("kernel: [memcpy, copy, mul", "kernel: [memcpy, cpy, mul");
+    let e = refused(&path);
+    assert!(e.message.contains("cpy") && e.message.contains("scatter_add"), "{}", e.message);
+}
+
+#[test]
+fn empty_sweep_is_refused() {
+    let (_d, path) = variant("  array_mib: [4, 16, 64, 256, 1024]", "  array_mib: []");
+    let e = refused(&path);
+    assert!(e.line.is_some());
+    assert!(e.message.contains("at least one"), "{}", e.message);
+}
+
+#[test]
+fn wrong_type_is_refused_with_its_location() {
+    let (_d, path) = variant("  warmup: 3", "  warmup: three");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "warmup: three")));
+}
+
+#[test]
+fn non_positive_size_is_refused() {
+    let (_d, path) = variant("  array_mib: [4, 16, 64, 256, 1024]", "  array_mib: [4, -16]");
+    let e = refused(&path);
+    assert!(e.message.contains("greater than 0"), "{}", e.message);
+}
+
+#[test]
+fn unknown_benchmark_lists_the_valid_ones() {
+    let (_d, path) = variant("benchmark: device-bandwidth", "benchmark: device-bandwith");
+    let e = refused(&path);
+    assert!(e.message.contains("device-bandwith") && e.message.contains("device-bandwidth"), "{}", e.message);
+}
+
+#[test]
+fn semantic_checks_name_the_field() {
+    let (_d, path) = variant("  group_size: 256", "  group_size: 200");
+    let e = refused(&path);
+    assert!(e.message.contains("group_size"), "{}", e.message);
+}
+
+#[test]
+fn two_files_with_one_id_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(shipped().join("device-bandwidth.yaml")).unwrap();
+    std::fs::write(dir.path().join("a.yaml"), &text).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), &text).unwrap();
+    let errs = match load_all(dir.path()) {
+        Ok(_) => panic!("duplicate ids accepted"),
+        Err(e) => e,
+    };
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].message.contains("already used"), "{}", errs[0].message);
+}
+
+#[test]
+fn cli_refuses_a_bad_file_with_exit_code_2() {
+    let (_d, path) = variant("\nmeasure:", "\nmesure:");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harness")).arg("validate").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown field `mesure`"), "{stderr}");
+}

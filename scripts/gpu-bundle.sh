@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the release harness and the GPU-only test binary and packs them for a GPU machine
+# without a Rust toolchain: .bundle/ travels with the tree (carry it), scripts/gpu-unpack.sh
+# unpacks it there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --bin harness
+gpu_test=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu" and m.get("executable"):
+        print(m["executable"])')
+mkdir -p .bundle
+xz -T0 -6 -c target/release/harness > .bundle/harness.xz
+xz -T0 -6 -c "$gpu_test" > .bundle/gpu-tests.xz
+ls -la .bundle
