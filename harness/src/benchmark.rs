@@ -62,6 +62,8 @@ pub struct Measured {
     pub error: Option<f64>,
     pub tolerance: Option<f64>,
     pub memory_bytes: Option<f64>,
+    /// Extra named figures, stored as their own columns.
+    pub extras: Vec<(String, f64)>,
 }
 
 impl Measured {
@@ -79,7 +81,12 @@ impl Measured {
             error: Some(error),
             tolerance: Some(tolerance),
             memory_bytes: None,
+            extras: Vec::new(),
         }
+    }
+    pub fn extra(mut self, name: &str, value: f64) -> Self {
+        self.extras.push((name.into(), value));
+        self
     }
     pub fn bytes(mut self, b: f64) -> Self {
         self.bytes = Some(b);
@@ -220,6 +227,7 @@ pub fn load(path: &Path) -> Result<Box<dyn Experiment>, ExperimentError> {
     let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::plain(path, e.to_string()))?;
     match experiment::benchmark_of(path, &text)? {
         BenchmarkKind::DeviceBandwidth => load_as::<crate::bandwidth::DeviceBandwidth>(path, text),
+        BenchmarkKind::CeckaAssembly => load_as::<crate::cecka::CeckaAssembly>(path, text),
     }
 }
 

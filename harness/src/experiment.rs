@@ -23,12 +23,15 @@ use crate::Precision;
 pub enum BenchmarkKind {
     /// `bandwidth.rs`: BabelStream kernels plus gather and atomic scatter-add.
     DeviceBandwidth,
+    /// `cecka/`: Cecka, Lew and Darve 2011, FEM assembly on GPUs.
+    CeckaAssembly,
 }
 
 impl BenchmarkKind {
     pub fn as_str(self) -> &'static str {
         match self {
             BenchmarkKind::DeviceBandwidth => "device-bandwidth",
+            BenchmarkKind::CeckaAssembly => "cecka-assembly",
         }
     }
 }

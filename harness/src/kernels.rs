@@ -21,8 +21,10 @@ pub const BANDWIDTH: KernelSource = KernelSource { file: "bandwidth.kern", text:
 
 pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", text: include_str!("../../kernels/cache_flush.kern") };
 
+pub const CECKA: KernelSource = KernelSource { file: "cecka.kern", text: include_str!("../../kernels/cecka.kern") };
+
 /// Every embedded kernel file; tests compile each of them for every backend.
-pub const ALL: &[KernelSource] = &[BANDWIDTH, CACHE_FLUSH];
+pub const ALL: &[KernelSource] = &[BANDWIDTH, CACHE_FLUSH, CECKA];
 
 /// `-D` defines for one compilation, kept in order so compile errors can show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

@@ -8,6 +8,7 @@
 
 pub mod bandwidth;
 pub mod benchmark;
+pub mod cecka;
 pub mod device;
 pub mod experiment;
 pub mod kernels;

@@ -74,6 +74,8 @@ pub struct Row {
     pub tolerance: Option<f64>,
     /// Device memory the case allocated.
     pub memory_bytes: Option<f64>,
+    /// Benchmark-specific figures (e.g. Cecka's Table VI error), one column each.
+    pub extras: Vec<(String, f64)>,
 }
 
 impl Row {
@@ -114,6 +116,7 @@ impl Row {
             error: None,
             tolerance: None,
             memory_bytes: None,
+            extras: Vec::new(),
         }
     }
 }
@@ -194,6 +197,18 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
                 names.push(k.clone());
             }
         }
+    }
+    let mut extra_names: Vec<String> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.extras {
+            if !extra_names.contains(k) {
+                extra_names.push(k.clone());
+            }
+        }
+    }
+    for name in &extra_names {
+        let values: Vec<Option<f64>> = rows.iter().map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v)).collect();
+        cols.push(Column::new(param_column(name).into(), values));
     }
     for name in names {
         let values: Vec<Option<&ParamValue>> = rows.iter().map(|r| r.params.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)).collect();
@@ -360,12 +375,10 @@ impl RunDir {
             let df = ParquetReader::new(file).finish().map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
             frames.push(df);
         }
-        let Some(first) = frames.first().cloned() else { return Ok(None) };
-        let mut all = first;
-        for df in frames.iter().skip(1) {
-            all.vstack_mut(df).map_err(|source| ResultsError::Polars { path: dir.clone(), source })?;
+        if frames.is_empty() {
+            return Ok(None);
         }
-        Ok(Some(all))
+        align_and_stack(frames).map(Some).map_err(|source| ResultsError::Polars { path: dir.clone(), source })
     }
 
     /// Case ids that already have rows: `--resume` skips them.
@@ -378,6 +391,39 @@ impl RunDir {
         }
         Ok(done)
     }
+}
+
+/// Stacks frames whose columns may differ (a failed case has no extra columns): missing columns
+/// become nulls of the type another frame gives them.
+fn align_and_stack(frames: Vec<DataFrame>) -> PolarsResult<DataFrame> {
+    let mut schema: Vec<(PlSmallStr, DataType)> = Vec::new();
+    for df in &frames {
+        for c in df.columns() {
+            if !schema.iter().any(|(n, _)| n == c.name()) {
+                schema.push((c.name().clone(), c.dtype().clone()));
+            }
+        }
+    }
+    let mut out: Option<DataFrame> = None;
+    for df in frames {
+        let h = df.height();
+        let cols: Vec<Column> = schema
+            .iter()
+            .map(|(name, dtype)| match df.column(name) {
+                Ok(c) if c.dtype() == dtype => Ok(c.clone()),
+                Ok(c) => c.cast(dtype),
+                Err(_) => Ok(Column::full_null(name.clone(), h, dtype)),
+            })
+            .collect::<PolarsResult<_>>()?;
+        let aligned = DataFrame::new(h, cols)?;
+        match &mut out {
+            None => out = Some(aligned),
+            Some(all) => {
+                all.vstack_mut(&aligned)?;
+            }
+        }
+    }
+    Ok(out.unwrap_or_default())
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {

@@ -283,6 +283,7 @@ fn to_rows(
                 r.error = m.error;
                 r.tolerance = m.tolerance;
                 r.memory_bytes = m.memory_bytes;
+                r.extras = m.extras;
                 if let Some(t) = &m.timing {
                     let med = t.median();
                     r.timer = Some(t.timer.as_str().into());

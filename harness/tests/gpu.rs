@@ -62,3 +62,15 @@ fn cuda_compile_error_keeps_the_log() {
         other => panic!("expected a compile error, got {:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn cecka_methods_verify_on_cuda() {
+    let exp = load(&common::experiments_dir().join("cecka-orders.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
+    let s = run(&[exp], &opts).unwrap();
+    assert_eq!(s.rows_failed, 0);
+    // 4 GPU methods x 4 orders x 2 precisions, plus the skipped CPU method.
+    assert_eq!(s.rows_ok, 32);
+}

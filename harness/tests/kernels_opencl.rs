@@ -10,6 +10,7 @@ use fembench::runner::{run, RunOptions};
 
 #[test]
 fn bandwidth_kernels_match_the_reference_on_opencl() {
+    let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     drop(dev);
     let exp = load(&common::experiments_dir().join("device-bandwidth.yaml")).unwrap();
@@ -29,6 +30,7 @@ fn bandwidth_kernels_match_the_reference_on_opencl() {
 
 #[test]
 fn opencl_compile_error_keeps_options_and_log() {
+    let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     let broken = KernelSource { file: "broken.kern", text: "KERNEL void k(GLOBAL real *x) { x[0] = undeclared_name; }" };
     let defines = Defines::for_precision(fembench::Precision::F32).with("BLOCK", 64);
@@ -42,4 +44,44 @@ fn opencl_compile_error_keeps_options_and_log() {
         Err(e) => panic!("expected a compile error, got {e}"),
         Ok(_) => panic!("broken kernel compiled"),
     }
+}
+
+/// Cecka et al.: every GPU method (full and dummy kernels) on small meshes, orders 1..4, f32 and
+/// f64, checked against the serial f64 reference inside each case (f64 to 1e-12 of the largest
+/// entry; f32 within the Table VI level).
+#[test]
+fn cecka_methods_match_the_reference_on_opencl() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    drop(dev);
+    let exp = load(&common::experiments_dir().join("cecka-orders.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::OpenCl], quick: true, out_dir: out.path().into(), ..Default::default() };
+    let summary = run(&[exp], &opts).unwrap();
+    assert_eq!(summary.rows_failed, 0);
+    let df = RunDir::open(&summary.run_dir).unwrap().read_experiment("cecka-orders").unwrap().unwrap();
+    let status: Vec<_> = df.column("status").unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect();
+    let method: Vec<_> = df.column("method").unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect();
+    let precision: Vec<_> = df.column("precision").unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect();
+    let error: Vec<_> = df.column("error").unwrap().f64().unwrap().iter().collect();
+    let table6: Vec<_> = df.column("table6_error").unwrap().f64().unwrap().iter().collect();
+    let mut checked = 0;
+    for i in 0..df.height() {
+        if method[i] == "cpu-serial" {
+            assert_eq!(status[i], "skipped");
+            continue;
+        }
+        assert_eq!(status[i], "ok", "{} {}", method[i], precision[i]);
+        if !method[i].ends_with("dummy") {
+            let e = error[i].unwrap();
+            if precision[i] == "f64" {
+                assert!(e <= 1e-12, "{} f64 error {e}", method[i]);
+            } else {
+                assert!(table6[i].unwrap() < 1e-5, "{} f32 Table VI error {:?}", method[i], table6[i]);
+            }
+            checked += 1;
+        }
+    }
+    // 2 full methods x 4 orders x 2 precisions.
+    assert_eq!(checked, 16);
 }

@@ -14,6 +14,14 @@ pub fn experiments_dir() -> PathBuf {
     }
 }
 
+/// PoCL crashes when several threads build programs in separate contexts at once (the harness
+/// itself drives devices from one thread), so OpenCL tests in one binary take turns.
+pub static OPENCL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn opencl_turn() -> std::sync::MutexGuard<'static, ()> {
+    OPENCL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The OpenCL device tests run on (PoCL in CI). Absent is a failure where
 /// FEMBENCH_REQUIRE_OPENCL=1 (CI sets it), else the test says so and passes.
 pub fn opencl_device() -> Option<Box<dyn Device>> {

@@ -1,0 +1,588 @@
+//! The Cecka et al. experiments: cases, their runs on each backend, and their reports.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use polars::prelude::DataFrame;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::system::{assemble_parallel, assemble_serial, color_elements, compare, Problem, System, SOURCE_F};
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
+use crate::device::{Arg, Device, DeviceExt, Launch};
+use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
+use crate::kernels::{Defines, CECKA};
+use crate::measure::{measure_device, measure_host, Timing};
+use crate::real::Real;
+use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
+use crate::Precision;
+
+pub struct CeckaAssembly;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Algorithm 1, serial, f64 (the paper's CPU baseline). CPU backend.
+    CpuSerial,
+    /// Algorithm 1 over colors with rayon. CPU backend.
+    CpuParallel,
+    /// 4.1: one thread per element, one launch per color.
+    ElemColor,
+    ElemColorDummy,
+    /// One thread per element, atomic adds into precomputed CSR slots.
+    ElemAtomic,
+    ElemAtomicDummy,
+}
+
+impl Method {
+    pub const ALL: [Method; 6] =
+        [Method::CpuSerial, Method::CpuParallel, Method::ElemColor, Method::ElemColorDummy, Method::ElemAtomic, Method::ElemAtomicDummy];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::CpuSerial => "cpu-serial",
+            Method::CpuParallel => "cpu-parallel",
+            Method::ElemColor => "elem-color",
+            Method::ElemColorDummy => "elem-color-dummy",
+            Method::ElemAtomic => "elem-atomic",
+            Method::ElemAtomicDummy => "elem-atomic-dummy",
+        }
+    }
+    fn on_cpu(self) -> bool {
+        matches!(self, Method::CpuSerial | Method::CpuParallel)
+    }
+    fn dummy(self) -> bool {
+        matches!(self, Method::ElemColorDummy | Method::ElemAtomicDummy)
+    }
+    fn colored(self) -> bool {
+        matches!(self, Method::ElemColor | Method::ElemColorDummy | Method::CpuParallel)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub method: NonEmpty<Method>,
+    /// Uniform refinements of the coarse plate mesh: level 0 has about 290 P1 elements, each
+    /// level four times more (level 7: about 4.8M, Table VI's largest).
+    pub level: NonEmpty<u32>,
+    /// Lagrange order, 1..6.
+    pub order: NonEmpty<u32>,
+    /// Minimum number of colors for the colored methods (0: as few as greedy coloring finds).
+    #[serde(default)]
+    pub colors: Option<NonEmpty<u32>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Problem_ {
+    /// Work-group size of the element kernels.
+    pub group_size: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableName {
+    /// Table VI: average relative error of the f32 device system against the f64 host system.
+    Table6,
+    /// Time, effective bandwidth and speed-up over the serial CPU baseline per method and size.
+    Timings,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureName {
+    /// Fig. 12: time per element against mesh size.
+    TimeVsSize,
+    /// Fig. 13/14: time per element against order, full and dummy kernels.
+    TimeVsOrder,
+    /// Fig. 3: ElemColor time against the number of colors.
+    TimeVsColors,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outputs {
+    #[serde(default)]
+    pub tables: Vec<TableName>,
+    #[serde(default)]
+    pub figures: Vec<FigureName>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    pub method: Method,
+    pub level: u32,
+    pub order: u32,
+    pub colors: u32,
+}
+
+/// Table VI of the paper: (nodes, elements) and the average relative error, the same for all
+/// four methods.
+pub const PAPER_TABLE6: [(&str, f64); 8] = [
+    ("184, 292", 1.6e-7),
+    ("664, 1168", 3.0e-7),
+    ("2.5K, 4.7K", 6.2e-7),
+    ("9.7K, 18.7K", 1.2e-6),
+    ("38K, 75K", 2.6e-6),
+    ("150K, 299K", 5.2e-6),
+    ("600K, 1.2M", 1.1e-5),
+    ("2.4M, 4.8M", 2.1e-5),
+];
+
+/// Built problems and their f64 reference systems, shared by consecutive cases.
+struct Prepared {
+    problem: Problem,
+    reference: OnceLock<System>,
+    colors: Mutex<BTreeMap<u32, Arc<Vec<Vec<u32>>>>>,
+}
+
+impl Prepared {
+    fn reference(&self) -> &System {
+        self.reference.get_or_init(|| assemble_serial(&self.problem))
+    }
+    fn colors(&self, min: u32) -> Result<Arc<Vec<Vec<u32>>>, CaseError> {
+        let mut map = self.colors.lock().map_err(|_| CaseError::Failed("color cache poisoned".into()))?;
+        if let Some(c) = map.get(&min) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(color_elements(&self.problem.mesh, min as usize).map_err(CaseError::Failed)?);
+        map.insert(min, c.clone());
+        Ok(c)
+    }
+}
+
+static CACHE: Mutex<Vec<((u32, u32), Arc<Prepared>)>> = Mutex::new(Vec::new());
+
+fn prepared(level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
+    let mut cache = CACHE.lock().map_err(|_| CaseError::Failed("problem cache poisoned".into()))?;
+    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == (level, order)) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(Prepared {
+        problem: Problem::new(level as usize, order as usize),
+        reference: OnceLock::new(),
+        colors: Mutex::new(BTreeMap::new()),
+    });
+    // Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
+    if cache.len() >= 2 {
+        cache.remove(0);
+    }
+    cache.push(((level, order), p.clone()));
+    Ok(p)
+}
+
+impl Benchmark for CeckaAssembly {
+    const KIND: BenchmarkKind = BenchmarkKind::CeckaAssembly;
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(s: &Sweep) -> Vec<Point> {
+        let colors: Vec<u32> = s.colors.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| vec![0]);
+        let axes = vec![
+            s.level.iter().map(|&v| v as i64).collect::<Vec<_>>(),
+            s.order.iter().map(|&v| v as i64).collect(),
+            colors.iter().map(|&v| v as i64).collect(),
+            (0..s.method.len() as i64).collect(),
+        ];
+        cartesian(&axes)
+            .into_iter()
+            .filter_map(|p| {
+                let method = s.method[p[3] as usize];
+                // The color count only matters to colored methods: others run once, at 0.
+                if !method.colored() && p[2] != colors[0] as i64 {
+                    return None;
+                }
+                Some(Point { method, level: p[0] as u32, order: p[1] as u32, colors: if method.colored() { p[2] as u32 } else { 0 } })
+            })
+            .collect()
+    }
+
+    fn params(p: &Point) -> Params {
+        Params::default()
+            .push("method", ParamValue::Str(p.method.as_str().into()))
+            .push("level", ParamValue::Int(p.level as i64))
+            .push("order", ParamValue::Int(p.order as i64))
+            .push("min_colors", ParamValue::Int(p.colors as i64))
+    }
+
+    fn check(spec: &Spec<Self>) -> Result<(), String> {
+        if let Some(o) = spec.sweep.order.iter().find(|&&o| !(1..=6).contains(&o)) {
+            return Err(format!("sweep.order: {o} is outside 1..6"));
+        }
+        if let Some(l) = spec.sweep.level.iter().find(|&&l| l > 8) {
+            return Err(format!("sweep.level: {l} is above 8 (level 7 is already 4.8M elements)"));
+        }
+        Ok(())
+    }
+
+    fn run(ctx: &mut CaseCtx, _problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let gpu = matches!(ctx.target, Target::Gpu(_));
+        if gpu == point.method.on_cpu() {
+            return Err(CaseError::Skipped(format!(
+                "{} runs on {}",
+                point.method.as_str(),
+                if gpu { "the cpu backend" } else { "GPU backends" }
+            )));
+        }
+        let prep = prepared(point.level, point.order)?;
+        match (ctx.precision, &ctx.target) {
+            (Precision::F32, Target::Cpu) => Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into())),
+            (Precision::F64, Target::Cpu) => run_cpu(ctx, &prep, point),
+            (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, &prep, point),
+            (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, &prep, point),
+        }
+    }
+
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let r = Rows::read(rows)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            items.push(ReportItem::Table(match t {
+                TableName::Table6 => table6(&spec.id, &r),
+                TableName::Timings => timings_table(&spec.id, &r),
+            }));
+        }
+        for f in &spec.outputs.figures {
+            items.extend(
+                match f {
+                    FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", |i| r.elements[i], "elements", true),
+                    FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", |i| r.order[i], "element order", false),
+                    FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", |i| r.colors_used[i], "number of colors", false),
+                }
+                .into_iter()
+                .map(ReportItem::Figure),
+            );
+        }
+        Ok(items)
+    }
+}
+
+fn cost(p: &Problem, s: usize) -> (f64, f64) {
+    let (en, ne, n) = (p.en() as f64, p.ne() as f64, p.mesh.num_nodes() as f64);
+    let bytes =
+        en * ne * 4.0 + en * en * ne * 4.0 + 2.0 * n * s as f64 + n * 4.0 + n * s as f64 + 2.0 * (p.nnz() + p.n_free) as f64 * s as f64;
+    let flops = ne * (15.0 + 7.0 * en * en + 2.0 * en);
+    (bytes, flops)
+}
+
+fn sizes(prep: &Prepared) -> [(&'static str, f64); 4] {
+    let p = &prep.problem;
+    [("elements", p.ne() as f64), ("nodes", p.mesh.num_nodes() as f64), ("nnz", p.nnz() as f64), ("unknowns", p.n_free as f64)]
+}
+
+fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let p = &prep.problem;
+    let reference = prep.reference();
+    let colors = if point.method == Method::CpuParallel { Some(prep.colors(point.colors)?) } else { None };
+    let mut out = None;
+    let timing = measure_host::<()>(ctx.policy, &mut || {
+        out = Some(match &colors {
+            Some(c) => assemble_parallel(p, c),
+            None => assemble_serial(p),
+        });
+        Ok(())
+    })
+    .map_err(|_| CaseError::Failed("host assembly failed".into()))?;
+    let out = out.ok_or_else(|| CaseError::Failed("no repetition ran".into()))?;
+    let cmp = compare(&out.vals, &out.rhs, reference);
+    let (bytes, flops) = cost(p, 8);
+    let mut m = Measured::verified(point.method.as_str(), timing, cmp.max_scaled, 1e-12)
+        .bytes(bytes)
+        .flops(flops)
+        .extra("table6_error", cmp.avg_relative);
+    for (k, v) in sizes(prep) {
+        m = m.extra(k, v);
+    }
+    m = m.extra("colors_used", colors.map_or(0.0, |c| c.len() as f64));
+    Ok(vec![m])
+}
+
+fn run_gpu<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let Target::Gpu(dev) = ctx.target else { return Err(CaseError::Failed("not a GPU target".into())) };
+    let dev: &dyn Device = dev;
+    let p = &prep.problem;
+    let (en, ne) = (p.en(), p.ne());
+    let s = std::mem::size_of::<T>();
+    let colored = point.method.colored();
+    // Element order on the device: natural for atomics, grouped by color for ElemColor.
+    let colors = if colored { Some(prep.colors(point.colors)?) } else { None };
+    let order: Vec<u32> = match &colors {
+        Some(c) => c.iter().flatten().copied().collect(),
+        None => (0..ne as u32).collect(),
+    };
+    let soa_u32 = |width: usize, f: &(dyn Fn(usize, usize) -> u32 + Sync)| -> Vec<u32> {
+        (0..width * ne).into_par_iter().map(|idx| f(idx / ne, order[idx % ne] as usize)).collect()
+    };
+    let conn = soa_u32(en, &|a, e| p.mesh.element(e)[a]);
+    let slots: Vec<i32> = soa_u32(en * en, &|k, e| p.slots[e * en * en + k] as u32).into_iter().map(|v| v as i32).collect();
+    let to_t = |v: &[f64]| v.par_iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+    let x = dev.upload_slice(&to_t(&p.mesh.x))?;
+    let y = dev.upload_slice(&to_t(&p.mesh.y))?;
+    let conn_b = dev.upload_slice(&conn)?;
+    let dof = dev.upload_slice(&p.dof)?;
+    let g = dev.upload_slice(&to_t(&p.g))?;
+    let refs = dev.upload_slice(&to_t(&p.refs.packed()))?;
+    let slots_b = dev.upload_slice(&slots)?;
+    let nan = vec![T::nan(); p.nnz().max(p.n_free)];
+    let vals = dev.upload_slice(&nan[..p.nnz()])?;
+    let rhs = dev.upload_slice(&nan[..p.n_free])?;
+    let memory = (conn.len() + slots.len()) * 4
+        + (2 * p.mesh.num_nodes() + p.mesh.num_nodes() + p.refs.packed().len() + p.nnz() + p.n_free) * s
+        + p.mesh.num_nodes() * 4;
+    drop((conn, slots));
+
+    let gs = 128usize;
+    let defines =
+        Defines::for_precision(T::PRECISION).with("EN", en).with("ATOMIC", (!colored) as u8).with("DUMMY", point.method.dummy() as u8);
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_elements")?;
+    let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
+    let ranges: Vec<(usize, usize)> = match &colors {
+        Some(c) => c
+            .iter()
+            .scan(0usize, |first, g| {
+                let r = (*first, g.len());
+                *first += g.len();
+                Some(r)
+            })
+            .collect(),
+        None => vec![(0, ne)],
+    };
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let mut body = || -> crate::device::DeviceResult<()> {
+        dev.launch(&zero, Launch::cover(p.nnz(), 256), &[Arg::Buf(&vals), Arg::I32(p.nnz() as i32)])?;
+        dev.launch(&zero, Launch::cover(p.n_free, 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
+        for &(first, count) in &ranges {
+            dev.launch(
+                &k,
+                Launch::cover(count, gs),
+                &[
+                    Arg::Buf(&x),
+                    Arg::Buf(&y),
+                    Arg::Buf(&conn_b),
+                    Arg::Buf(&dof),
+                    Arg::Buf(&g),
+                    Arg::Buf(&refs),
+                    Arg::Buf(&slots_b),
+                    Arg::Buf(&vals),
+                    Arg::Buf(&rhs),
+                    f,
+                    Arg::I32(ne as i32),
+                    Arg::I32(first as i32),
+                    Arg::I32(count as i32),
+                ],
+            )?;
+        }
+        Ok(())
+    };
+    let mut timings: Vec<Timing> = Vec::new();
+    for &mode in ctx.policy.modes.iter() {
+        timings.push(measure_device(dev, ctx.policy, mode, ctx.flusher, &mut body)?);
+    }
+    dev.synchronize()?;
+    let got_vals: Vec<f64> = dev.download_vec::<T>(&vals, p.nnz())?.iter().map(|v| v.to_f64()).collect();
+    let got_rhs: Vec<f64> = dev.download_vec::<T>(&rhs, p.n_free)?.iter().map(|v| v.to_f64()).collect();
+    let (bytes, flops) = cost(p, s);
+    let (error, tol, table6) = if point.method.dummy() {
+        // A dummy kernel computes a different system on purpose: check only that every entry was
+        // written (no NaN left of the poison) and finite.
+        let bad = got_vals.iter().chain(&got_rhs).any(|v| !v.is_finite());
+        (if bad { f64::NAN } else { 0.0 }, 0.0, f64::NAN)
+    } else {
+        let cmp = compare(&got_vals, &got_rhs, prep.reference());
+        (cmp.max_scaled, if T::PRECISION == Precision::F32 { 2e-3 } else { 1e-12 }, cmp.avg_relative)
+    };
+    Ok(timings
+        .into_iter()
+        .map(|t| {
+            let mut m = Measured::verified(point.method.as_str(), t, error, tol).bytes(bytes).flops(flops).memory(memory as f64);
+            if table6.is_finite() {
+                m = m.extra("table6_error", table6);
+            }
+            for (k, v) in sizes(prep) {
+                m = m.extra(k, v);
+            }
+            m.extra("colors_used", colors.as_ref().map_or(0.0, |c| c.len() as f64))
+        })
+        .collect())
+}
+
+/// The columns the Cecka reports read.
+struct Rows {
+    backend: Vec<String>,
+    device: Vec<String>,
+    precision: Vec<String>,
+    method: Vec<String>,
+    level: Vec<f64>,
+    order: Vec<f64>,
+    status: Vec<String>,
+    mode: Vec<String>,
+    time: Vec<f64>,
+    gbs: Vec<f64>,
+    table6: Vec<f64>,
+    elements: Vec<f64>,
+    nodes: Vec<f64>,
+    colors_used: Vec<f64>,
+}
+
+impl Rows {
+    fn read(df: &DataFrame) -> Result<Self, ReportError> {
+        let opt = |c: &str| frame::nums(df, c).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
+        Ok(Rows {
+            backend: frame::strs(df, "backend")?,
+            device: frame::strs(df, "device")?,
+            precision: frame::strs(df, "precision")?,
+            method: frame::strs(df, "method")?,
+            level: frame::nums(df, "level")?,
+            order: frame::nums(df, "order")?,
+            status: frame::strs(df, "status")?,
+            mode: frame::strs(df, "mode")?,
+            time: frame::nums(df, "time_median_s")?,
+            gbs: frame::nums(df, "bandwidth_gbs")?,
+            table6: opt("table6_error"),
+            elements: opt("elements"),
+            nodes: opt("nodes"),
+            colors_used: opt("colors_used"),
+        })
+    }
+    fn ok(&self, i: usize) -> bool {
+        self.status[i] == "ok" && self.mode[i] != "cold" && self.time[i].is_finite()
+    }
+}
+
+fn table6(id: &str, r: &Rows) -> Table {
+    // (level) -> (method, backend) -> error, f32 device rows of order 1.
+    let mut by_level: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut sizes: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
+    let mut methods: Vec<String> = Vec::new();
+    for i in 0..r.method.len() {
+        if r.status[i] != "ok" || r.precision[i] != "f32" || r.order[i] != 1.0 || !r.table6[i].is_finite() {
+            continue;
+        }
+        let col = format!("{} ({})", r.method[i], r.backend[i]);
+        if !methods.contains(&col) {
+            methods.push(col.clone());
+        }
+        by_level.entry(r.level[i] as i64).or_default().insert(col, r.table6[i]);
+        sizes.insert(r.level[i] as i64, (r.nodes[i], r.elements[i]));
+    }
+    let mut header = vec!["level".to_string(), "nodes, elements".into()];
+    header.extend(methods.iter().cloned());
+    header.push("paper (all methods)".into());
+    header.push("paper mesh".into());
+    let rows = by_level
+        .iter()
+        .map(|(level, errs)| {
+            let (n, e) = sizes[level];
+            let mut row = vec![level.to_string(), format!("{}, {}", fmt_count(n), fmt_count(e))];
+            row.extend(methods.iter().map(|m| errs.get(m).map(|v| format!("{v:.1e}")).unwrap_or_else(|| "-".into())));
+            let paper = PAPER_TABLE6.get(*level as usize);
+            row.push(paper.map(|p| format!("{:.1e}", p.1)).unwrap_or_else(|| "-".into()));
+            row.push(paper.map(|p| p.0.to_string()).unwrap_or_else(|| "-".into()));
+            row
+        })
+        .collect();
+    Table {
+        name: format!("{id}-table6"),
+        title: "Table VI: average relative error of the f32 device system against the f64 host system (order 1)".into(),
+        header,
+        rows,
+        notes: vec!["Entries whose f64 value is zero to round-off (|A| <= 1e-12 max|A|) are left out of the average.".into()],
+    }
+}
+
+fn fmt_count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.0}K", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn timings_table(id: &str, r: &Rows) -> Table {
+    // Serial CPU time per (level, order), for speed-ups.
+    let mut serial: BTreeMap<(i64, i64), f64> = BTreeMap::new();
+    for i in 0..r.method.len() {
+        if r.ok(i) && r.method[i] == "cpu-serial" {
+            serial.insert((r.level[i] as i64, r.order[i] as i64), r.time[i]);
+        }
+    }
+    let mut rows = Vec::new();
+    for i in 0..r.method.len() {
+        if !r.ok(i) {
+            continue;
+        }
+        let key = (r.level[i] as i64, r.order[i] as i64);
+        let speedup = serial.get(&key).map(|s| format!("{:.1}x", s / r.time[i])).unwrap_or_else(|| "-".into());
+        rows.push(vec![
+            r.backend[i].clone(),
+            r.device[i].clone(),
+            r.precision[i].clone(),
+            r.method[i].clone(),
+            format!("{}", key.1),
+            format!("{}, {}", fmt_count(r.nodes[i]), fmt_count(r.elements[i])),
+            format!("{:.4}", r.time[i] * 1e3),
+            fmt_num(r.time[i] / r.elements[i] * 1e9),
+            fmt_num(r.gbs[i]),
+            speedup,
+        ]);
+    }
+    Table {
+        name: format!("{id}-timings"),
+        title: "Assembly time (element kernels + accumulation into CSR, outputs zeroed inside the timed region)".into(),
+        header: [
+            "backend",
+            "device",
+            "precision",
+            "method",
+            "order",
+            "nodes, elements",
+            "ms",
+            "ns/element",
+            "GB/s (cost model)",
+            "vs cpu-serial",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        notes: vec![
+            "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
+            "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic).".into(),
+        ],
+    }
+}
+
+fn figure_by(id: &str, r: &Rows, what: &str, x: impl Fn(usize) -> f64, x_label: &str, log_x: bool) -> Vec<Figure> {
+    let mut per_prec: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
+    for i in 0..r.method.len() {
+        if !r.ok(i) || !r.elements[i].is_finite() {
+            continue;
+        }
+        let label = if r.backend[i] == "cpu" { r.method[i].clone() } else { format!("{} ({})", r.method[i], r.backend[i]) };
+        let prec = if r.backend[i] == "cpu" { "f64".to_string() } else { r.precision[i].clone() };
+        per_prec.entry(prec).or_default().entry(label).or_default().push((x(i), r.time[i] / r.elements[i] * 1e9));
+    }
+    per_prec
+        .into_iter()
+        .filter(|(_, s)| s.values().any(|v| v.len() > 1))
+        .map(|(prec, series)| Figure {
+            name: format!("{id}-time-vs-{what}-{prec}"),
+            title: format!("Assembly time per element vs {x_label} ({prec} on GPUs; CPU in f64)"),
+            x_label: x_label.into(),
+            y_label: "ns per element".into(),
+            log_x,
+            log_y: true,
+            series: series
+                .into_iter()
+                .map(|(label, mut pts)| {
+                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    Series { label, points: pts, reference: false }
+                })
+                .collect(),
+        })
+        .collect()
+}

@@ -1,0 +1,326 @@
+//! Meshes for the Cecka et al. test problem: a plate with holes (their Fig. 11 is not in the
+//! text), meshed by constrained Delaunay refinement (spade), refined uniformly so the P1 meshes
+//! follow Table VI's sizes (x4 elements per level), then given order-k Lagrange nodes and
+//! renumbered along a Z-order curve for locality.
+
+use std::collections::HashMap;
+
+use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
+
+/// Plate [0, 4] x [0, 2] with three circular holes; Dirichlet g = 200 on x = 0, g = 10 on x = 4.
+pub const WIDTH: f64 = 4.0;
+pub const HEIGHT: f64 = 2.0;
+pub const G_LEFT: f64 = 200.0;
+pub const G_RIGHT: f64 = 10.0;
+const HOLES: [(f64, f64, f64); 3] = [(1.0, 1.0, 0.35), (2.2, 0.7, 0.3), (3.1, 1.3, 0.4)];
+const HOLE_SEGMENTS: usize = 12;
+/// Maximum triangle area of the coarse mesh: gives about 290 triangles, Table VI's first size.
+const COARSE_MAX_AREA: f64 = 0.028;
+
+/// A straight-sided P1 triangle mesh (counter-clockwise triangles).
+#[derive(Debug, Clone)]
+pub struct TriMesh {
+    pub points: Vec<[f64; 2]>,
+    pub tris: Vec<[u32; 3]>,
+}
+
+/// The coarse unstructured mesh of the plate with holes.
+pub fn coarse_plate() -> TriMesh {
+    let mut cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::new();
+    let mut add_loop = |pts: Vec<(f64, f64)>| {
+        let handles: Vec<_> = pts.iter().map(|&(x, y)| cdt.insert(Point2::new(x, y)).expect("finite point")).collect();
+        for i in 0..handles.len() {
+            cdt.add_constraint(handles[i], handles[(i + 1) % handles.len()]);
+        }
+    };
+    // Outer boundary with a few points per side so Dirichlet sides are split evenly.
+    let mut outer = Vec::new();
+    let (nx, ny) = (8, 4);
+    for i in 0..nx {
+        outer.push((WIDTH * i as f64 / nx as f64, 0.0));
+    }
+    for j in 0..ny {
+        outer.push((WIDTH, HEIGHT * j as f64 / ny as f64));
+    }
+    for i in (1..=nx).rev() {
+        outer.push((WIDTH * i as f64 / nx as f64, HEIGHT));
+    }
+    for j in (1..=ny).rev() {
+        outer.push((0.0, HEIGHT * j as f64 / ny as f64));
+    }
+    add_loop(outer);
+    for (cx, cy, r) in HOLES {
+        add_loop(
+            (0..HOLE_SEGMENTS)
+                .map(|s| {
+                    let t = std::f64::consts::TAU * s as f64 / HOLE_SEGMENTS as f64;
+                    (cx + r * t.cos(), cy + r * t.sin())
+                })
+                .collect(),
+        );
+    }
+    let result = cdt.refine(
+        RefinementParameters::<f64>::new()
+            .exclude_outer_faces(true)
+            .keep_constraint_edges()
+            .with_angle_limit(AngleLimit::from_deg(25.0))
+            .with_max_allowed_area(COARSE_MAX_AREA),
+    );
+    let excluded: std::collections::HashSet<_> = result.excluded_faces.iter().map(|f| f.index()).collect();
+    let mut used: HashMap<usize, u32> = HashMap::new();
+    let mut points = Vec::new();
+    let mut tris = Vec::new();
+    for face in cdt.inner_faces() {
+        if excluded.contains(&face.fix().index()) {
+            continue;
+        }
+        let vs = face.vertices();
+        let mut t = [0u32; 3];
+        for (slot, v) in t.iter_mut().zip(vs.iter()) {
+            let id = v.fix().index();
+            *slot = *used.entry(id).or_insert_with(|| {
+                let p = v.position();
+                points.push([p.x, p.y]);
+                (points.len() - 1) as u32
+            });
+        }
+        tris.push(orient_ccw(&points, t));
+    }
+    TriMesh { points, tris }
+}
+
+fn orient_ccw(points: &[[f64; 2]], t: [u32; 3]) -> [u32; 3] {
+    let [a, b, c] = t.map(|i| points[i as usize]);
+    let cross = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+    if cross < 0.0 {
+        [t[0], t[2], t[1]]
+    } else {
+        t
+    }
+}
+
+/// Splits every triangle into four through its edge midpoints.
+pub fn refine_uniform(m: &TriMesh) -> TriMesh {
+    let mut points = m.points.clone();
+    let mut mid: HashMap<(u32, u32), u32> = HashMap::with_capacity(m.tris.len() * 2);
+    let mut midpoint = |a: u32, b: u32, points: &mut Vec<[f64; 2]>| -> u32 {
+        let key = (a.min(b), a.max(b));
+        *mid.entry(key).or_insert_with(|| {
+            let (p, q) = (points[a as usize], points[b as usize]);
+            points.push([0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1])]);
+            (points.len() - 1) as u32
+        })
+    };
+    let mut tris = Vec::with_capacity(m.tris.len() * 4);
+    for &[a, b, c] in &m.tris {
+        let ab = midpoint(a, b, &mut points);
+        let bc = midpoint(b, c, &mut points);
+        let ca = midpoint(c, a, &mut points);
+        tris.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+    }
+    TriMesh { points, tris }
+}
+
+/// The P1 mesh of refinement level `level` (level 0: about 290 triangles; each level x4).
+pub fn plate(level: usize) -> TriMesh {
+    let mut m = coarse_plate();
+    for _ in 0..level {
+        m = refine_uniform(&m);
+    }
+    m
+}
+
+/// An order-k Lagrange mesh: every node with its coordinates, and each element's nodes in the
+/// local order of [`super::lagrange::reference_nodes`].
+#[derive(Debug, Clone)]
+pub struct LagrangeMesh {
+    pub order: usize,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    /// Element-major: element e's nodes are `elems[e * en .. (e + 1) * en]`.
+    pub elems: Vec<u32>,
+    pub nodes_per_element: usize,
+}
+
+impl LagrangeMesh {
+    pub fn num_nodes(&self) -> usize {
+        self.x.len()
+    }
+    pub fn num_elements(&self) -> usize {
+        self.elems.len() / self.nodes_per_element
+    }
+    pub fn element(&self, e: usize) -> &[u32] {
+        &self.elems[e * self.nodes_per_element..(e + 1) * self.nodes_per_element]
+    }
+}
+
+/// Adds shared edge nodes and interior nodes to a P1 mesh (straight sides: nodes interpolate the
+/// vertices), then renumbers nodes and elements along a Z-order curve.
+pub fn lagrange(p1: &TriMesh, k: usize) -> LagrangeMesh {
+    let en = super::lagrange::nodes_per_element(k);
+    let mut x: Vec<f64> = p1.points.iter().map(|p| p[0]).collect();
+    let mut y: Vec<f64> = p1.points.iter().map(|p| p[1]).collect();
+    let mut edge_base: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut elems = Vec::with_capacity(p1.tris.len() * en);
+    let interp = |a: [f64; 2], b: [f64; 2], t: f64| [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])];
+    for &[v0, v1, v2] in &p1.tris {
+        elems.extend([v0, v1, v2]);
+        for (a, b) in [(v0, v1), (v1, v2), (v2, v0)] {
+            let key = (a.min(b), a.max(b));
+            let base = *edge_base.entry(key).or_insert_with(|| {
+                let base = x.len() as u32;
+                // Stored from the lower-numbered vertex.
+                let (p, q) = (p1.points[key.0 as usize], p1.points[key.1 as usize]);
+                for j in 1..k {
+                    let c = interp(p, q, j as f64 / k as f64);
+                    x.push(c[0]);
+                    y.push(c[1]);
+                }
+                base
+            });
+            for j in 1..k {
+                let idx = if a < b { j - 1 } else { k - j - 1 };
+                elems.push(base + idx as u32);
+            }
+        }
+        let (p0, pa, pb) = (p1.points[v0 as usize], p1.points[v1 as usize], p1.points[v2 as usize]);
+        for j in 1..k {
+            for i in 1..k {
+                if i + j < k {
+                    let (s, t) = (i as f64 / k as f64, j as f64 / k as f64);
+                    x.push(p0[0] + s * (pa[0] - p0[0]) + t * (pb[0] - p0[0]));
+                    y.push(p0[1] + s * (pa[1] - p0[1]) + t * (pb[1] - p0[1]));
+                    elems.push((x.len() - 1) as u32);
+                }
+            }
+        }
+    }
+    let mut m = LagrangeMesh { order: k, x, y, elems, nodes_per_element: en };
+    renumber_z_order(&mut m);
+    m
+}
+
+fn z_key(x: f64, y: f64) -> u64 {
+    let q = |v: f64, span: f64| ((v / span).clamp(0.0, 1.0) * 65535.0) as u64;
+    let spread = |mut v: u64| {
+        v &= 0xFFFF;
+        v = (v | (v << 8)) & 0x00FF_00FF;
+        v = (v | (v << 4)) & 0x0F0F_0F0F;
+        v = (v | (v << 2)) & 0x3333_3333;
+        v = (v | (v << 1)) & 0x5555_5555;
+        v
+    };
+    spread(q(x, WIDTH)) | (spread(q(y, WIDTH)) << 1)
+}
+
+/// Nodes and elements sorted along a Z-order curve, so that neighbours in the mesh are mostly
+/// neighbours in memory (the locality the paper's node renumbering asks for).
+fn renumber_z_order(m: &mut LagrangeMesh) {
+    let n = m.num_nodes();
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&i| (z_key(m.x[i as usize], m.y[i as usize]), i));
+    let mut new_of = vec![0u32; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old as usize] = new as u32;
+    }
+    m.x = order.iter().map(|&o| m.x[o as usize]).collect();
+    m.y = order.iter().map(|&o| m.y[o as usize]).collect();
+    for v in m.elems.iter_mut() {
+        *v = new_of[*v as usize];
+    }
+    let en = m.nodes_per_element;
+    let ne = m.num_elements();
+    let mut eorder: Vec<usize> = (0..ne).collect();
+    let centroid_key = |e: usize| {
+        let nodes = &m.elems[e * en..e * en + 3];
+        let cx = nodes.iter().map(|&v| m.x[v as usize]).sum::<f64>() / 3.0;
+        let cy = nodes.iter().map(|&v| m.y[v as usize]).sum::<f64>() / 3.0;
+        z_key(cx, cy)
+    };
+    let keys: Vec<u64> = (0..ne).map(centroid_key).collect();
+    eorder.sort_by_key(|&e| (keys[e], e));
+    m.elems = eorder.iter().flat_map(|&e| m.elems[e * en..(e + 1) * en].to_vec()).collect();
+}
+
+/// Prescribed value of each node: Some(g) on the Dirichlet sides, None elsewhere.
+pub fn dirichlet(m: &LagrangeMesh) -> Vec<Option<f64>> {
+    let eps = 1e-12;
+    m.x.iter()
+        .map(|&x| {
+            if x.abs() < eps {
+                Some(G_LEFT)
+            } else if (x - WIDTH).abs() < eps {
+                Some(G_RIGHT)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coarse_mesh_is_near_table_vi_first_size_and_valid() {
+        let m = coarse_plate();
+        assert!((250..=340).contains(&m.tris.len()), "{} triangles", m.tris.len());
+        let area: f64 = m
+            .tris
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|i| m.points[i as usize]);
+                0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+            })
+            .inspect(|&a| assert!(a > 0.0, "clockwise or degenerate triangle"))
+            .sum();
+        // Plate minus the polygonal holes.
+        let holes: f64 =
+            HOLES.iter().map(|&(_, _, r)| 0.5 * HOLE_SEGMENTS as f64 * r * r * (std::f64::consts::TAU / HOLE_SEGMENTS as f64).sin()).sum();
+        assert!((area - (WIDTH * HEIGHT - holes)).abs() < 1e-9, "area {area}");
+    }
+
+    #[test]
+    fn refinement_multiplies_elements_by_four_and_keeps_area() {
+        let m0 = coarse_plate();
+        let m1 = refine_uniform(&m0);
+        assert_eq!(m1.tris.len(), 4 * m0.tris.len());
+        // Euler: V - E + F is unchanged by refinement.
+        let euler = |m: &TriMesh| {
+            let mut edges = std::collections::HashSet::new();
+            for t in &m.tris {
+                for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                    edges.insert((a.min(b), a.max(b)));
+                }
+            }
+            m.points.len() as i64 - edges.len() as i64 + m.tris.len() as i64
+        };
+        assert_eq!(euler(&m0), euler(&m1));
+        assert_eq!(euler(&m0), 1 - HOLES.len() as i64);
+    }
+
+    #[test]
+    fn lagrange_nodes_are_shared_and_counted() {
+        let p1 = coarse_plate();
+        for k in 1..=4 {
+            let m = lagrange(&p1, k);
+            let mut edges = std::collections::HashSet::new();
+            for t in &p1.tris {
+                for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                    edges.insert((a.min(b), a.max(b)));
+                }
+            }
+            let interior = (k - 1) * (k.saturating_sub(2)) / 2;
+            assert_eq!(m.num_nodes(), p1.points.len() + edges.len() * (k - 1) + p1.tris.len() * interior);
+            // Every node is used, and no two nodes coincide.
+            let mut used = vec![false; m.num_nodes()];
+            m.elems.iter().for_each(|&v| used[v as usize] = true);
+            assert!(used.iter().all(|&u| u));
+            let mut pts: Vec<(i64, i64)> = m.x.iter().zip(&m.y).map(|(x, y)| ((x * 1e9) as i64, (y * 1e9) as i64)).collect();
+            pts.sort();
+            pts.dedup();
+            assert_eq!(pts.len(), m.num_nodes(), "k={k}: duplicated nodes");
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The assembled system of the test problem: free degrees of freedom, the CSR pattern, each
+//! element's slots in it, the element subroutine, and the CPU reference assembly (Algorithm 1,
+//! serial as the paper's baseline, and colored + rayon-parallel).
+
+use rayon::prelude::*;
+
+use super::lagrange::ReferenceIntegrals;
+use super::mesh::{self, LagrangeMesh};
+
+/// Heat source f of section 6.1.
+pub const SOURCE_F: f64 = 0.1;
+
+/// Everything host-side about one (mesh level, order): built once, shared by every case.
+pub struct Problem {
+    pub level: usize,
+    pub mesh: LagrangeMesh,
+    pub refs: ReferenceIntegrals,
+    /// Prescribed value per node (0 where free): F^e -= A^e g folds Dirichlet values in.
+    pub g: Vec<f64>,
+    /// Free-dof index per node, -1 where prescribed (approach 3 of section 3.3).
+    pub dof: Vec<i32>,
+    pub n_free: usize,
+    pub row_ptr: Vec<u32>,
+    pub col: Vec<u32>,
+    /// Element-major: `slots[e*en*en + i*en + j]` is the CSR index of A^e(i, j), or -1.
+    pub slots: Vec<i32>,
+}
+
+impl Problem {
+    pub fn new(level: usize, order: usize) -> Problem {
+        let p1 = mesh::plate(level);
+        let mesh = mesh::lagrange(&p1, order);
+        let refs = ReferenceIntegrals::new(order);
+        let prescribed = mesh::dirichlet(&mesh);
+        let g: Vec<f64> = prescribed.iter().map(|v| v.unwrap_or(0.0)).collect();
+        let mut dof = vec![-1i32; mesh.num_nodes()];
+        let mut n_free = 0usize;
+        for (d, p) in dof.iter_mut().zip(&prescribed) {
+            if p.is_none() {
+                *d = n_free as i32;
+                n_free += 1;
+            }
+        }
+        let en = mesh.nodes_per_element;
+        let ne = mesh.num_elements();
+        // Pattern: every (free row, free column) pair of every element, sorted and unique.
+        let mut pairs: Vec<u64> = (0..ne)
+            .into_par_iter()
+            .flat_map_iter(|e| {
+                let nodes = mesh.element(e);
+                let dof = &dof;
+                nodes.iter().flat_map(move |&a| {
+                    nodes.iter().filter_map(move |&b| {
+                        let (r, c) = (dof[a as usize], dof[b as usize]);
+                        (r >= 0 && c >= 0).then(|| ((r as u64) << 32) | c as u64)
+                    })
+                })
+            })
+            .collect();
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        let mut row_ptr = vec![0u32; n_free + 1];
+        for &p in &pairs {
+            row_ptr[(p >> 32) as usize + 1] += 1;
+        }
+        for r in 0..n_free {
+            row_ptr[r + 1] += row_ptr[r];
+        }
+        let col: Vec<u32> = pairs.iter().map(|&p| p as u32).collect();
+        drop(pairs);
+        let slots: Vec<i32> = (0..ne)
+            .into_par_iter()
+            .flat_map_iter(|e| {
+                let nodes = mesh.element(e);
+                let (dof, row_ptr, col) = (&dof, &row_ptr, &col);
+                nodes.iter().flat_map(move |&a| {
+                    nodes.iter().map(move |&b| {
+                        let (r, c) = (dof[a as usize], dof[b as usize]);
+                        if r < 0 || c < 0 {
+                            return -1;
+                        }
+                        let row = &col[row_ptr[r as usize] as usize..row_ptr[r as usize + 1] as usize];
+                        match row.binary_search(&(c as u32)) {
+                            Ok(i) => (row_ptr[r as usize] as usize + i) as i32,
+                            Err(_) => -1,
+                        }
+                    })
+                })
+            })
+            .collect();
+        debug_assert_eq!(slots.len(), ne * en * en);
+        Problem { level, mesh, refs, g, dof, n_free, row_ptr, col, slots }
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.col.len()
+    }
+    pub fn en(&self) -> usize {
+        self.mesh.nodes_per_element
+    }
+    pub fn ne(&self) -> usize {
+        self.mesh.num_elements()
+    }
+
+    /// The element subroutine in f64: A^e (row-major en x en) and F^e with Dirichlet values
+    /// folded in. Straight sides: J is constant, A^e = (1/det)((b.b) Sxx - (a.b) Sxy + (a.a) Syy).
+    pub fn element(&self, e: usize, a_e: &mut [f64], f_e: &mut [f64]) {
+        let en = self.en();
+        let nodes = self.mesh.element(e);
+        let (x, y) = (&self.mesh.x, &self.mesh.y);
+        let (v0, v1, v2) = (nodes[0] as usize, nodes[1] as usize, nodes[2] as usize);
+        let (ax, ay) = (x[v1] - x[v0], y[v1] - y[v0]);
+        let (bx, by) = (x[v2] - x[v0], y[v2] - y[v0]);
+        let det = ax * by - ay * bx;
+        let inv = 1.0 / det;
+        let (cxx, cxy, cyy) = ((bx * bx + by * by) * inv, -(ax * bx + ay * by) * inv, (ax * ax + ay * ay) * inv);
+        let r = &self.refs;
+        for i in 0..en {
+            let mut fi = SOURCE_F * det * r.m[i];
+            for j in 0..en {
+                let k = i * en + j;
+                let aij = cxx * r.sxx[k] + cxy * r.sxy[k] + cyy * r.syy[k];
+                a_e[k] = aij;
+                fi -= aij * self.g[nodes[j] as usize];
+            }
+            f_e[i] = fi;
+        }
+    }
+}
+
+/// An assembled system: CSR values over `Problem::col` and the right-hand side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct System {
+    pub vals: Vec<f64>,
+    pub rhs: Vec<f64>,
+}
+
+/// Algorithm 1, serial, f64: the paper's CPU baseline.
+pub fn assemble_serial(p: &Problem) -> System {
+    let en = p.en();
+    let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
+    let (mut a_e, mut f_e) = (vec![0.0; en * en], vec![0.0; en]);
+    for e in 0..p.ne() {
+        p.element(e, &mut a_e, &mut f_e);
+        let nodes = p.mesh.element(e);
+        let slots = &p.slots[e * en * en..(e + 1) * en * en];
+        for i in 0..en {
+            let d = p.dof[nodes[i] as usize];
+            if d >= 0 {
+                s.rhs[d as usize] += f_e[i];
+            }
+            for j in 0..en {
+                let slot = slots[i * en + j];
+                if slot >= 0 {
+                    s.vals[slot as usize] += a_e[i * en + j];
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Elements grouped so that no two in a group share a node. `min_colors` forces at least that
+/// many colors (Fig. 3 varies it); each element takes the least-used color it may have, which
+/// keeps colors balanced.
+pub fn color_elements(m: &LagrangeMesh, min_colors: usize) -> Result<Vec<Vec<u32>>, String> {
+    // A first pass finds how many colors greedy coloring needs; the second starts with all of
+    // them open, so the least-used choice spreads elements evenly from the first element on.
+    let first = color_pass(m, min_colors)?;
+    color_pass(m, min_colors.max(first.len()))
+}
+
+fn color_pass(m: &LagrangeMesh, min_colors: usize) -> Result<Vec<Vec<u32>>, String> {
+    let ne = m.num_elements();
+    let mut node_mask = vec![0u64; m.num_nodes()];
+    let mut counts: Vec<usize> = vec![0; min_colors.max(1)];
+    let mut color = vec![0u8; ne];
+    for e in 0..ne {
+        // Conforming meshes: elements sharing any node share a vertex, so vertices suffice.
+        let verts = &m.element(e)[..3];
+        let forbidden = verts.iter().fold(0u64, |acc, &v| acc | node_mask[v as usize]);
+        let best = (0..counts.len()).filter(|&c| forbidden & (1 << c) == 0).min_by_key(|&c| counts[c]);
+        let c = match best {
+            Some(c) => c,
+            None => {
+                if counts.len() == 64 {
+                    return Err("more than 64 colors needed".into());
+                }
+                counts.push(0);
+                counts.len() - 1
+            }
+        };
+        counts[c] += 1;
+        color[e] = c as u8;
+        for &v in verts {
+            node_mask[v as usize] |= 1 << c;
+        }
+    }
+    let mut groups = vec![Vec::new(); counts.len()];
+    for (e, &c) in color.iter().enumerate() {
+        groups[c as usize].push(e as u32);
+    }
+    Ok(groups.into_iter().filter(|g| !g.is_empty()).collect())
+}
+
+/// A pointer that may be shared across rayon tasks because the coloring guarantees that tasks
+/// write disjoint entries.
+#[derive(Clone, Copy)]
+struct Shared(*mut f64);
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+/// Algorithm 1 in parallel: one color at a time, elements of a color across rayon's threads.
+pub fn assemble_parallel(p: &Problem, colors: &[Vec<u32>]) -> System {
+    let en = p.en();
+    let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
+    let vals = Shared(s.vals.as_mut_ptr());
+    let rhs = Shared(s.rhs.as_mut_ptr());
+    for group in colors {
+        group.par_iter().for_each_init(
+            || (vec![0.0; en * en], vec![0.0; en]),
+            |(a_e, f_e), &e| {
+                let e = e as usize;
+                p.element(e, a_e, f_e);
+                let nodes = p.mesh.element(e);
+                let slots = &p.slots[e * en * en..(e + 1) * en * en];
+                let (vals, rhs) = (vals, rhs);
+                for i in 0..en {
+                    let d = p.dof[nodes[i] as usize];
+                    // SAFETY: elements of one color share no node, hence no row, no slot and
+                    // no rhs entry; the buffers outlive the loop.
+                    unsafe {
+                        if d >= 0 {
+                            *rhs.0.add(d as usize) += f_e[i];
+                        }
+                        for j in 0..en {
+                            let slot = slots[i * en + j];
+                            if slot >= 0 {
+                                *vals.0.add(slot as usize) += a_e[i * en + j];
+                            }
+                        }
+                    }
+                }
+            },
+        );
+    }
+    s
+}
+
+/// How far a computed system is from the f64 reference.
+#[derive(Debug, Clone, Copy)]
+pub struct Comparison {
+    /// max |x - ref| / max |ref|, over the matrix and the right-hand side (the pass/fail check).
+    pub max_scaled: f64,
+    /// Table VI's average relative error: (Σ|As-Ad|/|Ad| + Σ|Fs-Fd|/|Fd|) / (NZ + N), over entries
+    /// whose reference is not zero to round-off (|Ad| > 1e-12 max|Ad|).
+    pub avg_relative: f64,
+}
+
+pub fn compare(vals: &[f64], rhs: &[f64], reference: &System) -> Comparison {
+    let part = |x: &[f64], r: &[f64]| {
+        if x.len() != r.len() {
+            return (f64::NAN, f64::NAN, 0usize);
+        }
+        let scale = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let floor = 1e-12 * scale;
+        let (max_err, rel_sum, count) = x
+            .par_iter()
+            .zip(r)
+            .map(|(a, b)| {
+                let d = (a - b).abs();
+                let d = if a.is_nan() { f64::NAN } else { d };
+                if b.abs() > floor {
+                    (d, d / b.abs(), 1usize)
+                } else {
+                    (d, 0.0, 0usize)
+                }
+            })
+            .reduce(|| (0.0, 0.0, 0), |p, q| (if p.0.is_nan() || q.0.is_nan() { f64::NAN } else { p.0.max(q.0) }, p.1 + q.1, p.2 + q.2));
+        (max_err / scale.max(f64::MIN_POSITIVE), rel_sum, count)
+    };
+    let (ma, ra, ca) = part(vals, &reference.vals);
+    let (mf, rf, cf) = part(rhs, &reference.rhs);
+    let max_scaled = if ma.is_nan() || mf.is_nan() { f64::NAN } else { ma.max(mf) };
+    Comparison { max_scaled, avg_relative: (ra + rf) / (ca + cf).max(1) as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The full (no Dirichlet) stiffness matrix applied to nodal values of u, per node.
+    fn apply_full_stiffness(p: &Problem, u: impl Fn(f64, f64) -> f64) -> (Vec<f64>, Vec<f64>) {
+        let en = p.en();
+        let n = p.mesh.num_nodes();
+        let (mut ku, mut load) = (vec![0.0; n], vec![0.0; n]);
+        let (mut a_e, mut f_e) = (vec![0.0; en * en], vec![0.0; en]);
+        // A problem copy without Dirichlet folding, so element() returns the plain A^e and f∫φ.
+        let g0 = vec![0.0; n];
+        let q = Problem {
+            g: g0,
+            ..Problem {
+                level: p.level,
+                mesh: p.mesh.clone(),
+                refs: p.refs.clone(),
+                g: vec![],
+                dof: vec![],
+                n_free: 0,
+                row_ptr: vec![],
+                col: vec![],
+                slots: vec![],
+            }
+        };
+        for e in 0..p.ne() {
+            q.element(e, &mut a_e, &mut f_e);
+            let nodes = p.mesh.element(e);
+            for i in 0..en {
+                load[nodes[i] as usize] += f_e[i] / SOURCE_F;
+                for j in 0..en {
+                    let nj = nodes[j] as usize;
+                    ku[nodes[i] as usize] += a_e[i * en + j] * u(p.mesh.x[nj], p.mesh.y[nj]);
+                }
+            }
+        }
+        (ku, load)
+    }
+
+    fn on_boundary(p: &Problem, i: usize) -> bool {
+        // Nodes on the outer rectangle or on a hole polygon: test rows away from all of them.
+        let (x, y) = (p.mesh.x[i], p.mesh.y[i]);
+        let near_hole = [(1.0, 1.0, 0.35), (2.2, 0.7, 0.3), (3.1, 1.3, 0.4)]
+            .iter()
+            .any(|&(cx, cy, r): &(f64, f64, f64)| ((x - cx).powi(2) + (y - cy).powi(2)).sqrt() < r + 1e-9);
+        x < 1e-9 || y < 1e-9 || (x - mesh::WIDTH).abs() < 1e-9 || (y - mesh::HEIGHT).abs() < 1e-9 || near_hole
+    }
+
+    #[test]
+    fn patch_test_linear_fields_give_zero_interior_residual() {
+        for k in 1..=4 {
+            let p = Problem::new(1, k);
+            let (ku, _) = apply_full_stiffness(&p, |x, y| 3.0 + 2.0 * x - 5.0 * y);
+            let worst = (0..p.mesh.num_nodes()).filter(|&i| !on_boundary(&p, i)).map(|i| ku[i].abs()).fold(0.0, f64::max);
+            assert!(worst < 1e-9, "k={k}: interior residual {worst}");
+        }
+    }
+
+    #[test]
+    fn polynomial_exactness_of_the_order_k_space() {
+        // u = x^2 + y^2 lies in the space for k >= 2 and -Δu = -4, so a(u, φi) = -4 ∫ φi at
+        // interior nodes, exactly (the reference integrals are exact).
+        for k in 2..=5 {
+            let p = Problem::new(1, k);
+            let (ku, load) = apply_full_stiffness(&p, |x, y| x * x + y * y);
+            let scale = load.iter().fold(0.0f64, |m, v| m.max(4.0 * v.abs()));
+            let worst = (0..p.mesh.num_nodes()).filter(|&i| !on_boundary(&p, i)).map(|i| (ku[i] + 4.0 * load[i]).abs()).fold(0.0, f64::max);
+            // Round-off of the monomial basis grows with k; a wrong space misses by O(1).
+            assert!(worst < 1e-6 * scale, "k={k}: {worst} against {scale}");
+        }
+    }
+
+    #[test]
+    fn parallel_colored_assembly_equals_serial() {
+        for k in [1, 3] {
+            let p = Problem::new(2, k);
+            let serial = assemble_serial(&p);
+            let colors = color_elements(&p.mesh, 0).unwrap();
+            let parallel = assemble_parallel(&p, &colors);
+            let c = compare(&parallel.vals, &parallel.rhs, &serial);
+            assert!(c.max_scaled < 1e-13, "k={k}: {c:?}");
+        }
+    }
+
+    #[test]
+    fn coloring_is_proper_balanced_and_honours_min_colors() {
+        let p = Problem::new(2, 1);
+        for min in [0, 16] {
+            let colors = color_elements(&p.mesh, min).unwrap();
+            assert!(colors.len() >= min.max(1));
+            let mut seen = vec![false; p.ne()];
+            for g in &colors {
+                let mut owner = std::collections::HashMap::new();
+                for &e in g {
+                    assert!(!seen[e as usize]);
+                    seen[e as usize] = true;
+                    for &v in p.mesh.element(e as usize) {
+                        assert!(owner.insert(v, e).is_none(), "two elements of one color share node {v}");
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s));
+            let (lo, hi) = (colors.iter().map(Vec::len).min().unwrap(), colors.iter().map(Vec::len).max().unwrap());
+            assert!(hi <= 2 * lo + 8, "unbalanced colors: {lo}..{hi}");
+        }
+    }
+
+    #[test]
+    fn system_is_symmetric_and_dirichlet_values_drive_the_rhs() {
+        let p = Problem::new(1, 2);
+        let s = assemble_serial(&p);
+        for r in 0..p.n_free {
+            for idx in p.row_ptr[r]..p.row_ptr[r + 1] {
+                let c = p.col[idx as usize] as usize;
+                let row = &p.col[p.row_ptr[c] as usize..p.row_ptr[c + 1] as usize];
+                let t = p.row_ptr[c] as usize + row.binary_search(&(r as u32)).unwrap();
+                assert!((s.vals[idx as usize] - s.vals[t]).abs() < 1e-12);
+            }
+        }
+        // Hot side at 200, cold at 10: the rhs is dominated by the boundary terms.
+        assert!(s.rhs.iter().any(|&v| v > 10.0));
+    }
+}
