@@ -118,7 +118,8 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     }
     run.write_meta(&meta)?;
 
-    // The cases, in order: experiment, backend, precision, sweep point.
+    // The cases, in order: experiment, sweep point, backend, precision. Points outermost, so a
+    // benchmark that builds a large problem per point (a mesh) builds it once for all backends.
     struct Case {
         exp: usize,
         backend: Backend,
@@ -133,18 +134,18 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     let mut skipped_done = 0;
     for (ei, e) in experiments.iter().enumerate() {
         let done = run.finished_cases(e.id())?;
-        for &backend in e.backends() {
-            if !restrict.is_empty() && !restrict.contains(&backend) {
-                continue;
-            }
-            for &precision in e.precisions() {
-                for (pi, params) in e.points(quick).into_iter().enumerate() {
+        for (pi, params) in e.points(quick).into_iter().enumerate() {
+            for &backend in e.backends() {
+                if !restrict.is_empty() && !restrict.contains(&backend) {
+                    continue;
+                }
+                for &precision in e.precisions() {
                     let id = case_id(backend, precision, &params);
                     if done.contains(&id) {
                         skipped_done += 1;
                         continue;
                     }
-                    cases.push(Case { exp: ei, backend, precision, point: pi, params, id });
+                    cases.push(Case { exp: ei, backend, precision, point: pi, params: params.clone(), id });
                 }
             }
         }
