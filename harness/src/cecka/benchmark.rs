@@ -527,6 +527,7 @@ fn timings_table(id: &str, r: &Rows) -> Table {
             r.method[i].clone(),
             format!("{}", key.1),
             format!("{}, {}", fmt_count(r.nodes[i]), fmt_count(r.elements[i])),
+            if r.colors_used[i] > 0.0 { format!("{}", r.colors_used[i]) } else { "-".into() },
             format!("{:.4}", r.time[i] * 1e3),
             fmt_num(r.time[i] / r.elements[i] * 1e9),
             fmt_num(r.gbs[i]),

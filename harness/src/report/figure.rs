@@ -57,6 +57,31 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
+/// The corner of the plot area with the fewest data points, so the legend hides as little as
+/// possible.
+fn legend_corner(fig: &Figure, xs: (f64, f64), ys: (f64, f64)) -> SeriesLabelPosition {
+    let norm = |v: f64, (lo, hi): (f64, f64), log: bool| {
+        if log {
+            (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    };
+    let pts: Vec<(f64, f64)> =
+        fig.series.iter().flat_map(|s| s.points.iter()).map(|&(x, y)| (norm(x, xs, fig.log_x), norm(y, ys, fig.log_y))).collect();
+    let corners = [
+        (SeriesLabelPosition::UpperRight, 0.55, 1.0, 0.6, 1.0),
+        (SeriesLabelPosition::LowerRight, 0.55, 1.0, 0.0, 0.4),
+        (SeriesLabelPosition::UpperLeft, 0.0, 0.45, 0.6, 1.0),
+        (SeriesLabelPosition::LowerLeft, 0.0, 0.45, 0.0, 0.4),
+    ];
+    corners
+        .into_iter()
+        .min_by_key(|&(_, x0, x1, y0, y1)| pts.iter().filter(|&&(x, y)| x >= x0 && x <= x1 && y >= y0 && y <= y1).count())
+        .map(|c| c.0)
+        .unwrap_or(SeriesLabelPosition::UpperRight)
+}
+
 fn plot<DB: DrawingBackend>(fig: &Figure, root: &DrawingArea<DB, Shift>) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -100,7 +125,7 @@ where
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .label_font(("sans-serif", 13))
-                .position(SeriesLabelPosition::LowerRight)
+                .position(legend_corner(fig, xs, ys))
                 .draw()
                 .map_err(|e| e.to_string())?;
         }};
