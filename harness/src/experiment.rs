@@ -85,6 +85,17 @@ pub struct ExperimentSpec<S, P, O> {
     pub outputs: O,
 }
 
+/// `outputs:` of an experiment file, typed by each benchmark's own table and figure names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(bound(deserialize = "T: Deserialize<'de>, F: Deserialize<'de>"))]
+pub struct Outputs<T, F> {
+    #[serde(default)]
+    pub tables: Vec<T>,
+    #[serde(default)]
+    pub figures: Vec<F>,
+}
+
 /// What `--quick` changes. A quick sweep replaces the whole sweep; quick measure settings
 /// replace only the settings they name.
 #[derive(Debug, Clone, Deserialize)]

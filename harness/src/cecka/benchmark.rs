@@ -100,14 +100,8 @@ pub enum FigureName {
     TimeVsColors,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Outputs {
-    #[serde(default)]
-    pub tables: Vec<TableName>,
-    #[serde(default)]
-    pub figures: Vec<FigureName>,
-}
+/// The tables and figures an experiment file may ask for.
+pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Point {
