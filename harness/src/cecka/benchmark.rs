@@ -538,6 +538,7 @@ fn timings_table(id: &str, r: &Rows) -> Table {
             "method",
             "order",
             "nodes, elements",
+            "colors",
             "ms",
             "ns/element",
             "GB/s (cost model)",

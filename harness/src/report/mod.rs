@@ -156,6 +156,14 @@ pub fn report_run(run_path: &Path, plots_root: &Path) -> Result<ReportOutput, Re
         for item in exp.report(&rows, &ctx)? {
             match item {
                 ReportItem::Table(t) => {
+                    if let Some(r) = t.rows.iter().find(|r| r.len() != t.header.len()) {
+                        return Err(ReportError::Experiment(format!(
+                            "table {}: a row has {} cells for {} columns",
+                            t.name,
+                            r.len(),
+                            t.header.len()
+                        )));
+                    }
                     out.terminal.push_str(&t.to_terminal());
                     out.terminal.push('\n');
                     md.push_str(&t.to_markdown());
