@@ -105,6 +105,11 @@ impl Problem {
     /// The element subroutine in f64: A^e (row-major en x en) and F^e with Dirichlet values
     /// folded in. Straight sides: J is constant, A^e = (1/det)((b.b) Sxx - (a.b) Sxy + (a.a) Syy).
     pub fn element(&self, e: usize, a_e: &mut [f64], f_e: &mut [f64]) {
+        self.element_with(e, &self.g, a_e, f_e)
+    }
+
+    /// The element subroutine with other prescribed values `g` (zeros: plain A^e and f∫φ).
+    pub fn element_with(&self, e: usize, g: &[f64], a_e: &mut [f64], f_e: &mut [f64]) {
         let en = self.en();
         let nodes = self.mesh.element(e);
         let (x, y) = (&self.mesh.x, &self.mesh.y);
@@ -121,7 +126,7 @@ impl Problem {
                 let k = i * en + j;
                 let aij = cxx * r.sxx[k] + cxy * r.sxy[k] + cyy * r.syy[k];
                 a_e[k] = aij;
-                fi -= aij * self.g[nodes[j] as usize];
+                fi -= aij * g[nodes[j] as usize];
             }
             f_e[i] = fi;
         }
@@ -295,24 +300,10 @@ mod tests {
         let n = p.mesh.num_nodes();
         let (mut ku, mut load) = (vec![0.0; n], vec![0.0; n]);
         let (mut a_e, mut f_e) = (vec![0.0; en * en], vec![0.0; en]);
-        // A problem copy without Dirichlet folding, so element() returns the plain A^e and f∫φ.
+        // No Dirichlet folding: element_with(zeros) gives the plain A^e and f∫φ.
         let g0 = vec![0.0; n];
-        let q = Problem {
-            g: g0,
-            ..Problem {
-                level: p.level,
-                mesh: p.mesh.clone(),
-                refs: p.refs.clone(),
-                g: vec![],
-                dof: vec![],
-                n_free: 0,
-                row_ptr: vec![],
-                col: vec![],
-                slots: vec![],
-            }
-        };
         for e in 0..p.ne() {
-            q.element(e, &mut a_e, &mut f_e);
+            p.element_with(e, &g0, &mut a_e, &mut f_e);
             let nodes = p.mesh.element(e);
             for i in 0..en {
                 load[nodes[i] as usize] += f_e[i] / SOURCE_F;
