@@ -177,6 +177,12 @@ impl<B: Benchmark> Loaded<B> {
             _ => &self.spec.sweep,
         }
     }
+    fn problem(&self, quick: bool) -> &B::Problem {
+        match (&self.spec.quick, quick) {
+            (Some(q), true) => q.problem.as_ref().unwrap_or(&self.spec.problem),
+            _ => &self.spec.problem,
+        }
+    }
 }
 
 impl<B: Benchmark> Experiment for Loaded<B> {
@@ -209,7 +215,7 @@ impl<B: Benchmark> Experiment for Loaded<B> {
     }
     fn run_point(&self, ctx: &mut CaseCtx, quick: bool, index: usize) -> Result<Vec<Measured>, CaseError> {
         let points = B::points(self.sweep(quick));
-        B::run(ctx, &self.spec.problem, &points[index])
+        B::run(ctx, self.problem(quick), &points[index])
     }
     fn report(&self, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         B::report(&self.spec, rows, ctx)

@@ -81,7 +81,7 @@ pub struct ExperimentSpec<S, P, O> {
     pub measure: MeasurePolicy,
     /// The small subset that `--quick` runs (CPU and PoCL in CI).
     #[serde(default)]
-    pub quick: Option<QuickSpec<S>>,
+    pub quick: Option<QuickSpec<S, P>>,
     pub outputs: O,
 }
 
@@ -96,14 +96,16 @@ pub struct Outputs<T, F> {
     pub figures: Vec<F>,
 }
 
-/// What `--quick` changes. A quick sweep replaces the whole sweep; quick measure settings
-/// replace only the settings they name.
+/// What `--quick` changes. A quick sweep or problem replaces the whole sweep or problem; quick
+/// measure settings replace only the settings they name.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[serde(bound(deserialize = "S: Deserialize<'de>"))]
-pub struct QuickSpec<S> {
+#[serde(bound(deserialize = "S: Deserialize<'de>, P: Deserialize<'de>"))]
+pub struct QuickSpec<S, P> {
     #[serde(default)]
     pub sweep: Option<S>,
+    #[serde(default)]
+    pub problem: Option<P>,
     #[serde(default)]
     pub measure: Option<crate::measure::MeasureOverride>,
 }

@@ -7,6 +7,7 @@ use polars::prelude::DataFrame;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::nz_plans::{self, GlobalPlan, Packed, SharedPlan};
 use super::system::{assemble_parallel, assemble_serial, color_elements, compare, Problem, System, SOURCE_F};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
@@ -29,14 +30,47 @@ pub enum Method {
     /// 4.1: one thread per element, one launch per color.
     ElemColor,
     ElemColorDummy,
-    /// One thread per element, atomic adds into precomputed CSR slots.
+    /// 4.2: METIS element partitions with shared-memory prefetch, element data to global
+    /// memory, then the LPT-packed reduction array.
+    GlobalNz,
+    GlobalNzDummy,
+    /// 4.3: METIS node partitions, scatter array into shared memory, element data and
+    /// reduction in shared memory.
+    SharedNz,
+    SharedNzDummy,
+    /// 4.4: one thread per non-zero, the element subroutine recomputed for every contribution.
+    LocalNz,
+    LocalNzDummy,
+    /// Beyond the paper: one thread per element, atomic adds into precomputed CSR slots.
     ElemAtomic,
     ElemAtomicDummy,
 }
 
+/// How a GPU method assembles; each has a full and a dummy variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Cpu,
+    Elem,
+    GlobalNz,
+    SharedNz,
+    LocalNz,
+}
+
 impl Method {
-    pub const ALL: [Method; 6] =
-        [Method::CpuSerial, Method::CpuParallel, Method::ElemColor, Method::ElemColorDummy, Method::ElemAtomic, Method::ElemAtomicDummy];
+    pub const ALL: [Method; 12] = [
+        Method::CpuSerial,
+        Method::CpuParallel,
+        Method::ElemColor,
+        Method::ElemColorDummy,
+        Method::GlobalNz,
+        Method::GlobalNzDummy,
+        Method::SharedNz,
+        Method::SharedNzDummy,
+        Method::LocalNz,
+        Method::LocalNzDummy,
+        Method::ElemAtomic,
+        Method::ElemAtomicDummy,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -44,15 +78,33 @@ impl Method {
             Method::CpuParallel => "cpu-parallel",
             Method::ElemColor => "elem-color",
             Method::ElemColorDummy => "elem-color-dummy",
+            Method::GlobalNz => "global-nz",
+            Method::GlobalNzDummy => "global-nz-dummy",
+            Method::SharedNz => "shared-nz",
+            Method::SharedNzDummy => "shared-nz-dummy",
+            Method::LocalNz => "local-nz",
+            Method::LocalNzDummy => "local-nz-dummy",
             Method::ElemAtomic => "elem-atomic",
             Method::ElemAtomicDummy => "elem-atomic-dummy",
         }
     }
+    fn family(self) -> Family {
+        match self {
+            Method::CpuSerial | Method::CpuParallel => Family::Cpu,
+            Method::ElemColor | Method::ElemColorDummy | Method::ElemAtomic | Method::ElemAtomicDummy => Family::Elem,
+            Method::GlobalNz | Method::GlobalNzDummy => Family::GlobalNz,
+            Method::SharedNz | Method::SharedNzDummy => Family::SharedNz,
+            Method::LocalNz | Method::LocalNzDummy => Family::LocalNz,
+        }
+    }
     fn on_cpu(self) -> bool {
-        matches!(self, Method::CpuSerial | Method::CpuParallel)
+        self.family() == Family::Cpu
     }
     fn dummy(self) -> bool {
-        matches!(self, Method::ElemColorDummy | Method::ElemAtomicDummy)
+        matches!(
+            self,
+            Method::ElemColorDummy | Method::ElemAtomicDummy | Method::GlobalNzDummy | Method::SharedNzDummy | Method::LocalNzDummy
+        )
     }
     fn colored(self) -> bool {
         matches!(self, Method::ElemColor | Method::ElemColorDummy | Method::CpuParallel)
@@ -76,8 +128,24 @@ pub struct Sweep {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Problem_ {
-    /// Work-group size of the element kernels.
+    /// Work-group size of every kernel (and the lanes of the packed arrays). Default 128.
     pub group_size: Option<u32>,
+    /// GlobalNZ: elements per METIS part (thread block) to aim for. Default 1024.
+    pub elements_per_block: Option<u32>,
+    /// GlobalNZ and LocalNZ: non-zeros (reduction lists) per thread block, per thread. Default 4.
+    pub targets_per_thread: Option<u32>,
+    /// Shared memory a block may use, in bytes; default and ceiling: the device's own limit
+    /// (the paper's SharedNZ fails at order 5 on 16 KiB).
+    pub shared_bytes: Option<u64>,
+}
+
+impl Problem_ {
+    fn group_size(&self) -> usize {
+        self.group_size.unwrap_or(128) as usize
+    }
+    fn targets_per_block(&self) -> usize {
+        self.group_size() * self.targets_per_thread.unwrap_or(4) as usize
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -129,6 +197,20 @@ struct Prepared {
     problem: Problem,
     reference: OnceLock<System>,
     colors: Mutex<BTreeMap<u32, Arc<Vec<Vec<u32>>>>>,
+    /// Plans by their parameters; failures are kept too (a partition that does not fit is
+    /// not retried for the next precision or backend with the same limits).
+    global: Mutex<BTreeMap<[usize; 4], Arc<Result<GlobalPlan, String>>>>,
+    shared: Mutex<BTreeMap<[usize; 2], Arc<Result<SharedPlan, String>>>>,
+    local: Mutex<BTreeMap<[usize; 2], Arc<Result<Packed, String>>>>,
+}
+
+fn cached<K: Ord, V>(
+    map: &Mutex<BTreeMap<K, Arc<Result<V, String>>>>,
+    key: K,
+    make: impl FnOnce() -> Result<V, String>,
+) -> Result<Arc<Result<V, String>>, CaseError> {
+    let mut map = map.lock().map_err(|_| CaseError::Failed("plan cache poisoned".into()))?;
+    Ok(map.entry(key).or_insert_with(|| Arc::new(make())).clone())
 }
 
 impl Prepared {
@@ -157,6 +239,9 @@ fn prepared(level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
         problem: Problem::new(level as usize, order as usize),
         reference: OnceLock::new(),
         colors: Mutex::new(BTreeMap::new()),
+        global: Mutex::new(BTreeMap::new()),
+        shared: Mutex::new(BTreeMap::new()),
+        local: Mutex::new(BTreeMap::new()),
     });
     // Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
     if cache.len() >= 2 {
@@ -212,7 +297,7 @@ impl Benchmark for CeckaAssembly {
         Ok(())
     }
 
-    fn run(ctx: &mut CaseCtx, _problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let gpu = matches!(ctx.target, Target::Gpu(_));
         if gpu == point.method.on_cpu() {
             return Err(CaseError::Skipped(format!(
@@ -227,8 +312,8 @@ impl Benchmark for CeckaAssembly {
         let prep = prepared(point.level, point.order)?;
         match (ctx.precision, &ctx.target) {
             (_, Target::Cpu) => run_cpu(ctx, &prep, point),
-            (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, &prep, point),
-            (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, &prep, point),
+            (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),
+            (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, problem, &prep, point),
         }
     }
 
@@ -296,9 +381,135 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Meas
     Ok(vec![m])
 }
 
-fn run_gpu<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-    let Target::Gpu(dev) = ctx.target else { return Err(CaseError::Failed("not a GPU target".into())) };
-    let dev: &dyn Device = dev;
+/// Element subroutine flops: 15 for the geometry, 7 per (i, j) pair (three-term combination
+/// and the Dirichlet fold), 2 per row of F^e.
+fn element_flops(en: f64) -> f64 {
+    15.0 + 7.0 * en * en + 2.0 * en
+}
+
+/// What one GPU method's run leaves for verification and the row.
+struct GpuRun<T> {
+    timings: Vec<Timing>,
+    vals: Vec<T>,
+    rhs: Vec<T>,
+    bytes: f64,
+    flops: f64,
+    memory: f64,
+    extras: Vec<(&'static str, f64)>,
+}
+
+fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let run = match point.method.family() {
+        Family::Elem => run_elem::<T>(ctx, problem, prep, point)?,
+        Family::GlobalNz => run_global_nz::<T>(ctx, problem, prep, point)?,
+        Family::SharedNz => run_shared_nz::<T>(ctx, problem, prep, point)?,
+        Family::LocalNz => run_local_nz::<T>(ctx, problem, prep, point)?,
+        Family::Cpu => return Err(CaseError::Failed("a CPU method on a GPU target".into())),
+    };
+    let p = &prep.problem;
+    let got_vals: Vec<f64> = run.vals.iter().map(|v| v.to_f64()).collect();
+    let got_rhs: Vec<f64> = run.rhs.iter().map(|v| v.to_f64()).collect();
+    if got_vals.len() != p.nnz() || got_rhs.len() != p.n_free {
+        return Err(CaseError::Failed("the device returned a system of the wrong size".into()));
+    }
+    let (error, tol, table6) = if point.method.dummy() {
+        // A dummy kernel computes a different system on purpose: check only that every entry was
+        // written (no NaN left of the poison) and finite.
+        let bad = got_vals.iter().chain(&got_rhs).any(|v| !v.is_finite());
+        (if bad { f64::NAN } else { 0.0 }, 0.0, f64::NAN)
+    } else {
+        let cmp = compare(&got_vals, &got_rhs, prep.reference());
+        (cmp.max_scaled, if T::PRECISION == Precision::F32 { 2e-3 } else { 1e-12 }, cmp.avg_relative)
+    };
+    Ok(run
+        .timings
+        .into_iter()
+        .map(|t| {
+            let mut m = Measured::verified(point.method.as_str(), t, error, tol).bytes(run.bytes).flops(run.flops).memory(run.memory);
+            if table6.is_finite() {
+                m = m.extra("table6_error", table6);
+            }
+            for (k, v) in sizes(prep) {
+                m = m.extra(k, v);
+            }
+            for &(k, v) in &run.extras {
+                m = m.extra(k, v);
+            }
+            m
+        })
+        .collect())
+}
+
+fn gpu_of<'a>(ctx: &CaseCtx<'a>) -> Result<&'a dyn Device, CaseError> {
+    match ctx.target {
+        Target::Gpu(dev) => Ok(dev),
+        Target::Cpu => Err(CaseError::Failed("not a GPU target".into())),
+    }
+}
+
+/// Times `body` in every mode the policy asks for.
+fn time_modes(
+    ctx: &CaseCtx,
+    dev: &dyn Device,
+    body: &mut dyn FnMut() -> crate::device::DeviceResult<()>,
+) -> Result<Vec<Timing>, CaseError> {
+    let mut timings = Vec::new();
+    for &mode in ctx.policy.modes.iter() {
+        timings.push(measure_device(dev, ctx.policy, mode, ctx.flusher, body)?);
+    }
+    dev.synchronize()?;
+    Ok(timings)
+}
+
+fn to_real<T: Real>(v: &[f64]) -> Vec<T> {
+    v.par_iter().map(|&x| T::from_f64(x)).collect()
+}
+
+/// The shared memory a block may use: the device's limit, or less if the experiment asks.
+fn shared_limit(dev: &dyn Device, problem: &Problem_) -> Result<usize, CaseError> {
+    let device = dev.info().local_mem_bytes as usize;
+    match problem.shared_bytes {
+        Some(b) if b as usize > device => {
+            Err(CaseError::Failed(format!("problem.shared_bytes = {b} exceeds the device's {device} bytes of shared memory per block")))
+        }
+        Some(b) => Ok(b as usize),
+        None => Ok(device),
+    }
+}
+
+/// Nodal data every NZ method reads: coordinates and prescribed values.
+struct Nodal {
+    x: crate::device::Buffer,
+    y: crate::device::Buffer,
+    g: crate::device::Buffer,
+    refs: crate::device::Buffer,
+    bytes: usize,
+}
+
+fn upload_nodal<T: Real>(dev: &dyn Device, p: &Problem) -> Result<Nodal, CaseError> {
+    let refs = to_real::<T>(&p.refs.packed());
+    Ok(Nodal {
+        x: dev.upload_slice(&to_real::<T>(&p.mesh.x))?,
+        y: dev.upload_slice(&to_real::<T>(&p.mesh.y))?,
+        g: dev.upload_slice(&to_real::<T>(&p.g))?,
+        bytes: (3 * p.mesh.num_nodes() + refs.len()) * std::mem::size_of::<T>(),
+        refs: dev.upload_slice(&refs)?,
+    })
+}
+
+/// The combined output of the NZ methods: CSR values, then the right-hand side.
+fn split_output<T: Real>(dev: &dyn Device, out: &crate::device::Buffer, p: &Problem) -> Result<(Vec<T>, Vec<T>), CaseError> {
+    let mut all = dev.download_vec::<T>(out, nz_plans::num_targets(p))?;
+    let rhs = all.split_off(p.nnz());
+    Ok((all, rhs))
+}
+
+fn sources_in(packed: &Packed) -> usize {
+    packed.data.par_iter().filter(|&&v| v > 0).count()
+}
+
+fn run_elem<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
     let p = &prep.problem;
     let (en, ne) = (p.en(), p.ne());
     let s = std::mem::size_of::<T>();
@@ -314,23 +525,17 @@ fn run_gpu<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result
     };
     let conn = soa_u32(en, &|a, e| p.mesh.element(e)[a]);
     let slots: Vec<i32> = soa_u32(en * en, &|k, e| p.slots[e * en * en + k] as u32).into_iter().map(|v| v as i32).collect();
-    let to_t = |v: &[f64]| v.par_iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
-    let x = dev.upload_slice(&to_t(&p.mesh.x))?;
-    let y = dev.upload_slice(&to_t(&p.mesh.y))?;
+    let nodal = upload_nodal::<T>(dev, p)?;
     let conn_b = dev.upload_slice(&conn)?;
     let dof = dev.upload_slice(&p.dof)?;
-    let g = dev.upload_slice(&to_t(&p.g))?;
-    let refs = dev.upload_slice(&to_t(&p.refs.packed()))?;
     let slots_b = dev.upload_slice(&slots)?;
     let nan = vec![T::nan(); p.nnz().max(p.n_free)];
     let vals = dev.upload_slice(&nan[..p.nnz()])?;
     let rhs = dev.upload_slice(&nan[..p.n_free])?;
-    let memory = (conn.len() + slots.len()) * 4
-        + (2 * p.mesh.num_nodes() + p.mesh.num_nodes() + p.refs.packed().len() + p.nnz() + p.n_free) * s
-        + p.mesh.num_nodes() * 4;
-    drop((conn, slots));
+    let memory = (conn.len() + slots.len() + p.mesh.num_nodes()) * 4 + nodal.bytes + (p.nnz() + p.n_free) * s;
+    drop((conn, slots, nan));
 
-    let gs = 128usize;
+    let gs = problem.group_size();
     let defines =
         Defines::for_precision(T::PRECISION).with("EN", en).with("ATOMIC", (!colored) as u8).with("DUMMY", point.method.dummy() as u8);
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_elements")?;
@@ -347,7 +552,7 @@ fn run_gpu<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result
         None => vec![(0, ne)],
     };
     let f = Arg::real(T::PRECISION, SOURCE_F);
-    let mut body = || -> crate::device::DeviceResult<()> {
+    let timings = time_modes(ctx, dev, &mut || {
         dev.launch(&zero, Launch::cover(p.nnz(), 256), &[Arg::Buf(&vals), Arg::I32(p.nnz() as i32)])?;
         dev.launch(&zero, Launch::cover(p.n_free, 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
         for &(first, count) in &ranges {
@@ -355,12 +560,12 @@ fn run_gpu<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result
                 &k,
                 Launch::cover(count, gs),
                 &[
-                    Arg::Buf(&x),
-                    Arg::Buf(&y),
+                    Arg::Buf(&nodal.x),
+                    Arg::Buf(&nodal.y),
                     Arg::Buf(&conn_b),
                     Arg::Buf(&dof),
-                    Arg::Buf(&g),
-                    Arg::Buf(&refs),
+                    Arg::Buf(&nodal.g),
+                    Arg::Buf(&nodal.refs),
                     Arg::Buf(&slots_b),
                     Arg::Buf(&vals),
                     Arg::Buf(&rhs),
@@ -372,37 +577,218 @@ fn run_gpu<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result
             )?;
         }
         Ok(())
-    };
-    let mut timings: Vec<Timing> = Vec::new();
-    for &mode in ctx.policy.modes.iter() {
-        timings.push(measure_device(dev, ctx.policy, mode, ctx.flusher, &mut body)?);
-    }
-    dev.synchronize()?;
-    let got_vals: Vec<f64> = dev.download_vec::<T>(&vals, p.nnz())?.iter().map(|v| v.to_f64()).collect();
-    let got_rhs: Vec<f64> = dev.download_vec::<T>(&rhs, p.n_free)?.iter().map(|v| v.to_f64()).collect();
+    })?;
     let (bytes, flops) = cost(p, s);
-    let (error, tol, table6) = if point.method.dummy() {
-        // A dummy kernel computes a different system on purpose: check only that every entry was
-        // written (no NaN left of the poison) and finite.
-        let bad = got_vals.iter().chain(&got_rhs).any(|v| !v.is_finite());
-        (if bad { f64::NAN } else { 0.0 }, 0.0, f64::NAN)
-    } else {
-        let cmp = compare(&got_vals, &got_rhs, prep.reference());
-        (cmp.max_scaled, if T::PRECISION == Precision::F32 { 2e-3 } else { 1e-12 }, cmp.avg_relative)
-    };
-    Ok(timings
-        .into_iter()
-        .map(|t| {
-            let mut m = Measured::verified(point.method.as_str(), t, error, tol).bytes(bytes).flops(flops).memory(memory as f64);
-            if table6.is_finite() {
-                m = m.extra("table6_error", table6);
-            }
-            for (k, v) in sizes(prep) {
-                m = m.extra(k, v);
-            }
-            m.extra("colors_used", colors.as_ref().map_or(0.0, |c| c.len() as f64))
-        })
-        .collect())
+    Ok(GpuRun {
+        timings,
+        vals: dev.download_vec::<T>(&vals, p.nnz())?,
+        rhs: dev.download_vec::<T>(&rhs, p.n_free)?,
+        bytes,
+        flops,
+        memory: memory as f64,
+        extras: vec![("colors_used", colors.as_ref().map_or(0.0, |c| c.len() as f64))],
+    })
+}
+
+fn run_global_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
+    let ee = nz_plans::element_entries(en);
+    let gs = problem.group_size();
+    let max_nodes = shared_limit(dev, problem)? / (3 * s);
+    let epb = problem.elements_per_block.unwrap_or(1024) as usize;
+    let key = [epb, max_nodes, gs, problem.targets_per_block()];
+    let plan = cached(&prep.global, key, || nz_plans::global_plan(p, epb, max_nodes, gs, problem.targets_per_block()))?;
+    let plan = plan.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("GlobalNZ: {e}")))?;
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let node_ptr = dev.upload_slice(&plan.node_ptr)?;
+    let nodes = dev.upload_slice(&plan.nodes)?;
+    let elem_ptr = dev.upload_slice(&plan.elem_ptr)?;
+    let lconn = dev.upload_slice(&plan.local_conn)?;
+    let red = dev.upload_slice(&plan.reduction.data)?;
+    let red_ptr = dev.upload_slice(&plan.reduction.ptr)?;
+    let element_data = dev.alloc(ne * ee * s)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines =
+        Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8).with("NK_MAX", plan.max_nodes.max(1));
+    let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_global_elements")?;
+    let reduce = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_reduce")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let timings = time_modes(ctx, dev, &mut || {
+        dev.launch(
+            &elements,
+            Launch { groups: plan.parts, group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&node_ptr),
+                Arg::Buf(&nodes),
+                Arg::Buf(&elem_ptr),
+                Arg::Buf(&lconn),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&element_data),
+                f,
+                Arg::I32(ne as i32),
+            ],
+        )?;
+        dev.launch(
+            &reduce,
+            Launch { groups: plan.reduction.blocks(), group_size: gs },
+            &[Arg::Buf(&red), Arg::Buf(&red_ptr), Arg::Buf(&element_data), Arg::Buf(&out)],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let fetched = plan.nodes.len();
+    let sources = sources_in(&plan.reduction);
+    let bytes = (fetched * 4 + fetched * 3 * s + en * ne * 4 + 2 * (plan.parts + 1) * 4)
+        + ne * ee * s
+        + plan.reduction.data.len() * 4
+        + sources * s
+        + nz_plans::num_targets(p) * s;
+    let memory = nodal.bytes
+        + (plan.node_ptr.len()
+            + plan.nodes.len()
+            + plan.elem_ptr.len()
+            + plan.local_conn.len()
+            + plan.reduction.data.len()
+            + plan.reduction.ptr.len())
+            * 4
+        + (ne * ee + nz_plans::num_targets(p)) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: ne as f64 * element_flops(en as f64) + sources as f64,
+        memory: memory as f64,
+        extras: vec![
+            ("blocks", plan.parts as f64),
+            ("max_block_nodes", plan.max_nodes as f64),
+            ("reduction_padding", plan.reduction.padding()),
+        ],
+    })
+}
+
+fn run_shared_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, s) = (p.en(), std::mem::size_of::<T>());
+    let gs = problem.group_size();
+    let limit = shared_limit(dev, problem)?;
+    let max_elements = limit / (nz_plans::shared_slot(en) * s);
+    let plan = cached(&prep.shared, [max_elements, gs], || nz_plans::shared_plan(p, max_elements, gs))?;
+    let plan =
+        plan.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("SharedNZ with {limit} bytes of shared memory per block: {e}")))?;
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let scat = dev.upload_slice(&plan.scatter.data)?;
+    let scat_ptr = dev.upload_slice(&plan.scatter.ptr)?;
+    let red = dev.upload_slice(&plan.reduction.data)?;
+    let red_ptr = dev.upload_slice(&plan.reduction.ptr)?;
+    let counts = dev.upload_slice(&plan.block_elements)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8).with("STRIDE", plan.stride);
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let timings = time_modes(ctx, dev, &mut || {
+        dev.launch(
+            &k,
+            Launch { groups: plan.parts, group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&scat),
+                Arg::Buf(&scat_ptr),
+                Arg::Buf(&red),
+                Arg::Buf(&red_ptr),
+                Arg::Buf(&counts),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&out),
+                f,
+            ],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let sources = sources_in(&plan.reduction);
+    let bytes = plan.scatter.data.len() * 4
+        + plan.node_fetches * 3 * s
+        + plan.reduction.data.len() * 4
+        + (plan.scatter.ptr.len() + plan.reduction.ptr.len() + plan.block_elements.len()) * 4
+        + nz_plans::num_targets(p) * s;
+    let memory = nodal.bytes
+        + (plan.scatter.data.len()
+            + plan.scatter.ptr.len()
+            + plan.reduction.data.len()
+            + plan.reduction.ptr.len()
+            + plan.block_elements.len())
+            * 4
+        + nz_plans::num_targets(p) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: plan.element_calls as f64 * element_flops(en as f64) + sources as f64,
+        memory: memory as f64,
+        extras: vec![
+            ("blocks", plan.parts as f64),
+            ("max_block_elements", plan.stride as f64),
+            ("shared_bytes", (plan.stride * nz_plans::shared_slot(en) * s) as f64),
+            ("element_calls_per_element", plan.element_calls as f64 / p.ne() as f64),
+            ("reduction_padding", plan.reduction.padding()),
+        ],
+    })
+}
+
+fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
+    let gs = problem.group_size();
+    let plan = cached(&prep.local, [gs, problem.targets_per_block()], || nz_plans::local_plan(p, gs, problem.targets_per_block()))?;
+    let plan = plan.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("LocalNZ: {e}")))?;
+    let conn: Vec<u32> = (0..en * ne).into_par_iter().map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let conn_b = dev.upload_slice(&conn)?;
+    let lst = dev.upload_slice(&plan.data)?;
+    let lst_ptr = dev.upload_slice(&plan.ptr)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8);
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_local")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let timings = time_modes(ctx, dev, &mut || {
+        dev.launch(
+            &k,
+            Launch { groups: plan.blocks(), group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&conn_b),
+                Arg::Buf(&lst),
+                Arg::Buf(&lst_ptr),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&out),
+                f,
+                Arg::I32(ne as i32),
+            ],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let calls = sources_in(plan);
+    let bytes = plan.data.len() * 4 + calls * (en * 4 + 3 * en * s) + nz_plans::num_targets(p) * s;
+    let memory = nodal.bytes + (conn.len() + plan.data.len() + plan.ptr.len()) * 4 + nz_plans::num_targets(p) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: calls as f64 * (element_flops(en as f64) + 1.0),
+        memory: memory as f64,
+        extras: vec![("element_calls_per_element", calls as f64 / ne as f64)],
+    })
 }
 
 /// The columns the Cecka reports read.

@@ -14,6 +14,7 @@
 pub mod benchmark;
 pub mod lagrange;
 pub mod mesh;
+pub mod nz_plans;
 pub mod system;
 
 pub use benchmark::CeckaAssembly;

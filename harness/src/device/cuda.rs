@@ -70,7 +70,8 @@ fn query_info(ctx: &Arc<CudaContext>, index: usize) -> DeviceResult<DeviceInfo> 
         compute_units: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
         fp64: true,
         cache_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
-        local_mem_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as u64,
+        // Static shared arrays (how the kernels size theirs) get this much without an opt-in.
+        local_mem_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as u64,
         max_work_group: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as usize,
         compute_capability: Some(format!("{major}.{minor}")),
     })

@@ -180,11 +180,44 @@ pub fn report_run(run_path: &Path, plots_root: &Path) -> Result<ReportOutput, Re
                 }
             }
         }
+        if let Some(t) = failures_table(exp.id(), &rows)? {
+            out.terminal.push_str(&t.to_terminal());
+            out.terminal.push('\n');
+            md.push_str(&t.to_markdown());
+            md.push('\n');
+        }
     }
     let md_path = run_path.join("report.md");
     std::fs::write(&md_path, md).map_err(|source| ReportError::Io { path: md_path.clone(), source })?;
     out.markdown_path = Some(md_path);
     Ok(out)
+}
+
+/// Every failed case of an experiment with its reason: a wrong answer or a method that cannot
+/// run is a result too.
+fn failures_table(id: &str, rows: &polars::prelude::DataFrame) -> Result<Option<Table>, ReportError> {
+    let status = frame::strs(rows, "status")?;
+    let (case, backend, device, precision, reason) = (
+        frame::strs(rows, "case_id")?,
+        frame::strs(rows, "backend")?,
+        frame::strs(rows, "device")?,
+        frame::strs(rows, "precision")?,
+        frame::strs(rows, "reason")?,
+    );
+    let failed: Vec<Vec<String>> = (0..rows.height())
+        .filter(|&i| status[i] == "failed")
+        .map(|i| vec![case[i].clone(), backend[i].clone(), device[i].clone(), precision[i].clone(), reason[i].clone()])
+        .collect();
+    if failed.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Table {
+        name: format!("{id}-failures"),
+        title: format!("Failed cases of {id} ({})", failed.len()),
+        header: ["case", "backend", "device", "precision", "reason"].map(String::from).to_vec(),
+        rows: failed,
+        notes: vec![],
+    }))
 }
 
 /// A path relative to `base` when both are relative to the same root, else the path as given.

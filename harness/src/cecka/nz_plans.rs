@@ -1,0 +1,679 @@
+//! Host-side plans of the assembly-by-non-zero methods (sections 4.2-4.4 of the paper): METIS
+//! partitions of elements (GlobalNZ) and of nodes (SharedNZ), block element matrices, and the
+//! scatter and reduction arrays packed by LPT.
+//!
+//! Entry codes, as in the paper: a source index s is stored as s + 1, a target index t as
+//! -t - 1 (all bits inverted), 0 is padding. A reduction list is `sources.., target` (sum the
+//! sources, store at the target); a scatter list is `source, targets..` (read once, copy to
+//! every target). Target space of every plan: CSR values 0..nnz, then the right-hand side at
+//! nnz + free dof.
+//!
+//! Element data entry m of an element: A^e(i, j) at m = i*en + j, F^e(i) at m = en*en + i.
+
+use rayon::prelude::*;
+
+use super::system::Problem;
+
+pub fn source(s: usize) -> i32 {
+    (s + 1) as i32
+}
+pub fn target(t: usize) -> i32 {
+    -(t as i32) - 1
+}
+
+/// Entries per element of the element data (A^e and F^e).
+pub fn element_entries(en: usize) -> usize {
+    en * en + en
+}
+
+/// Packed lists of every thread block: block b owns `data[ptr[b]..ptr[b+1]]`, read in steps of
+/// `lanes` entries (entry of lane l at step r: `ptr[b] + r * lanes + l`), so a block's reads
+/// coalesce (the column-major matrices with blockSize rows of Figs. 5, 6 and 9).
+#[derive(Debug, Clone, Default)]
+pub struct Packed {
+    pub lanes: usize,
+    pub data: Vec<i32>,
+    pub ptr: Vec<u32>,
+}
+
+impl Packed {
+    pub fn blocks(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+    /// Share of padding entries (the waste LPT leaves).
+    pub fn padding(&self) -> f64 {
+        let zeros = self.data.par_iter().filter(|&&v| v == 0).count();
+        zeros as f64 / self.data.len().max(1) as f64
+    }
+    fn from_blocks(lanes: usize, blocks: Vec<Vec<i32>>) -> Result<Packed, String> {
+        let total: usize = blocks.iter().map(Vec::len).sum();
+        if total > i32::MAX as usize {
+            return Err(format!("packed array of {total} entries exceeds 32-bit offsets"));
+        }
+        let mut ptr = Vec::with_capacity(blocks.len() + 1);
+        ptr.push(0u32);
+        for b in &blocks {
+            ptr.push(ptr.last().copied().unwrap_or(0) + b.len() as u32);
+        }
+        Ok(Packed { lanes, data: blocks.concat(), ptr })
+    }
+}
+
+/// Lists in CSR form: list i is `entries[offsets[i]..offsets[i + 1]]`.
+pub struct Lists<'a> {
+    pub offsets: &'a [u32],
+    pub entries: &'a [i32],
+}
+
+/// Largest-processing-time packing: lists longest first, each to the lane with the least work
+/// so far; a lane runs its lists one after another; shorter lanes end in zeros.
+pub fn pack_lpt(lists: &Lists, lanes: usize) -> Vec<i32> {
+    let n = lists.offsets.len().saturating_sub(1);
+    let len = |i: usize| (lists.offsets[i + 1] - lists.offsets[i]) as usize;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(len(i)), i));
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
+        (0..lanes).map(|l| std::cmp::Reverse((0usize, l))).collect();
+    let mut lane_lists: Vec<Vec<usize>> = vec![Vec::new(); lanes];
+    for i in order {
+        let Some(std::cmp::Reverse((load, lane))) = heap.pop() else { break };
+        lane_lists[lane].push(i);
+        heap.push(std::cmp::Reverse((load + len(i), lane)));
+    }
+    let height = heap.iter().map(|r| r.0 .0).max().unwrap_or(0);
+    let mut out = vec![0i32; height * lanes];
+    for (lane, ls) in lane_lists.iter().enumerate() {
+        let mut r = 0;
+        for &i in ls {
+            for &v in &lists.entries[lists.offsets[i] as usize..lists.offsets[i + 1] as usize] {
+                out[r * lanes + lane] = v;
+                r += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Where entry m of element e goes: a CSR slot, nnz + dof for F^e rows, or nowhere (rows or
+/// columns of prescribed nodes).
+pub fn entry_target(p: &Problem, e: usize, m: usize) -> Option<usize> {
+    let en = p.en();
+    if m < en * en {
+        let s = p.slots[e * en * en + m];
+        (s >= 0).then_some(s as usize)
+    } else {
+        let d = p.dof[p.mesh.element(e)[m - en * en] as usize];
+        (d >= 0).then(|| p.nnz() + d as usize)
+    }
+}
+
+pub fn num_targets(p: &Problem) -> usize {
+    p.nnz() + p.n_free
+}
+
+/// Reduction lists over all targets, blocked `targets_per_block` consecutive targets at a time
+/// and packed for `lanes` threads; `src(e, m)` numbers element entries in the source array.
+pub fn reduction_over_targets(
+    p: &Problem,
+    lanes: usize,
+    targets_per_block: usize,
+    src: &(dyn Fn(usize, usize) -> usize + Sync),
+) -> Result<Packed, String> {
+    let ee = element_entries(p.en());
+    let nt = num_targets(p);
+    if (p.ne() * ee) as u64 >= i32::MAX as u64 || nt as u64 >= i32::MAX as u64 {
+        return Err("element data too large for 32-bit source indices".into());
+    }
+    // (target, source) pairs sorted by target: each target's sources in a deterministic order.
+    let mut pairs: Vec<u64> = (0..p.ne())
+        .into_par_iter()
+        .flat_map_iter(|e| (0..ee).filter_map(move |m| entry_target(p, e, m).map(|t| ((t as u64) << 32) | src(e, m) as u64)))
+        .collect();
+    pairs.par_sort_unstable();
+    let mut start = vec![0u32; nt + 1];
+    for &q in &pairs {
+        start[(q >> 32) as usize + 1] += 1;
+    }
+    for t in 0..nt {
+        start[t + 1] += start[t];
+    }
+    let blocks: Vec<Vec<i32>> = (0..nt.div_ceil(targets_per_block))
+        .into_par_iter()
+        .map(|b| {
+            let (t0, t1) = (b * targets_per_block, ((b + 1) * targets_per_block).min(nt));
+            let mut offsets = vec![0u32];
+            let mut entries = Vec::new();
+            for t in t0..t1 {
+                entries.extend(pairs[start[t] as usize..start[t + 1] as usize].iter().map(|&q| source((q & 0xffff_ffff) as usize)));
+                entries.push(target(t));
+                offsets.push(entries.len() as u32);
+            }
+            pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes)
+        })
+        .collect();
+    Packed::from_blocks(lanes, blocks)
+}
+
+/// The P1 corner connectivity in METIS's mesh form (eptr, eind).
+fn corner_mesh(p: &Problem) -> (Vec<metis::Idx>, Vec<metis::Idx>) {
+    let ne = p.ne();
+    let eptr: Vec<metis::Idx> = (0..=ne).map(|e| (3 * e) as metis::Idx).collect();
+    let eind: Vec<metis::Idx> = (0..ne).flat_map(|e| p.mesh.element(e)[..3].iter().map(|&v| v as metis::Idx)).collect();
+    (eptr, eind)
+}
+
+/// Element partition by METIS k-way on the dual graph (elements adjacent across an edge), as
+/// section 4.2.2.
+pub fn metis_elements(p: &Problem, nparts: usize) -> Result<Vec<i32>, String> {
+    let mut part = vec![0 as metis::Idx; p.ne()];
+    if nparts <= 1 {
+        return Ok(part);
+    }
+    let (eptr, eind) = corner_mesh(p);
+    let dual = metis::mesh_to_dual(&eptr, &eind, 2).map_err(|e| format!("METIS mesh_to_dual: {e}"))?;
+    metis::Graph::new(1, nparts as metis::Idx, dual.xadj(), dual.adjncy())
+        .map_err(|e| format!("METIS graph: {e}"))?
+        .part_kway(&mut part)
+        .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
+    Ok(part)
+}
+
+/// Node partition by METIS k-way on the graph of vertices and mesh edges (section 4.3); edge
+/// and interior nodes of higher orders join the part of vertex 0 of the first element that
+/// holds them.
+pub fn metis_nodes(p: &Problem, nparts: usize) -> Result<Vec<i32>, String> {
+    let n = p.mesh.num_nodes();
+    let mut vid = vec![u32::MAX; n];
+    let mut verts = Vec::new();
+    for e in 0..p.ne() {
+        for &v in &p.mesh.element(e)[..3] {
+            if vid[v as usize] == u32::MAX {
+                vid[v as usize] = verts.len() as u32;
+                verts.push(v);
+            }
+        }
+    }
+    let nv = verts.len();
+    let mut vpart = vec![0 as metis::Idx; nv];
+    if nparts > 1 {
+        let mut edges: Vec<u64> = (0..p.ne())
+            .into_par_iter()
+            .flat_map_iter(|e| {
+                let c = &p.mesh.element(e)[..3];
+                let c = [vid[c[0] as usize] as u64, vid[c[1] as usize] as u64, vid[c[2] as usize] as u64];
+                [(c[0], c[1]), (c[1], c[2]), (c[2], c[0]), (c[1], c[0]), (c[2], c[1]), (c[0], c[2])].map(|(a, b)| (a << 32) | b)
+            })
+            .collect();
+        edges.par_sort_unstable();
+        edges.dedup();
+        let mut xadj = vec![0 as metis::Idx; nv + 1];
+        for &q in &edges {
+            xadj[(q >> 32) as usize + 1] += 1;
+        }
+        for i in 0..nv {
+            xadj[i + 1] += xadj[i];
+        }
+        let adjncy: Vec<metis::Idx> = edges.iter().map(|&q| (q & 0xffff_ffff) as metis::Idx).collect();
+        metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
+            .map_err(|e| format!("METIS graph: {e}"))?
+            .part_kway(&mut vpart)
+            .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
+    }
+    let mut part = vec![-1i32; n];
+    for (i, &v) in verts.iter().enumerate() {
+        part[v as usize] = vpart[i];
+    }
+    for e in 0..p.ne() {
+        let nodes = p.mesh.element(e);
+        let owner = part[nodes[0] as usize];
+        for &v in &nodes[3..] {
+            if part[v as usize] < 0 {
+                part[v as usize] = owner;
+            }
+        }
+    }
+    Ok(part)
+}
+
+/// Partitions with more parts until the largest part fits: `worst(part)` measures a partition's
+/// largest block, `cap` is the limit. Returns the partition, its part count and its worst block.
+fn partition_until(
+    mut nparts: usize,
+    max_parts: usize,
+    cap: usize,
+    what: &str,
+    partition: &dyn Fn(usize) -> Result<Vec<i32>, String>,
+    worst: &dyn Fn(&[i32], usize) -> usize,
+) -> Result<(Vec<i32>, usize, usize), String> {
+    let mut tried = Vec::new();
+    for _ in 0..8 {
+        nparts = nparts.clamp(1, max_parts);
+        let part = partition(nparts)?;
+        let w = worst(&part, nparts);
+        if w <= cap {
+            return Ok((part, nparts, w));
+        }
+        tried.push(format!("{nparts} parts: largest {w}"));
+        if nparts == max_parts {
+            break;
+        }
+        nparts = ((nparts as f64 * w as f64 / cap as f64 * 1.15).ceil() as usize).max(nparts + 1);
+    }
+    Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
+}
+
+/// GlobalNZ (4.2): element partitions, each block's nodes prefetched to shared memory, element
+/// data written to global memory, then reduced by the reduction array.
+pub struct GlobalPlan {
+    pub parts: usize,
+    /// Position of the element data (and of the thread) -> element: elements grouped by part.
+    pub elem_order: Vec<u32>,
+    /// Part k computes positions `elem_ptr[k]..elem_ptr[k+1]`.
+    pub elem_ptr: Vec<u32>,
+    /// N_k: the nodes part k prefetches, `nodes[node_ptr[k]..node_ptr[k+1]]`.
+    pub node_ptr: Vec<u32>,
+    pub nodes: Vec<u32>,
+    /// Block element matrix E_k, column-major over positions: `local_conn[a * ne + pos]` is the
+    /// index of the element's node a in its block's N_k.
+    pub local_conn: Vec<u32>,
+    pub max_nodes: usize,
+    /// Sources are element data indices `m * ne + pos`.
+    pub reduction: Packed,
+}
+
+pub fn global_plan(
+    p: &Problem,
+    elements_per_block: usize,
+    max_nodes: usize,
+    lanes: usize,
+    targets_per_block: usize,
+) -> Result<GlobalPlan, String> {
+    let ne = p.ne();
+    let en = p.en();
+    let nodes_of_parts = |part: &[i32], nparts: usize| -> Vec<Vec<u32>> {
+        let mut members: Vec<Vec<u32>> = vec![Vec::new(); nparts];
+        for (e, &k) in part.iter().enumerate() {
+            members[k as usize].push(e as u32);
+        }
+        members
+            .par_iter()
+            .map(|els| {
+                let mut ns: Vec<u32> = els.iter().flat_map(|&e| p.mesh.element(e as usize).iter().copied()).collect();
+                ns.sort_unstable();
+                ns.dedup();
+                ns
+            })
+            .collect()
+    };
+    let worst = |part: &[i32], nparts: usize| nodes_of_parts(part, nparts).iter().map(Vec::len).max().unwrap_or(0);
+    let (part, parts, max_n) =
+        partition_until(ne.div_ceil(elements_per_block.max(1)), ne, max_nodes, "nodes per block", &|k| metis_elements(p, k), &worst)?;
+    let mut elem_order: Vec<u32> = (0..ne as u32).collect();
+    elem_order.sort_by_key(|&e| (part[e as usize], e));
+    let mut elem_ptr = vec![0u32; parts + 1];
+    for &k in &part {
+        elem_ptr[k as usize + 1] += 1;
+    }
+    for k in 0..parts {
+        elem_ptr[k + 1] += elem_ptr[k];
+    }
+    let node_sets = nodes_of_parts(&part, parts);
+    let mut node_ptr = vec![0u32];
+    for s in &node_sets {
+        node_ptr.push(node_ptr.last().copied().unwrap_or(0) + s.len() as u32);
+    }
+    let mut pos_of = vec![0u32; ne];
+    for (pos, &e) in elem_order.iter().enumerate() {
+        pos_of[e as usize] = pos as u32;
+    }
+    let local_conn: Vec<u32> = (0..en * ne)
+        .into_par_iter()
+        .map(|idx| {
+            let (a, pos) = (idx / ne, idx % ne);
+            let e = elem_order[pos] as usize;
+            let set = &node_sets[part[e] as usize];
+            set.binary_search(&p.mesh.element(e)[a]).unwrap_or(0) as u32
+        })
+        .collect();
+    let reduction = reduction_over_targets(p, lanes, targets_per_block, &|e, m| m * ne + pos_of[e] as usize)?;
+    Ok(GlobalPlan { parts, elem_order, elem_ptr, node_ptr, nodes: node_sets.concat(), local_conn, max_nodes: max_n, reduction })
+}
+
+/// SharedNZ (4.3): node partitions N_k; block k computes every element adjacent to N_k (E_k) in
+/// shared memory and reduces the rows of N_k from there. Shared memory holds `stride` element
+/// columns: entry m of local element le at `m * stride + le`; nodal data (x, y, g of the
+/// element's node a) at `a`, `en + a`, `2 en + a` before the element overwrites it.
+pub struct SharedPlan {
+    pub parts: usize,
+    /// |E_k| per block.
+    pub block_elements: Vec<u32>,
+    /// max |E_k|: the shared memory stride.
+    pub stride: usize,
+    /// Σ |E_k|: element subroutine calls (elements on part borders are computed more than once).
+    pub element_calls: usize,
+    /// Σ |N̄_k|: nodal data fetched from global memory.
+    pub node_fetches: usize,
+    /// Lists `node, element slots..` (Algorithm 7); targets are `a * stride + le`.
+    pub scatter: Packed,
+    /// Lists `shared indices.., CSR or rhs target` (Algorithm 6 from shared memory).
+    pub reduction: Packed,
+}
+
+/// Shared-memory entries per element: nodal data in, then element data in place.
+pub fn shared_slot(en: usize) -> usize {
+    (3 * en).max(element_entries(en))
+}
+
+pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<SharedPlan, String> {
+    let ne = p.ne();
+    let en = p.en();
+    let ee = element_entries(en);
+    if max_elements == 0 {
+        return Err(format!("not even one element's data ({ee} entries) fits the shared memory"));
+    }
+    // Elements around each node.
+    let n = p.mesh.num_nodes();
+    let mut n2e_ptr = vec![0u32; n + 1];
+    for &v in &p.mesh.elems {
+        n2e_ptr[v as usize + 1] += 1;
+    }
+    for i in 0..n {
+        n2e_ptr[i + 1] += n2e_ptr[i];
+    }
+    let mut fill = n2e_ptr.clone();
+    let mut n2e = vec![0u32; p.mesh.elems.len()];
+    for e in 0..ne {
+        for &v in p.mesh.element(e) {
+            n2e[fill[v as usize] as usize] = e as u32;
+            fill[v as usize] += 1;
+        }
+    }
+    let blocks_of = |part: &[i32], nparts: usize| -> Vec<Vec<u32>> {
+        let mut owned: Vec<Vec<u32>> = vec![Vec::new(); nparts];
+        for (v, &k) in part.iter().enumerate() {
+            if k >= 0 {
+                owned[k as usize].push(v as u32);
+            }
+        }
+        owned
+            .par_iter()
+            .map(|ns| {
+                let mut es: Vec<u32> =
+                    ns.iter().flat_map(|&v| n2e[n2e_ptr[v as usize] as usize..n2e_ptr[v as usize + 1] as usize].iter().copied()).collect();
+                es.sort_unstable();
+                es.dedup();
+                es
+            })
+            .collect()
+    };
+    let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(Vec::len).max().unwrap_or(0);
+    let nverts = p.ne() / 2 + 1;
+    let (part, parts, stride) = partition_until(
+        (ne as f64 / (0.6 * max_elements as f64)).ceil() as usize,
+        nverts,
+        max_elements,
+        "elements per block",
+        &|k| metis_nodes(p, k),
+        &worst,
+    )?;
+    let blocks = blocks_of(&part, parts);
+    if (stride * shared_slot(en)) as u64 >= i32::MAX as u64 {
+        return Err("shared memory indices overflow".into());
+    }
+    let per_block: Vec<(Vec<i32>, Vec<i32>, usize)> = blocks
+        .par_iter()
+        .enumerate()
+        .map(|(k, es)| {
+            // Scatter lists: node -> (element slot a*stride + le).
+            let mut uses: Vec<(u32, u32)> = Vec::new();
+            let mut red: Vec<(u32, u32)> = Vec::new();
+            for (le, &e) in es.iter().enumerate() {
+                let e = e as usize;
+                let nodes = p.mesh.element(e);
+                for (a, &v) in nodes.iter().enumerate() {
+                    uses.push((v, (a * stride + le) as u32));
+                }
+                for m in 0..ee {
+                    let row_node = nodes[if m < en * en { m / en } else { m - en * en }];
+                    if part[row_node as usize] != k as i32 {
+                        continue;
+                    }
+                    if let Some(t) = entry_target(p, e, m) {
+                        red.push((t as u32, (m * stride + le) as u32));
+                    }
+                }
+            }
+            uses.sort_unstable();
+            red.sort_unstable();
+            let (mut offsets, mut entries) = (vec![0u32], Vec::new());
+            let mut fetched = 0;
+            for (i, &(v, slot)) in uses.iter().enumerate() {
+                if i == 0 || uses[i - 1].0 != v {
+                    if i > 0 {
+                        offsets.push(entries.len() as u32);
+                    }
+                    entries.push(source(v as usize));
+                    fetched += 1;
+                }
+                entries.push(target(slot as usize));
+            }
+            offsets.push(entries.len() as u32);
+            let scatter = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes);
+            let (mut offsets, mut entries) = (vec![0u32], Vec::new());
+            for (i, &(t, s)) in red.iter().enumerate() {
+                entries.push(source(s as usize));
+                if i + 1 == red.len() || red[i + 1].0 != t {
+                    entries.push(target(t as usize));
+                    offsets.push(entries.len() as u32);
+                }
+            }
+            let reduction = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes);
+            (scatter, reduction, fetched)
+        })
+        .collect();
+    let node_fetches = per_block.iter().map(|b| b.2).sum();
+    let (scatter, reduction): (Vec<Vec<i32>>, Vec<Vec<i32>>) = per_block.into_iter().map(|(s, r, _)| (s, r)).unzip();
+    Ok(SharedPlan {
+        parts,
+        block_elements: blocks.iter().map(|b| b.len() as u32).collect(),
+        stride,
+        element_calls: blocks.iter().map(Vec::len).sum(),
+        node_fetches,
+        scatter: Packed::from_blocks(lanes, scatter)?,
+        reduction: Packed::from_blocks(lanes, reduction)?,
+    })
+}
+
+/// LocalNZ (4.4): one thread per NZ at a time; sources are element entries `e * ee + m`, each
+/// computed by calling the element subroutine for element e.
+pub fn local_plan(p: &Problem, lanes: usize, targets_per_block: usize) -> Result<Packed, String> {
+    let ee = element_entries(p.en());
+    reduction_over_targets(p, lanes, targets_per_block, &|e, m| e * ee + m)
+}
+
+/// Runs packed reduction lists on the host (Algorithm 6): for tests and as the model the
+/// kernels follow.
+pub fn run_reduction(packed: &Packed, src: &dyn Fn(usize, usize) -> f64, out: &mut [f64]) {
+    for b in 0..packed.blocks() {
+        let chunk = &packed.data[packed.ptr[b] as usize..packed.ptr[b + 1] as usize];
+        for lane in 0..packed.lanes {
+            let mut t = 0.0;
+            for &i in chunk.iter().skip(lane).step_by(packed.lanes) {
+                if i > 0 {
+                    t += src(b, i as usize - 1);
+                } else if i < 0 {
+                    out[(-i - 1) as usize] = t;
+                    t = 0.0;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cecka::system::{assemble_serial, compare};
+
+    fn split(p: &Problem, out: Vec<f64>) -> (Vec<f64>, Vec<f64>) {
+        (out[..p.nnz()].to_vec(), out[p.nnz()..].to_vec())
+    }
+
+    fn element_data(p: &Problem, e: usize) -> Vec<f64> {
+        let en = p.en();
+        let (mut a, mut f) = (vec![0.0; en * en], vec![0.0; en]);
+        p.element(e, &mut a, &mut f);
+        a.extend(f);
+        a
+    }
+
+    #[test]
+    fn lpt_keeps_every_list_in_order_and_balances() {
+        let offsets = [0u32, 5, 6, 8, 11, 12];
+        let entries: Vec<i32> = (1..=12).collect();
+        let packed = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, 2);
+        // 12 entries on 2 lanes: LPT gives loads 6 and 6.
+        assert_eq!(packed.len(), 12);
+        let lane = |l: usize| packed.iter().skip(l).step_by(2).copied().collect::<Vec<i32>>();
+        let mut all = lane(0);
+        all.extend(lane(1));
+        assert!(all.windows(5).any(|w| w == [1, 2, 3, 4, 5]), "the longest list stays contiguous in one lane: {all:?}");
+        all.sort();
+        assert_eq!(all, entries);
+    }
+
+    #[test]
+    fn global_plan_reproduces_the_serial_assembly() {
+        for order in [1, 3] {
+            let p = Problem::new(1, order);
+            let plan = global_plan(&p, 64, 1 << 20, 32, 96).unwrap();
+            assert!(plan.parts > 4, "METIS should cut {} elements into several parts", p.ne());
+            let ne = p.ne();
+            let ee = element_entries(p.en());
+            // Element data in global memory, computed from the prefetched block nodes.
+            let mut s = vec![0.0; ne * ee];
+            for k in 0..plan.parts {
+                let block = &plan.nodes[plan.node_ptr[k] as usize..plan.node_ptr[k + 1] as usize];
+                for pos in plan.elem_ptr[k] as usize..plan.elem_ptr[k + 1] as usize {
+                    let e = plan.elem_order[pos] as usize;
+                    for a in 0..p.en() {
+                        assert_eq!(block[plan.local_conn[a * ne + pos] as usize], p.mesh.element(e)[a]);
+                    }
+                    for (m, v) in element_data(&p, e).into_iter().enumerate() {
+                        s[m * ne + pos] = v;
+                    }
+                }
+            }
+            let mut out = vec![f64::NAN; num_targets(&p)];
+            run_reduction(&plan.reduction, &|_, i| s[i], &mut out);
+            let (vals, rhs) = split(&p, out);
+            let cmp = compare(&vals, &rhs, &assemble_serial(&p));
+            assert!(cmp.max_scaled < 1e-13, "order {order}: {cmp:?}");
+        }
+    }
+
+    #[test]
+    fn shared_plan_reproduces_the_serial_assembly_and_respects_the_cap() {
+        for order in [1, 2, 4] {
+            let p = Problem::new(1, order);
+            let en = p.en();
+            let ee = element_entries(en);
+            let cap = 40;
+            let plan = shared_plan(&p, cap, 32).unwrap();
+            assert!(plan.stride <= cap && plan.parts > 1);
+            assert!(plan.element_calls >= p.ne());
+            let mut out = vec![f64::NAN; num_targets(&p)];
+            for k in 0..plan.parts {
+                // Algorithm 7 into this block's shared memory, then the element subroutines in place.
+                let mut smem = vec![f64::NAN; plan.stride * shared_slot(en)];
+                let chunk = &plan.scatter.data[plan.scatter.ptr[k] as usize..plan.scatter.ptr[k + 1] as usize];
+                for lane in 0..32 {
+                    let mut node = usize::MAX;
+                    for &i in chunk.iter().skip(lane).step_by(32) {
+                        if i > 0 {
+                            node = i as usize - 1;
+                        } else if i < 0 {
+                            let slot = (-i - 1) as usize;
+                            smem[slot] = p.mesh.x[node];
+                            smem[slot + en * plan.stride] = p.mesh.y[node];
+                            smem[slot + 2 * en * plan.stride] = p.g[node];
+                        }
+                    }
+                }
+                for le in 0..plan.block_elements[k] as usize {
+                    let get = |f: usize| (0..en).map(|a| smem[(f * en + a) * plan.stride + le]).collect::<Vec<f64>>();
+                    let (x, y, g) = (get(0), get(1), get(2));
+                    let (mut a, mut f) = (vec![0.0; en * en], vec![0.0; en]);
+                    p.element_from_nodes(&x, &y, &g, &mut a, &mut f);
+                    a.extend(f);
+                    for m in 0..ee {
+                        smem[m * plan.stride + le] = a[m];
+                    }
+                }
+                let one = Packed {
+                    lanes: 32,
+                    data: plan.reduction.data[plan.reduction.ptr[k] as usize..plan.reduction.ptr[k + 1] as usize].to_vec(),
+                    ptr: vec![0, plan.reduction.ptr[k + 1] - plan.reduction.ptr[k]],
+                };
+                run_reduction(&one, &|_, i| smem[i], &mut out);
+            }
+            let (vals, rhs) = split(&p, out);
+            let cmp = compare(&vals, &rhs, &assemble_serial(&p));
+            assert!(cmp.max_scaled < 1e-13, "order {order}: {cmp:?}");
+        }
+    }
+
+    #[test]
+    fn shared_plan_fails_with_a_reason_when_nothing_fits() {
+        let p = Problem::new(0, 3);
+        let err = shared_plan(&p, 3, 32).err().unwrap_or_default();
+        assert!(err.contains("elements per block at most 3"), "{err}");
+    }
+
+    #[test]
+    fn local_plan_reproduces_the_serial_assembly() {
+        let p = Problem::new(1, 2);
+        let ee = element_entries(p.en());
+        let plan = local_plan(&p, 32, 64).unwrap();
+        let mut out = vec![f64::NAN; num_targets(&p)];
+        run_reduction(&plan, &|_, i| element_data(&p, i / ee)[i % ee], &mut out);
+        let (vals, rhs) = split(&p, out);
+        assert!(compare(&vals, &rhs, &assemble_serial(&p)).max_scaled < 1e-13);
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    /// Preparation cost of the plans on the largest mesh: `cargo test --release -- --ignored plan_cost --nocapture`.
+    #[test]
+    #[ignore]
+    fn plan_cost() {
+        let t = std::time::Instant::now();
+        let p = super::Problem::new(7, 1);
+        eprintln!("problem {:?}", t.elapsed());
+        let t = std::time::Instant::now();
+        let g = super::global_plan(&p, 1024, 4096, 256, 1024).unwrap();
+        eprintln!(
+            "global {:?}: {} parts, max nodes {}, reduction {} entries, padding {:.3}",
+            t.elapsed(),
+            g.parts,
+            g.max_nodes,
+            g.reduction.data.len(),
+            g.reduction.padding()
+        );
+        let t = std::time::Instant::now();
+        let s = super::shared_plan(&p, 1024, 256).unwrap();
+        eprintln!(
+            "shared {:?}: {} parts, stride {}, calls {}, fetches {}, scatter {} ({:.3}), reduction {} ({:.3})",
+            t.elapsed(),
+            s.parts,
+            s.stride,
+            s.element_calls,
+            s.node_fetches,
+            s.scatter.data.len(),
+            s.scatter.padding(),
+            s.reduction.data.len(),
+            s.reduction.padding()
+        );
+    }
+}
