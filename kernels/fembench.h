@@ -24,8 +24,10 @@
 #define BARRIER() __syncthreads()
 typedef long long idx_t;
 typedef unsigned int uint;
-/* Native float and double atomics (sm_60 and later). */
+typedef unsigned short ushort;
+/* Native float and double atomics (sm_60 and later), in global and in shared memory. */
 #define ATOMIC_ADD_REAL(p, v) atomicAdd((p), (v))
+#define ATOMIC_ADD_LOCAL_REAL(p, v) atomicAdd((p), (v))
 
 #elif defined(FB_OPENCL)
 
@@ -77,4 +79,26 @@ DEVICE_FN void fb_atomic_add_real(volatile GLOBAL real *p, real v) {
 #endif
 }
 #define ATOMIC_ADD_REAL(p, v) fb_atomic_add_real((p), (v))
+
+/* The same loop on local (shared) memory. */
+DEVICE_FN void fb_atomic_add_local_real(volatile LOCAL real *p, real v) {
+#if FB_REAL_IS_DOUBLE
+  union { ulong u; double f; } expected, desired, seen;
+  seen.f = *p;
+  do {
+    expected.u = seen.u;
+    desired.f = expected.f + v;
+    seen.u = atom_cmpxchg((volatile LOCAL ulong *)p, expected.u, desired.u);
+  } while (seen.u != expected.u);
+#else
+  union { uint u; float f; } expected, desired, seen;
+  seen.f = *p;
+  do {
+    expected.u = seen.u;
+    desired.f = expected.f + v;
+    seen.u = atomic_cmpxchg((volatile LOCAL uint *)p, expected.u, desired.u);
+  } while (seen.u != expected.u);
+#endif
+}
+#define ATOMIC_ADD_LOCAL_REAL(p, v) fb_atomic_add_local_real((p), (v))
 #endif

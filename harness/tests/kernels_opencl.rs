@@ -82,6 +82,6 @@ fn cecka_methods_match_the_reference_on_opencl() {
             checked += 1;
         }
     }
-    // 5 full methods (ElemColor, GlobalNZ, SharedNZ, LocalNZ, ElemAtomic) x 4 orders x 2 precisions.
-    assert_eq!(checked, 40);
+    // 6 full methods (ElemColor, GlobalNZ, SharedNZ, LocalNZ, ElemAtomic, SharedAtomic) x 4 orders x 2 precisions.
+    assert_eq!(checked, 48);
 }

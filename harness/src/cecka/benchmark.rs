@@ -7,7 +7,7 @@ use polars::prelude::DataFrame;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::nz_plans::{self, GlobalPlan, Packed, SharedPlan};
+use super::nz_plans::{self, GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
 use super::system::{assemble_parallel, assemble_serial, color_elements, compare, Problem, System, SOURCE_F};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
@@ -44,6 +44,10 @@ pub enum Method {
     /// Beyond the paper: one thread per element, atomic adds into precomputed CSR slots.
     ElemAtomic,
     ElemAtomicDummy,
+    /// Beyond the paper: SharedNZ's node partitions, element entries added by shared-memory
+    /// atomics into the block's own rows (16-bit slots), each target written once.
+    SharedAtomic,
+    SharedAtomicDummy,
 }
 
 /// How a GPU method assembles; each has a full and a dummy variant.
@@ -54,10 +58,11 @@ enum Family {
     GlobalNz,
     SharedNz,
     LocalNz,
+    SharedAtomic,
 }
 
 impl Method {
-    pub const ALL: [Method; 12] = [
+    pub const ALL: [Method; 14] = [
         Method::CpuSerial,
         Method::CpuParallel,
         Method::ElemColor,
@@ -70,6 +75,8 @@ impl Method {
         Method::LocalNzDummy,
         Method::ElemAtomic,
         Method::ElemAtomicDummy,
+        Method::SharedAtomic,
+        Method::SharedAtomicDummy,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +93,8 @@ impl Method {
             Method::LocalNzDummy => "local-nz-dummy",
             Method::ElemAtomic => "elem-atomic",
             Method::ElemAtomicDummy => "elem-atomic-dummy",
+            Method::SharedAtomic => "shared-atomic",
+            Method::SharedAtomicDummy => "shared-atomic-dummy",
         }
     }
     fn family(self) -> Family {
@@ -95,6 +104,7 @@ impl Method {
             Method::GlobalNz | Method::GlobalNzDummy => Family::GlobalNz,
             Method::SharedNz | Method::SharedNzDummy => Family::SharedNz,
             Method::LocalNz | Method::LocalNzDummy => Family::LocalNz,
+            Method::SharedAtomic | Method::SharedAtomicDummy => Family::SharedAtomic,
         }
     }
     fn on_cpu(self) -> bool {
@@ -155,6 +165,9 @@ pub enum TableName {
     Table6,
     /// Time, effective bandwidth and speed-up over the serial CPU baseline per method and size.
     Timings,
+    /// The fastest of the paper's four methods and the fastest overall, per order, beside the
+    /// paper's finding (SharedNZ up to order 3, GlobalNZ from order 4).
+    Winners,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -166,6 +179,9 @@ pub enum FigureName {
     TimeVsOrder,
     /// Fig. 3: ElemColor time against the number of colors.
     TimeVsColors,
+    /// Fig. 13c/14c: full time over dummy time against order, per method (how much of the
+    /// time is the element arithmetic).
+    DummySpeedup,
 }
 
 /// The tables and figures an experiment file may ask for.
@@ -202,6 +218,7 @@ struct Prepared {
     global: Mutex<BTreeMap<[usize; 4], Arc<Result<GlobalPlan, String>>>>,
     shared: Mutex<BTreeMap<[usize; 2], Arc<Result<SharedPlan, String>>>>,
     local: Mutex<BTreeMap<[usize; 2], Arc<Result<Packed, String>>>>,
+    shared_atomic: Mutex<BTreeMap<[usize; 2], Arc<Result<SharedAtomicPlan, String>>>>,
 }
 
 fn cached<K: Ord, V>(
@@ -242,6 +259,7 @@ fn prepared(level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
         global: Mutex::new(BTreeMap::new()),
         shared: Mutex::new(BTreeMap::new()),
         local: Mutex::new(BTreeMap::new()),
+        shared_atomic: Mutex::new(BTreeMap::new()),
     });
     // Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
     if cache.len() >= 2 {
@@ -324,6 +342,7 @@ impl Benchmark for CeckaAssembly {
             items.push(ReportItem::Table(match t {
                 TableName::Table6 => table6(&spec.id, &r),
                 TableName::Timings => timings_table(&spec.id, &r),
+                TableName::Winners => winners_table(&spec.id, &r),
             }));
         }
         for f in &spec.outputs.figures {
@@ -332,6 +351,7 @@ impl Benchmark for CeckaAssembly {
                     FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", |i| r.elements[i], "elements", true),
                     FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", |i| r.order[i], "element order", false),
                     FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", |i| r.colors_used[i], "number of colors", false),
+                    FigureName::DummySpeedup => dummy_speedup(&spec.id, &r),
                 }
                 .into_iter()
                 .map(ReportItem::Figure),
@@ -404,6 +424,7 @@ fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, poin
         Family::GlobalNz => run_global_nz::<T>(ctx, problem, prep, point)?,
         Family::SharedNz => run_shared_nz::<T>(ctx, problem, prep, point)?,
         Family::LocalNz => run_local_nz::<T>(ctx, problem, prep, point)?,
+        Family::SharedAtomic => run_shared_atomic::<T>(ctx, problem, prep, point)?,
         Family::Cpu => return Err(CaseError::Failed("a CPU method on a GPU target".into())),
     };
     let p = &prep.problem;
@@ -742,6 +763,87 @@ fn run_shared_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     })
 }
 
+fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, s) = (p.en(), std::mem::size_of::<T>());
+    let gs = problem.group_size();
+    let limit = shared_limit(dev, problem)?;
+    let epb = problem.elements_per_block.unwrap_or(1024) as usize;
+    // Calls ordered by color within a block: a warp's elements then rarely share a node.
+    let colors = prep.colors(0)?;
+    let plan = cached(&prep.shared_atomic, [limit / s, epb], || {
+        let mut color = vec![0u8; p.ne()];
+        for (c, group) in colors.iter().enumerate() {
+            for &e in group {
+                color[e as usize] = c as u8;
+            }
+        }
+        nz_plans::shared_atomic_plan(p, limit / s, epb, &color)
+    })?;
+    let plan = plan
+        .as_ref()
+        .as_ref()
+        .map_err(|e| CaseError::Failed(format!("SharedAtomic with {limit} bytes of shared memory per block: {e}")))?;
+    let calls = plan.calls();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let node_ptr = dev.upload_slice(&plan.node_ptr)?;
+    let nodes = dev.upload_slice(&plan.nodes)?;
+    let call_ptr = dev.upload_slice(&plan.call_ptr)?;
+    let lconn = dev.upload_slice(&plan.local_conn)?;
+    let lslot = dev.upload_slice(&plan.local_slot)?;
+    let slot_ptr = dev.upload_slice(&plan.slot_ptr)?;
+    let targets = dev.upload_slice(&plan.targets)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines = Defines::for_precision(T::PRECISION)
+        .with("EN", en)
+        .with("DUMMY", point.method.dummy() as u8)
+        .with("NB_MAX", plan.max_nodes.max(1))
+        .with("TK_MAX", plan.max_slots.max(1));
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared_atomic")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let timings = time_modes(ctx, dev, &mut || {
+        dev.launch(
+            &k,
+            Launch { groups: plan.parts, group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&node_ptr),
+                Arg::Buf(&nodes),
+                Arg::Buf(&call_ptr),
+                Arg::Buf(&lconn),
+                Arg::Buf(&lslot),
+                Arg::Buf(&slot_ptr),
+                Arg::Buf(&targets),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&out),
+                f,
+                Arg::I32(calls as i32),
+            ],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let fetched = plan.nodes.len();
+    let index_bytes = (plan.node_ptr.len() + plan.call_ptr.len() + plan.slot_ptr.len() + fetched + plan.targets.len()) * 4
+        + (plan.local_conn.len() + plan.local_slot.len()) * 2;
+    let bytes = index_bytes + fetched * 3 * s + nz_plans::num_targets(p) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: calls as f64 * element_flops(en as f64) + (calls * (en * (en + 1) / 2 + en)) as f64,
+        memory: (nodal.bytes + index_bytes + nz_plans::num_targets(p) * s) as f64,
+        extras: vec![
+            ("blocks", plan.parts as f64),
+            ("shared_bytes", ((plan.max_slots + 3 * plan.max_nodes) * s) as f64),
+            ("element_calls_per_element", calls as f64 / p.ne() as f64),
+        ],
+    })
+}
+
 fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
     let dev = gpu_of(ctx)?;
     let p = &prep.problem;
@@ -936,6 +1038,123 @@ fn timings_table(id: &str, r: &Rows) -> Table {
         notes: vec![
             "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
             "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic).".into(),
+        ],
+    }
+}
+
+fn dummy_speedup(id: &str, r: &Rows) -> Vec<Figure> {
+    // (precision) -> (method (backend)) -> order -> (full, dummy) time.
+    let mut t: BTreeMap<String, BTreeMap<String, BTreeMap<i64, (f64, f64)>>> = BTreeMap::new();
+    for i in 0..r.method.len() {
+        if !r.ok(i) || r.backend[i] == "cpu" {
+            continue;
+        }
+        let (base, dummy) = match r.method[i].strip_suffix("-dummy") {
+            Some(b) => (b.to_string(), true),
+            None => (r.method[i].clone(), false),
+        };
+        let e = t
+            .entry(r.precision[i].clone())
+            .or_default()
+            .entry(format!("{base} ({})", r.backend[i]))
+            .or_default()
+            .entry(r.order[i] as i64)
+            .or_insert((f64::NAN, f64::NAN));
+        if dummy {
+            e.1 = r.time[i];
+        } else {
+            e.0 = r.time[i];
+        }
+    }
+    t.into_iter()
+        .filter_map(|(prec, methods)| {
+            let series: Vec<Series> = methods
+                .into_iter()
+                .map(|(label, by_order)| Series {
+                    label,
+                    points: by_order
+                        .into_iter()
+                        .filter(|(_, (f, d))| f.is_finite() && d.is_finite())
+                        .map(|(o, (f, d))| (o as f64, f / d))
+                        .collect(),
+                    reference: false,
+                })
+                .filter(|s| s.points.len() > 1)
+                .collect();
+            (!series.is_empty()).then(|| Figure {
+                name: format!("{id}-dummy-speedup-{prec}"),
+                title: format!("Full over dummy element kernel time against order ({prec}); 1 = memory-bound"),
+                x_label: "element order".into(),
+                y_label: "time full / time dummy".into(),
+                log_x: false,
+                log_y: false,
+                series,
+            })
+        })
+        .collect()
+}
+
+/// The paper's fastest method per order (section 6.3, Figs. 13-14).
+fn paper_winner(order: i64) -> &'static str {
+    if order <= 3 {
+        "shared-nz"
+    } else {
+        "global-nz"
+    }
+}
+
+fn winners_table(id: &str, r: &Rows) -> Table {
+    const PAPER_METHODS: [&str; 4] = ["elem-color", "global-nz", "shared-nz", "local-nz"];
+    // (backend, device, precision, level, order) -> (method, time) of full-kernel GPU rows.
+    let mut groups: BTreeMap<(String, String, String, i64, i64), Vec<(String, f64)>> = BTreeMap::new();
+    for i in 0..r.method.len() {
+        if !r.ok(i) || r.backend[i] == "cpu" || r.method[i].ends_with("dummy") {
+            continue;
+        }
+        let key = (r.backend[i].clone(), r.device[i].clone(), r.precision[i].clone(), r.level[i] as i64, r.order[i] as i64);
+        groups.entry(key).or_default().push((r.method[i].clone(), r.time[i]));
+    }
+    let best = |v: &[(String, f64)], paper_only: bool| {
+        v.iter()
+            .filter(|(m, _)| !paper_only || PAPER_METHODS.contains(&m.as_str()))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(m, t)| format!("{m} ({:.4} ms)", t * 1e3))
+            .unwrap_or_else(|| "-".into())
+    };
+    let rows = groups
+        .iter()
+        .map(|((backend, device, precision, level, order), v)| {
+            vec![
+                backend.clone(),
+                device.clone(),
+                precision.clone(),
+                level.to_string(),
+                order.to_string(),
+                best(v, true),
+                paper_winner(*order).to_string(),
+                best(v, false),
+            ]
+        })
+        .collect();
+    Table {
+        name: format!("{id}-winners"),
+        title: "Fastest method per order: the paper's four methods, the paper's own finding, and all methods".into(),
+        header: [
+            "backend",
+            "device",
+            "precision",
+            "level",
+            "order",
+            "fastest of the paper's methods",
+            "paper (8800 GTX, C1060)",
+            "fastest overall",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        notes: vec![
+            "The paper: SharedNZ fastest up to order 3 and failing at order 5 (16 KiB shared memory); GlobalNZ fastest from order 4."
+                .into(),
         ],
     }
 }

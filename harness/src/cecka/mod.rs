@@ -2,16 +2,35 @@
 //! the steady heat problem on Lagrange triangles of order 1..6 and its assembly into CSR.
 //!
 //! Here: the mesh and order-k numbering ([`mesh`], [`lagrange`]), the system, the element
-//! subroutine and the CPU baselines ([`system`]). GPU methods so far: ElemColor (4.1: one launch
-//! per color) and ElemAtomic (one thread per element, atomic adds into precomputed CSR slots),
-//! each with its "dummy" element kernel; GlobalNZ, SharedNZ and LocalNZ are not written yet.
+//! subroutine and the CPU baselines ([`system`]), the host-side plans of the by-NZ methods
+//! ([`nz_plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
+//! reports ([`benchmark`]) and Matrix Market export ([`export`]). Kernels: `kernels/cecka.kern`.
 //!
-//! Cost model (bytes each method must move; `s` = size of a real): connectivity en*ne*4, CSR slot
-//! map en^2*ne*4, coordinates 2*N*s, dof map N*4, prescribed values N*s, and the outputs zeroed
-//! then written once: 2*(nnz + n_free)*s. Flops per element: 15 for the geometry, 7 per (i, j)
-//! pair (three-term combination and the Dirichlet fold), 2 per row of F^e.
+//! GPU methods, each with the paper's "dummy" element subroutine as a second variant:
+//! - ElemColor (4.1): one thread per element, one launch per color.
+//! - GlobalNZ (4.2): METIS element parts, nodes prefetched to shared memory, element data to
+//!   global memory, then a reduction kernel over the LPT-packed reduction array.
+//! - SharedNZ (4.3): METIS node parts, scatter array into shared memory, element data computed
+//!   in place, reduction from shared memory; fails where no partition fits the shared memory.
+//! - LocalNZ (4.4): one thread per non-zero, the element subroutine recomputed per contribution.
+//! - ElemAtomic (beyond the paper): one thread per element, global atomic adds into CSR slots.
+//! - SharedAtomic (beyond the paper): SharedNZ's node parts, shared-memory atomic adds into the
+//!   block's own rows through 16-bit slots, each output written once.
+//!
+//! Cost models (bytes a method must move from or to global memory; `s` = size of a real,
+//! indices 4 bytes unless said): every method writes the nnz + n_free outputs once (Elem*
+//! methods also zero them first) and reads nodal data (x, y, g: 3s per node fetch). On top:
+//! ElemColor/ElemAtomic read the connectivity (en per element) and the CSR slot map (en^2 per
+//! element); GlobalNZ reads block node lists and local connectivity, writes and reads back the
+//! element data (en(en+1) s per element) and reads its reduction array; SharedNZ reads its
+//! scatter and reduction arrays; LocalNZ reads its lists and, per contribution, the element's
+//! connectivity and nodal data; SharedAtomic reads node lists, 16-bit local connectivity and
+//! slots per element call, and its target list. Flops: 15 + 7 en^2 + 2 en per element
+//! subroutine call, plus one add per reduced contribution.
+//! Shared memory is not counted: it is the point of the methods that use it.
 
 pub mod benchmark;
+pub mod export;
 pub mod lagrange;
 pub mod mesh;
 pub mod nz_plans;
