@@ -138,9 +138,11 @@ pub struct Sweep {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Problem_ {
-    /// Work-group size of every kernel (and the lanes of the packed arrays). Default 128.
+    /// Work-group size of every kernel (and the lanes of the packed arrays). Default: 256 for
+    /// GlobalNZ and SharedNZ, 128 for the others.
     pub group_size: Option<u32>,
-    /// GlobalNZ: elements per METIS part (thread block) to aim for. Default 1024.
+    /// GlobalNZ and SharedAtomic: elements per METIS part (thread block) to aim for. Default:
+    /// 512 (GlobalNZ), 1024 (SharedAtomic).
     pub elements_per_block: Option<u32>,
     /// GlobalNZ and LocalNZ: non-zeros (reduction lists) per thread block, per thread. Default 4.
     pub targets_per_thread: Option<u32>,
@@ -150,11 +152,19 @@ pub struct Problem_ {
 }
 
 impl Problem_ {
-    fn group_size(&self) -> usize {
-        self.group_size.unwrap_or(128) as usize
+    /// The experiment's group size, else each method's best on the H200 (docs/performance-notes.md):
+    /// 256 for GlobalNZ and SharedNZ, 128 for the others.
+    fn group_size(&self, family: Family) -> usize {
+        let default = if matches!(family, Family::GlobalNz | Family::SharedNz) { 256 } else { 128 };
+        self.group_size.map_or(default, |g| g as usize)
     }
-    fn targets_per_block(&self) -> usize {
-        self.group_size() * self.targets_per_thread.unwrap_or(4) as usize
+    /// The experiment's choice, else 512 for GlobalNZ and 1024 for SharedAtomic.
+    fn elements_per_block(&self, family: Family) -> usize {
+        let default = if family == Family::GlobalNz { 512 } else { 1024 };
+        self.elements_per_block.map_or(default, |e| e as usize)
+    }
+    fn targets_per_block(&self, family: Family) -> usize {
+        self.group_size(family) * self.targets_per_thread.unwrap_or(4) as usize
     }
 }
 
@@ -556,7 +566,7 @@ fn run_elem<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, poi
     let memory = (conn.len() + slots.len() + p.mesh.num_nodes()) * 4 + nodal.bytes + (p.nnz() + p.n_free) * s;
     drop((conn, slots, nan));
 
-    let gs = problem.group_size();
+    let gs = problem.group_size(Family::Elem);
     let defines =
         Defines::for_precision(T::PRECISION).with("EN", en).with("ATOMIC", (!colored) as u8).with("DUMMY", point.method.dummy() as u8);
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_elements")?;
@@ -616,11 +626,11 @@ fn run_global_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     let p = &prep.problem;
     let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
     let ee = nz_plans::element_entries(en);
-    let gs = problem.group_size();
+    let gs = problem.group_size(Family::GlobalNz);
     let max_nodes = shared_limit(dev, problem)? / (3 * s);
-    let epb = problem.elements_per_block.unwrap_or(1024) as usize;
-    let key = [epb, max_nodes, gs, problem.targets_per_block()];
-    let plan = cached(&prep.global, key, || nz_plans::global_plan(p, epb, max_nodes, gs, problem.targets_per_block()))?;
+    let epb = problem.elements_per_block(Family::GlobalNz);
+    let key = [epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)];
+    let plan = cached(&prep.global, key, || nz_plans::global_plan(p, epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)))?;
     let plan = plan.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("GlobalNZ: {e}")))?;
     let nodal = upload_nodal::<T>(dev, p)?;
     let node_ptr = dev.upload_slice(&plan.node_ptr)?;
@@ -696,7 +706,7 @@ fn run_shared_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     let dev = gpu_of(ctx)?;
     let p = &prep.problem;
     let (en, s) = (p.en(), std::mem::size_of::<T>());
-    let gs = problem.group_size();
+    let gs = problem.group_size(Family::SharedNz);
     let limit = shared_limit(dev, problem)?;
     let max_elements = limit / (nz_plans::shared_slot(en) * s);
     let plan = cached(&prep.shared, [max_elements, gs], || nz_plans::shared_plan(p, max_elements, gs))?;
@@ -767,9 +777,9 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
     let dev = gpu_of(ctx)?;
     let p = &prep.problem;
     let (en, s) = (p.en(), std::mem::size_of::<T>());
-    let gs = problem.group_size();
+    let gs = problem.group_size(Family::SharedAtomic);
     let limit = shared_limit(dev, problem)?;
-    let epb = problem.elements_per_block.unwrap_or(1024) as usize;
+    let epb = problem.elements_per_block(Family::SharedAtomic);
     // Calls ordered by color within a block: a warp's elements then rarely share a node.
     let colors = prep.colors(0)?;
     let plan = cached(&prep.shared_atomic, [limit / s, epb], || {
@@ -848,8 +858,10 @@ fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     let dev = gpu_of(ctx)?;
     let p = &prep.problem;
     let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
-    let gs = problem.group_size();
-    let plan = cached(&prep.local, [gs, problem.targets_per_block()], || nz_plans::local_plan(p, gs, problem.targets_per_block()))?;
+    let gs = problem.group_size(Family::LocalNz);
+    let plan = cached(&prep.local, [gs, problem.targets_per_block(Family::LocalNz)], || {
+        nz_plans::local_plan(p, gs, problem.targets_per_block(Family::LocalNz))
+    })?;
     let plan = plan.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("LocalNZ: {e}")))?;
     let conn: Vec<u32> = (0..en * ne).into_par_iter().map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
     let nodal = upload_nodal::<T>(dev, p)?;
