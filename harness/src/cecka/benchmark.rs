@@ -799,6 +799,7 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
     let nodal = upload_nodal::<T>(dev, p)?;
     let node_ptr = dev.upload_slice(&plan.node_ptr)?;
     let nodes = dev.upload_slice(&plan.nodes)?;
+    let node_targets = dev.upload_slice(&plan.node_targets)?;
     let call_ptr = dev.upload_slice(&plan.call_ptr)?;
     let lconn = dev.upload_slice(&plan.local_conn)?;
     let lslot = dev.upload_slice(&plan.local_slot)?;
@@ -822,6 +823,7 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
                 Arg::Buf(&nodal.g),
                 Arg::Buf(&node_ptr),
                 Arg::Buf(&nodes),
+                Arg::Buf(&node_targets),
                 Arg::Buf(&call_ptr),
                 Arg::Buf(&lconn),
                 Arg::Buf(&lslot),
@@ -836,8 +838,9 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
     })?;
     let (vals, rhs) = split_output::<T>(dev, &out, p)?;
     let fetched = plan.nodes.len();
-    let index_bytes = (plan.node_ptr.len() + plan.call_ptr.len() + plan.slot_ptr.len() + fetched + plan.targets.len()) * 4
-        + (plan.local_conn.len() + plan.local_slot.len()) * 2;
+    let index_bytes =
+        (plan.node_ptr.len() + plan.call_ptr.len() + plan.slot_ptr.len() + fetched + plan.node_targets.len() + plan.targets.len()) * 4
+            + (plan.local_conn.len() + plan.local_slot.len()) * 2;
     let bytes = index_bytes + fetched * 3 * s + nz_plans::num_targets(p) * s;
     Ok(GpuRun {
         timings,
@@ -848,7 +851,7 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
         memory: (nodal.bytes + index_bytes + nz_plans::num_targets(p) * s) as f64,
         extras: vec![
             ("blocks", plan.parts as f64),
-            ("shared_bytes", ((plan.max_slots + 3 * plan.max_nodes) * s) as f64),
+            ("shared_bytes", ((plan.max_slots + 5 * plan.max_nodes) * s) as f64),
             ("element_calls_per_element", calls as f64 / p.ne() as f64),
         ],
     })

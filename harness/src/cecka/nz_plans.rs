@@ -485,31 +485,37 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
 }
 
 /// SharedAtomic (beyond the paper): SharedNZ's node partitions, but instead of reduction lists
-/// each element entry carries its 16-bit slot among the block's own accumulators; the block adds
-/// into those with shared-memory atomics and writes each accumulator to its targets once.
-/// A^e is symmetric, so one accumulator serves A(r, c) and A(c, r) (the paper's "save the
-/// reduced result in more than one target index", section 4.3.3): only the upper triangle
-/// i <= j of each element is added. Shared memory holds the accumulators and the nodal data
-/// (x, y, g) of the nodes the block's elements touch.
+/// the block adds element entries into accumulators in shared memory with shared-memory atomics,
+/// then writes each accumulator to its targets once.
+/// - Diagonal entries A(r, r) and loads F(r) are accumulated per node of N̄_k, found from the
+///   element's local node numbers: no index data.
+/// - A^e is symmetric, so one accumulator serves A(r, c) and A(c, r) (the paper's "save the
+///   reduced result in more than one target index", section 4.3.3): each element adds its
+///   off-diagonal upper triangle i < j through a 16-bit slot number.
+/// Shared memory: nodal data (x, y, g) and two accumulators per node of N̄_k, then the pair
+/// accumulators.
 pub struct SharedAtomicPlan {
     pub parts: usize,
     /// N̄_k per block (global node numbers), prefetched into shared memory.
     pub node_ptr: Vec<u32>,
     pub nodes: Vec<u32>,
+    /// Per node of `nodes`: the targets of its diagonal and of its load, `u32::MAX` where the
+    /// node is not owned by the block or not an unknown.
+    pub node_targets: Vec<u32>,
     /// Element calls (elements of E_k) of block k: `call_ptr[k]..call_ptr[k+1]`, ordered by
     /// element color so that a warp's elements rarely share a node (fewer atomic collisions).
     pub call_ptr: Vec<u32>,
     /// Column-major over calls: `local_conn[a * calls + c]` is the element's node a in N̄_k.
     pub local_conn: Vec<u16>,
-    /// Column-major over calls: `local_slot[q * calls + c]` is the accumulator of the element's
-    /// upper-triangle pair q (see [`upper_pairs`]) then of F^e row i at q = en(en+1)/2 + i, or
-    /// `u16::MAX` where the entry feeds no target of this block.
+    /// Column-major over calls: `local_slot[q * calls + c]` is the pair accumulator of the
+    /// element's off-diagonal pair q (see [`off_diagonal_pairs`]), or `u16::MAX` where the pair
+    /// feeds no target of this block.
     pub local_slot: Vec<u16>,
-    /// Accumulators of block k: `slot_ptr[k]..slot_ptr[k+1]`; accumulator s goes to targets
-    /// `targets[2s]` and `targets[2s + 1]` (CSR index or nnz + dof; `u32::MAX`: none).
+    /// Pair accumulators of block k: `slot_ptr[k]..slot_ptr[k+1]`; accumulator s goes to
+    /// targets `targets[2s]` and `targets[2s + 1]` (CSR indices; `u32::MAX`: none).
     pub slot_ptr: Vec<u32>,
     pub targets: Vec<u32>,
-    /// The largest block: max |N̄_k| and max accumulators (they size the shared arrays).
+    /// The largest block: max |N̄_k| and max pair accumulators (they size the shared arrays).
     pub max_nodes: usize,
     pub max_slots: usize,
 }
@@ -520,9 +526,10 @@ impl SharedAtomicPlan {
     }
 }
 
-/// Upper-triangle pairs (i, j), i <= j, in the kernel's order: q = i*en - i(i-1)/2 + (j - i).
-pub fn upper_pairs(en: usize) -> Vec<(usize, usize)> {
-    (0..en).flat_map(|i| (i..en).map(move |j| (i, j))).collect()
+/// Off-diagonal upper-triangle pairs (i, j), i < j, in the kernel's order:
+/// q = i*en - i(i+1)/2 + (j - i - 1).
+pub fn off_diagonal_pairs(en: usize) -> Vec<(usize, usize)> {
+    (0..en).flat_map(|i| (i + 1..en).map(move |j| (i, j))).collect()
 }
 
 /// `shared_words`: reals of shared memory per block; `elements_per_block`: the block size to
@@ -530,8 +537,7 @@ pub fn upper_pairs(en: usize) -> Vec<(usize, usize)> {
 pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: usize, color: &[u8]) -> Result<SharedAtomicPlan, String> {
     let ne = p.ne();
     let en = p.en();
-    let pairs = upper_pairs(en);
-    let sq = pairs.len() + en;
+    let pairs = off_diagonal_pairs(en);
     let n = p.mesh.num_nodes();
     let mut n2e_ptr = vec![0u32; n + 1];
     for &v in &p.mesh.elems {
@@ -548,26 +554,21 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
             fill[v as usize] += 1;
         }
     }
-    // What an element entry q of element e adds to, seen from the block owning `owns`:
-    // (accumulator key, target if row i is owned, target if row j is owned).
-    let entry = |e: usize, q: usize, owns: &dyn Fn(u32) -> bool| -> Option<(u32, u32, u32)> {
+    // Off-diagonal pair q of element e, seen from the block owning `owns`: (accumulator key,
+    // target if row i is owned, target if row j is owned).
+    let pair = |e: usize, q: usize, owns: &dyn Fn(u32) -> bool| -> Option<(u32, u32, u32)> {
         let nodes = p.mesh.element(e);
-        if q >= pairs.len() {
-            let i = q - pairs.len();
-            let t = entry_target(p, e, en * en + i)? as u32;
-            return owns(nodes[i]).then_some((t, t, u32::MAX));
-        }
         let (i, j) = pairs[q];
         let tij = entry_target(p, e, i * en + j)? as u32;
         let tji = entry_target(p, e, j * en + i)? as u32;
         let a = if owns(nodes[i]) { tij } else { u32::MAX };
-        let b = if i != j && owns(nodes[j]) { tji } else { u32::MAX };
+        let b = if owns(nodes[j]) { tji } else { u32::MAX };
         (a != u32::MAX || b != u32::MAX).then_some((tij.min(tji), a, b))
     };
     struct Block {
         elements: Vec<u32>,
         nodes: Vec<u32>,
-        /// Sorted accumulator keys with their two targets.
+        /// Sorted pair accumulator keys with their two targets.
         slots: Vec<(u32, u32, u32)>,
     }
     let blocks_of = |part: &[i32], nparts: usize| -> Vec<Block> {
@@ -589,23 +590,15 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
                 nodes.sort_unstable();
                 nodes.dedup();
                 let owns = |v: u32| part[v as usize] == k as i32;
-                let mut slots: Vec<(u32, u32, u32)> = Vec::new();
-                for &e in &es {
-                    for q in 0..sq {
-                        if let Some(s) = entry(e as usize, q, &owns) {
-                            slots.push(s);
-                        }
-                    }
-                }
+                let mut slots: Vec<(u32, u32, u32)> =
+                    es.iter().flat_map(|&e| (0..pairs.len()).filter_map(move |q| pair(e as usize, q, &owns))).collect();
                 // One accumulator per key; its targets: every owned target any element named.
                 slots.sort_unstable();
                 let mut merged: Vec<(u32, u32, u32)> = Vec::new();
                 for (key, a, b) in slots {
                     let mut ts: Vec<u32> = [a, b].into_iter().filter(|&t| t != u32::MAX).collect();
                     match merged.last_mut() {
-                        Some(last) if last.0 == key => {
-                            ts.extend([last.1, last.2].into_iter().filter(|&t| t != u32::MAX));
-                        }
+                        Some(last) if last.0 == key => ts.extend([last.1, last.2].into_iter().filter(|&t| t != u32::MAX)),
                         _ => merged.push((key, u32::MAX, u32::MAX)),
                     }
                     ts.sort_unstable();
@@ -618,7 +611,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
             })
             .collect()
     };
-    let words = |b: &Block| b.slots.len() + 3 * b.nodes.len();
+    let words = |b: &Block| b.slots.len() + 5 * b.nodes.len();
     let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(words).max().unwrap_or(0);
     let cap = shared_words.min(u16::MAX as usize - 1);
     let nverts = p.mesh.elems.chunks(en).flat_map(|c| c[..3].iter()).collect::<std::collections::HashSet<_>>().len();
@@ -626,7 +619,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         ne.div_ceil(elements_per_block.max(1)),
         nverts,
         cap,
-        "shared words (accumulators + 3 x nodes) per block",
+        "shared words (pair accumulators + 5 x nodes) per block",
         &|k| metis_nodes(p, k),
         &worst,
     )?;
@@ -640,36 +633,51 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         slot_ptr.push(slot_ptr.last().copied().unwrap_or(0) + b.slots.len() as u32);
     }
     let calls = call_ptr[parts] as usize;
-    let per_block: Vec<(Vec<u16>, Vec<u16>)> = blocks
+    let nq = pairs.len();
+    let per_block: Vec<(Vec<u16>, Vec<u16>, Vec<u32>)> = blocks
         .par_iter()
         .enumerate()
         .map(|(k, b)| {
             let owns = |v: u32| part[v as usize] == k as i32;
             let mut lc = Vec::with_capacity(b.elements.len() * en);
-            let mut ls = Vec::with_capacity(b.elements.len() * sq);
+            let mut ls = Vec::with_capacity(b.elements.len() * nq);
             for &e in &b.elements {
                 let e = e as usize;
                 lc.extend(p.mesh.element(e).iter().map(|v| b.nodes.binary_search(v).unwrap_or(0) as u16));
-                for q in 0..sq {
-                    ls.push(match entry(e, q, &owns) {
+                for q in 0..nq {
+                    ls.push(match pair(e, q, &owns) {
                         Some((key, _, _)) => b.slots.binary_search_by_key(&key, |s| s.0).map(|i| i as u16).unwrap_or(u16::MAX),
                         None => u16::MAX,
                     });
                 }
             }
-            (lc, ls)
+            let nt: Vec<u32> = b
+                .nodes
+                .iter()
+                .flat_map(|&v| {
+                    let d = p.dof[v as usize];
+                    if !owns(v) || d < 0 {
+                        return [u32::MAX, u32::MAX];
+                    }
+                    let d = d as usize;
+                    let row = &p.col[p.row_ptr[d] as usize..p.row_ptr[d + 1] as usize];
+                    let diag = row.binary_search(&(d as u32)).map(|i| p.row_ptr[d] + i as u32).unwrap_or(u32::MAX);
+                    [diag, (p.nnz() + d) as u32]
+                })
+                .collect();
+            (lc, ls, nt)
         })
         .collect();
     let mut local_conn = vec![0u16; en * calls];
-    let mut local_slot = vec![u16::MAX; sq * calls];
-    for (k, (lc, ls)) in per_block.iter().enumerate() {
+    let mut local_slot = vec![u16::MAX; nq * calls];
+    for (k, (lc, ls, _)) in per_block.iter().enumerate() {
         let c0 = call_ptr[k] as usize;
         for i in 0..blocks[k].elements.len() {
             for a in 0..en {
                 local_conn[a * calls + c0 + i] = lc[i * en + a];
             }
-            for q in 0..sq {
-                local_slot[q * calls + c0 + i] = ls[i * sq + q];
+            for q in 0..nq {
+                local_slot[q * calls + c0 + i] = ls[i * nq + q];
             }
         }
     }
@@ -679,6 +687,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         max_slots: blocks.iter().map(|b| b.slots.len()).max().unwrap_or(0),
         node_ptr,
         nodes: blocks.iter().flat_map(|b| b.nodes.iter().copied()).collect(),
+        node_targets: per_block.iter().flat_map(|b| b.2.iter().copied()).collect(),
         call_ptr,
         local_conn,
         local_slot,
@@ -831,36 +840,49 @@ mod tests {
         for order in [1, 3] {
             let p = Problem::new(1, order);
             let en = p.en();
-            let pairs = upper_pairs(en);
+            let pairs = off_diagonal_pairs(en);
             let color = vec![0u8; p.ne()];
             let plan = shared_atomic_plan(&p, 4096, 64, &color).unwrap();
             assert!(plan.parts > 4);
             let calls = plan.calls();
             let mut out = vec![f64::NAN; num_targets(&p)];
+            let mut write = |t: u32, v: f64| {
+                if t != u32::MAX {
+                    assert!(out[t as usize].is_nan(), "target {t} written twice");
+                    out[t as usize] = v;
+                }
+            };
             for k in 0..plan.parts {
-                let nodes = &plan.nodes[plan.node_ptr[k] as usize..plan.node_ptr[k + 1] as usize];
+                let (n0, n1) = (plan.node_ptr[k] as usize, plan.node_ptr[k + 1] as usize);
+                let nodes = &plan.nodes[n0..n1];
+                let nb = nodes.len();
                 let (s0, s1) = (plan.slot_ptr[k] as usize, plan.slot_ptr[k + 1] as usize);
-                assert!(s1 - s0 + 3 * nodes.len() <= 4096);
-                let mut acc = vec![0.0; s1 - s0];
+                assert!(s1 - s0 + 5 * nb <= 4096);
+                // Diagonals at l, loads at nb + l, pairs from 2 nb on, as in the kernel.
+                let mut acc = vec![0.0; 2 * nb + s1 - s0];
                 for c in plan.call_ptr[k] as usize..plan.call_ptr[k + 1] as usize {
-                    let get = |v: &[f64]| (0..en).map(|a| v[nodes[plan.local_conn[a * calls + c] as usize] as usize]).collect::<Vec<f64>>();
+                    let l: Vec<usize> = (0..en).map(|a| plan.local_conn[a * calls + c] as usize).collect();
+                    let get = |v: &[f64]| l.iter().map(|&i| v[nodes[i] as usize]).collect::<Vec<f64>>();
                     let (mut a, mut f) = (vec![0.0; en * en], vec![0.0; en]);
                     p.element_from_nodes(&get(&p.mesh.x), &get(&p.mesh.y), &get(&p.g), &mut a, &mut f);
-                    let values = pairs.iter().map(|&(i, j)| a[i * en + j]).chain(f);
-                    for (q, v) in values.enumerate() {
+                    for i in 0..en {
+                        acc[l[i]] += a[i * en + i];
+                        acc[nb + l[i]] += f[i];
+                    }
+                    for (q, &(i, j)) in pairs.iter().enumerate() {
                         let s = plan.local_slot[q * calls + c];
                         if s != u16::MAX {
-                            acc[s as usize] += v;
+                            acc[2 * nb + s as usize] += a[i * en + j];
                         }
                     }
                 }
-                for (s, v) in acc.into_iter().enumerate() {
-                    for t in [plan.targets[2 * (s0 + s)], plan.targets[2 * (s0 + s) + 1]] {
-                        if t != u32::MAX {
-                            assert!(out[t as usize].is_nan(), "target {t} written twice");
-                            out[t as usize] = v;
-                        }
-                    }
+                for i in 0..nb {
+                    write(plan.node_targets[2 * (n0 + i)], acc[i]);
+                    write(plan.node_targets[2 * (n0 + i) + 1], acc[nb + i]);
+                }
+                for s in 0..s1 - s0 {
+                    write(plan.targets[2 * (s0 + s)], acc[2 * nb + s]);
+                    write(plan.targets[2 * (s0 + s) + 1], acc[2 * nb + s]);
                 }
             }
             let (vals, rhs) = split(&p, out);
