@@ -912,6 +912,31 @@ mod tests {
 
 #[cfg(test)]
 mod timing {
+    /// Preparation cost of the plans at a high order: `cargo test --release -- --ignored plan_cost_order --nocapture`.
+    #[test]
+    #[ignore]
+    fn plan_cost_order() {
+        for order in [4, 5, 6] {
+            let t = std::time::Instant::now();
+            let p = super::Problem::new(4, order);
+            eprintln!("order {order}: problem {:?}", t.elapsed());
+            let s = 4;
+            let t = std::time::Instant::now();
+            let g = super::global_plan(&p, 512, 49152 / (3 * s), 256, 1024).map(|g| g.parts);
+            eprintln!("  global {:?} {:?}", t.elapsed(), g);
+            let t = std::time::Instant::now();
+            let sh = super::shared_plan(&p, 49152 / (super::shared_slot(p.en()) * s), 256).map(|g| g.parts);
+            eprintln!("  shared {:?} {:?}", t.elapsed(), sh.map_err(|e| e.len()));
+            let t = std::time::Instant::now();
+            let color = vec![0u8; p.ne()];
+            let sa = super::shared_atomic_plan(&p, 49152 / s, 1024, &color).map(|g| g.parts);
+            eprintln!("  shared-atomic {:?} {:?}", t.elapsed(), sa.map_err(|e| e.len()));
+            let t = std::time::Instant::now();
+            let l = super::local_plan(&p, 128, 512).map(|g| g.blocks());
+            eprintln!("  local {:?} {:?}", t.elapsed(), l);
+        }
+    }
+
     /// Preparation cost of the plans on the largest mesh: `cargo test --release -- --ignored plan_cost --nocapture`.
     #[test]
     #[ignore]
