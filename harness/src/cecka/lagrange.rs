@@ -152,10 +152,17 @@ impl ReferenceIntegrals {
         let dy: Vec<_> = (0..n).map(|i| basis.derivative(i, 1)).collect();
         let mut r = ReferenceIntegrals { n, sxx: vec![0.0; n * n], sxy: vec![0.0; n * n], syy: vec![0.0; n * n], m: vec![0.0; n] };
         for i in 0..n {
-            for j in 0..n {
-                r.sxx[i * n + j] = integrate_product(&dx[i], &dx[j]);
-                r.syy[i * n + j] = integrate_product(&dy[i], &dy[j]);
-                r.sxy[i * n + j] = integrate_product(&dx[i], &dy[j]) + integrate_product(&dy[i], &dx[j]);
+            // The upper triangle, mirrored: the matrices are symmetric bit for bit, so that a
+            // method that uses A^e(i, j) for A^e(j, i) computes the same numbers as one that
+            // does not (integrate_product(a, b) and (b, a) round differently).
+            for j in i..n {
+                let (xx, yy) = (integrate_product(&dx[i], &dx[j]), integrate_product(&dy[i], &dy[j]));
+                let xy = integrate_product(&dx[i], &dy[j]) + integrate_product(&dy[i], &dx[j]);
+                for (a, b) in [(i, j), (j, i)] {
+                    r.sxx[a * n + b] = xx;
+                    r.syy[a * n + b] = yy;
+                    r.sxy[a * n + b] = xy;
+                }
             }
             r.m[i] = basis.mono.iter().zip(&basis.coef[i]).map(|(&(a, b), c)| c * monomial_integral(a, b)).sum();
         }
