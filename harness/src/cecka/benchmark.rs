@@ -1174,22 +1174,28 @@ fn winners_table(id: &str, r: &Rows) -> Table {
     }
 }
 
+/// One figure per (GPU backend, precision), as the paper's Figs. 12-14 have one per GPU: the
+/// full kernels (their dummies are in the dummy speed-up figure) and the f64 CPU baselines.
 fn figure_by(id: &str, r: &Rows, what: &str, x: impl Fn(usize) -> f64, x_label: &str, log_x: bool) -> Vec<Figure> {
-    let mut per_prec: BTreeMap<String, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
-    for i in 0..r.method.len() {
-        if !r.ok(i) || !r.elements[i].is_finite() {
-            continue;
-        }
-        let label = if r.backend[i] == "cpu" { r.method[i].clone() } else { format!("{} ({})", r.method[i], r.backend[i]) };
-        let prec = if r.backend[i] == "cpu" { "f64".to_string() } else { r.precision[i].clone() };
-        per_prec.entry(prec).or_default().entry(label).or_default().push((x(i), r.time[i] / r.elements[i] * 1e9));
+    let mut groups: BTreeMap<(String, String), BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
+    let usable = |i: usize| r.ok(i) && r.elements[i].is_finite() && !r.method[i].ends_with("-dummy");
+    for i in (0..r.method.len()).filter(|&i| usable(i) && r.backend[i] != "cpu") {
+        let key = (r.backend[i].clone(), r.precision[i].clone());
+        groups.entry(key).or_default().entry(r.method[i].clone()).or_default().push((x(i), r.time[i] / r.elements[i] * 1e9));
     }
-    per_prec
+    let keys: Vec<(String, String)> = groups.keys().cloned().collect();
+    for i in (0..r.method.len()).filter(|&i| usable(i) && r.backend[i] == "cpu") {
+        for key in &keys {
+            let series = groups.entry(key.clone()).or_default().entry(format!("{} (CPU, f64)", r.method[i])).or_default();
+            series.push((x(i), r.time[i] / r.elements[i] * 1e9));
+        }
+    }
+    groups
         .into_iter()
         .filter(|(_, s)| s.values().any(|v| v.len() > 1))
-        .map(|(prec, series)| Figure {
-            name: format!("{id}-time-vs-{what}-{prec}"),
-            title: format!("Assembly time per element vs {x_label} ({prec} on GPUs; CPU in f64)"),
+        .map(|((backend, prec), series)| Figure {
+            name: format!("{id}-time-vs-{what}-{backend}-{prec}"),
+            title: format!("Assembly time per element vs {x_label} ({backend}, {prec}; CPU in f64)"),
             x_label: x_label.into(),
             y_label: "ns per element".into(),
             log_x,
