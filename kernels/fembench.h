@@ -58,47 +58,27 @@ typedef float real;
 #endif
 
 #if defined(FB_OPENCL)
-/* OpenCL 1.2 has no floating-point atomic add: a compare-and-swap loop on the bit pattern. */
-DEVICE_FN void fb_atomic_add_real(volatile GLOBAL real *p, real v) {
+/* OpenCL 1.2 has no floating-point atomic add: a compare-and-swap loop on the bit pattern, one
+ * function per address space (global and local). */
 #if FB_REAL_IS_DOUBLE
-  union { ulong u; double f; } expected, desired, seen;
-  seen.f = *p;
-  do {
-    expected.u = seen.u;
-    desired.f = expected.f + v;
-    seen.u = atom_cmpxchg((volatile GLOBAL ulong *)p, expected.u, desired.u);
-  } while (seen.u != expected.u);
+typedef ulong fb_bits;
+#define FB_CMPXCHG atom_cmpxchg
 #else
-  union { uint u; float f; } expected, desired, seen;
-  seen.f = *p;
-  do {
-    expected.u = seen.u;
-    desired.f = expected.f + v;
-    seen.u = atomic_cmpxchg((volatile GLOBAL uint *)p, expected.u, desired.u);
-  } while (seen.u != expected.u);
+typedef uint fb_bits;
+#define FB_CMPXCHG atomic_cmpxchg
 #endif
-}
+#define FB_DEFINE_ATOMIC_ADD(name, space)                                                         \
+  DEVICE_FN void name(volatile space real *p, real v) {                                           \
+    union { fb_bits u; real f; } expected, desired, seen;                                         \
+    seen.f = *p;                                                                                  \
+    do {                                                                                          \
+      expected.u = seen.u;                                                                        \
+      desired.f = expected.f + v;                                                                 \
+      seen.u = FB_CMPXCHG((volatile space fb_bits *)p, expected.u, desired.u);                    \
+    } while (seen.u != expected.u);                                                               \
+  }
+FB_DEFINE_ATOMIC_ADD(fb_atomic_add_real, GLOBAL)
+FB_DEFINE_ATOMIC_ADD(fb_atomic_add_local_real, LOCAL)
 #define ATOMIC_ADD_REAL(p, v) fb_atomic_add_real((p), (v))
-
-/* The same loop on local (shared) memory. */
-DEVICE_FN void fb_atomic_add_local_real(volatile LOCAL real *p, real v) {
-#if FB_REAL_IS_DOUBLE
-  union { ulong u; double f; } expected, desired, seen;
-  seen.f = *p;
-  do {
-    expected.u = seen.u;
-    desired.f = expected.f + v;
-    seen.u = atom_cmpxchg((volatile LOCAL ulong *)p, expected.u, desired.u);
-  } while (seen.u != expected.u);
-#else
-  union { uint u; float f; } expected, desired, seen;
-  seen.f = *p;
-  do {
-    expected.u = seen.u;
-    desired.f = expected.f + v;
-    seen.u = atomic_cmpxchg((volatile LOCAL uint *)p, expected.u, desired.u);
-  } while (seen.u != expected.u);
-#endif
-}
 #define ATOMIC_ADD_LOCAL_REAL(p, v) fb_atomic_add_local_real((p), (v))
 #endif

@@ -359,6 +359,27 @@ pub struct SharedPlan {
     pub reduction: Packed,
 }
 
+/// The elements around each node, in CSR form: node v's are `n2e[ptr[v]..ptr[v + 1]]`.
+fn elements_of_nodes(p: &Problem) -> (Vec<u32>, Vec<u32>) {
+    let n = p.mesh.num_nodes();
+    let mut ptr = vec![0u32; n + 1];
+    for &v in &p.mesh.elems {
+        ptr[v as usize + 1] += 1;
+    }
+    for i in 0..n {
+        ptr[i + 1] += ptr[i];
+    }
+    let mut fill = ptr.clone();
+    let mut n2e = vec![0u32; p.mesh.elems.len()];
+    for e in 0..p.ne() {
+        for &v in p.mesh.element(e) {
+            n2e[fill[v as usize] as usize] = e as u32;
+            fill[v as usize] += 1;
+        }
+    }
+    (ptr, n2e)
+}
+
 /// Shared-memory entries per element: nodal data in, then element data in place.
 pub fn shared_slot(en: usize) -> usize {
     (3 * en).max(element_entries(en))
@@ -371,23 +392,7 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
     if max_elements == 0 {
         return Err(format!("not even one element's data ({ee} entries) fits the shared memory"));
     }
-    // Elements around each node.
-    let n = p.mesh.num_nodes();
-    let mut n2e_ptr = vec![0u32; n + 1];
-    for &v in &p.mesh.elems {
-        n2e_ptr[v as usize + 1] += 1;
-    }
-    for i in 0..n {
-        n2e_ptr[i + 1] += n2e_ptr[i];
-    }
-    let mut fill = n2e_ptr.clone();
-    let mut n2e = vec![0u32; p.mesh.elems.len()];
-    for e in 0..ne {
-        for &v in p.mesh.element(e) {
-            n2e[fill[v as usize] as usize] = e as u32;
-            fill[v as usize] += 1;
-        }
-    }
+    let (n2e_ptr, n2e) = elements_of_nodes(p);
     let blocks_of = |part: &[i32], nparts: usize| -> Vec<Vec<u32>> {
         let mut owned: Vec<Vec<u32>> = vec![Vec::new(); nparts];
         for (v, &k) in part.iter().enumerate() {
@@ -538,22 +543,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
     let ne = p.ne();
     let en = p.en();
     let pairs = off_diagonal_pairs(en);
-    let n = p.mesh.num_nodes();
-    let mut n2e_ptr = vec![0u32; n + 1];
-    for &v in &p.mesh.elems {
-        n2e_ptr[v as usize + 1] += 1;
-    }
-    for i in 0..n {
-        n2e_ptr[i + 1] += n2e_ptr[i];
-    }
-    let mut fill = n2e_ptr.clone();
-    let mut n2e = vec![0u32; p.mesh.elems.len()];
-    for e in 0..ne {
-        for &v in p.mesh.element(e) {
-            n2e[fill[v as usize] as usize] = e as u32;
-            fill[v as usize] += 1;
-        }
-    }
+    let (n2e_ptr, n2e) = elements_of_nodes(p);
     // Off-diagonal pair q of element e, seen from the block owning `owns`: (accumulator key,
     // target if row i is owned, target if row j is owned).
     let pair = |e: usize, q: usize, owns: &dyn Fn(u32) -> bool| -> Option<(u32, u32, u32)> {
