@@ -380,6 +380,32 @@ fn elements_of_nodes(p: &Problem) -> (Vec<u32>, Vec<u32>) {
     (ptr, n2e)
 }
 
+/// For node parts: the elements adjacent to each part's nodes (E_k), sorted and unique.
+fn elements_of_parts(part: &[i32], nparts: usize, n2e_ptr: &[u32], n2e: &[u32]) -> Vec<Vec<u32>> {
+    let mut owned: Vec<Vec<u32>> = vec![Vec::new(); nparts];
+    for (v, &k) in part.iter().enumerate() {
+        if k >= 0 {
+            owned[k as usize].push(v as u32);
+        }
+    }
+    owned
+        .par_iter()
+        .map(|ns| {
+            let mut es: Vec<u32> =
+                ns.iter().flat_map(|&v| n2e[n2e_ptr[v as usize] as usize..n2e_ptr[v as usize + 1] as usize].iter().copied()).collect();
+            es.sort_unstable();
+            es.dedup();
+            es
+        })
+        .collect()
+}
+
+/// Number of distinct element vertices (the most parts a node partition can have).
+fn vertex_count(p: &Problem) -> usize {
+    let en = p.en();
+    p.mesh.elems.chunks(en).flat_map(|c| c[..3].iter()).collect::<std::collections::HashSet<_>>().len()
+}
+
 /// Shared-memory entries per element: nodal data in, then element data in place.
 pub fn shared_slot(en: usize) -> usize {
     (3 * en).max(element_entries(en))
@@ -393,26 +419,9 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
         return Err(format!("not even one element's data ({ee} entries) fits the shared memory"));
     }
     let (n2e_ptr, n2e) = elements_of_nodes(p);
-    let blocks_of = |part: &[i32], nparts: usize| -> Vec<Vec<u32>> {
-        let mut owned: Vec<Vec<u32>> = vec![Vec::new(); nparts];
-        for (v, &k) in part.iter().enumerate() {
-            if k >= 0 {
-                owned[k as usize].push(v as u32);
-            }
-        }
-        owned
-            .par_iter()
-            .map(|ns| {
-                let mut es: Vec<u32> =
-                    ns.iter().flat_map(|&v| n2e[n2e_ptr[v as usize] as usize..n2e_ptr[v as usize + 1] as usize].iter().copied()).collect();
-                es.sort_unstable();
-                es.dedup();
-                es
-            })
-            .collect()
-    };
+    let blocks_of = |part: &[i32], nparts: usize| elements_of_parts(part, nparts, &n2e_ptr, &n2e);
     let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(Vec::len).max().unwrap_or(0);
-    let nverts = p.mesh.elems.chunks(en).flat_map(|c| c[..3].iter()).collect::<std::collections::HashSet<_>>().len();
+    let nverts = vertex_count(p);
     let (part, parts, stride) = partition_until(
         (ne as f64 / (0.6 * max_elements as f64)).ceil() as usize,
         nverts,
@@ -562,20 +571,11 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         slots: Vec<(u32, u32, u32)>,
     }
     let blocks_of = |part: &[i32], nparts: usize| -> Vec<Block> {
-        let mut owned: Vec<Vec<u32>> = vec![Vec::new(); nparts];
-        for (v, &k) in part.iter().enumerate() {
-            if k >= 0 {
-                owned[k as usize].push(v as u32);
-            }
-        }
-        owned
-            .par_iter()
+        elements_of_parts(part, nparts, &n2e_ptr, &n2e)
+            .into_par_iter()
             .enumerate()
-            .map(|(k, ns)| {
-                let mut es: Vec<u32> =
-                    ns.iter().flat_map(|&v| n2e[n2e_ptr[v as usize] as usize..n2e_ptr[v as usize + 1] as usize].iter().copied()).collect();
+            .map(|(k, mut es)| {
                 es.sort_unstable_by_key(|&e| (color[e as usize], e));
-                es.dedup();
                 let mut nodes: Vec<u32> = es.iter().flat_map(|&e| p.mesh.element(e as usize).iter().copied()).collect();
                 nodes.sort_unstable();
                 nodes.dedup();
@@ -604,7 +604,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
     let words = |b: &Block| b.slots.len() + 5 * b.nodes.len();
     let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(words).max().unwrap_or(0);
     let cap = shared_words.min(u16::MAX as usize - 1);
-    let nverts = p.mesh.elems.chunks(en).flat_map(|c| c[..3].iter()).collect::<std::collections::HashSet<_>>().len();
+    let nverts = vertex_count(p);
     let (part, parts, _) = partition_until(
         ne.div_ceil(elements_per_block.max(1)),
         nverts,
