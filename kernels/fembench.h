@@ -16,6 +16,8 @@
 #define DEVICE_FN __device__ static inline
 #define GLOBAL
 #define LOCAL __shared__
+/* The address space of a pointer into shared memory (CUDA pointers are generic). */
+#define LOCAL_PTR
 #define RESTRICT __restrict__
 #define LOCAL_ID() ((int)threadIdx.x)
 #define GROUP_ID() ((int)blockIdx.x)
@@ -39,6 +41,7 @@ typedef unsigned short ushort;
 #define DEVICE_FN static inline
 #define GLOBAL __global
 #define LOCAL __local
+#define LOCAL_PTR __local
 #define RESTRICT restrict
 #define LOCAL_ID() ((int)get_local_id(0))
 #define GROUP_ID() ((int)get_group_id(0))

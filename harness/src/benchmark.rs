@@ -234,6 +234,7 @@ pub fn load(path: &Path) -> Result<Box<dyn Experiment>, ExperimentError> {
     match experiment::benchmark_of(path, &text)? {
         BenchmarkKind::DeviceBandwidth => load_as::<crate::bandwidth::DeviceBandwidth>(path, text),
         BenchmarkKind::CeckaAssembly => load_as::<crate::cecka::CeckaAssembly>(path, text),
+        BenchmarkKind::BanasIntegration => load_as::<crate::banas::BanasIntegration>(path, text),
     }
 }
 

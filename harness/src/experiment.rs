@@ -25,6 +25,8 @@ pub enum BenchmarkKind {
     DeviceBandwidth,
     /// `cecka/`: Cecka, Lew and Darve 2011, FEM assembly on GPUs.
     CeckaAssembly,
+    /// `banas/`: Banaś, Płaszewski and Macioł, numerical integration for higher-order prisms.
+    BanasIntegration,
 }
 
 impl BenchmarkKind {
@@ -32,6 +34,7 @@ impl BenchmarkKind {
         match self {
             BenchmarkKind::DeviceBandwidth => "device-bandwidth",
             BenchmarkKind::CeckaAssembly => "cecka-assembly",
+            BenchmarkKind::BanasIntegration => "banas-integration",
         }
     }
 }

@@ -23,8 +23,10 @@ pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", t
 
 pub const CECKA: KernelSource = KernelSource { file: "cecka.kern", text: include_str!("../../kernels/cecka.kern") };
 
+pub const BANAS: KernelSource = KernelSource { file: "banas.kern", text: include_str!("../../kernels/banas.kern") };
+
 /// Every embedded kernel file; tests compile each of them for every backend.
-pub const ALL: &[KernelSource] = &[BANDWIDTH, CACHE_FLUSH, CECKA];
+pub const ALL: &[KernelSource] = &[BANDWIDTH, CACHE_FLUSH, CECKA, BANAS];
 
 /// `-D` defines for one compilation, kept in order so compile errors can show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

@@ -4,8 +4,9 @@
 //! [`measure`] -> [`results`] (Parquet rows) -> [`report`] (tables and figures). Kernels live in
 //! `kernels/` behind one portability header ([`kernels`]) and run through one [`device`] trait on
 //! CUDA or OpenCL. Each benchmark is one module: [`bandwidth`] measures the device's attainable
-//! bandwidth, the ceiling later reports divide by.
+//! bandwidth, the ceiling later reports divide by; [`cecka`] and [`banas`] hold one paper each.
 
+pub mod banas;
 pub mod bandwidth;
 pub mod benchmark;
 pub mod cecka;

@@ -41,3 +41,32 @@ fn nvrtc_compile_error_keeps_options_and_log() {
         other => panic!("expected a compile error, got {:?}", other.map(|_| ())),
     }
 }
+
+/// Every Banaś variant at every degree, with the defines the planner gives an H100/H200, f32 and
+/// f64: the register tiles and shared parts that only the GPU run would otherwise compile.
+#[test]
+fn every_banas_plan_compiles_to_ptx() {
+    if !common::nvrtc_available() {
+        return;
+    }
+    use fembench::banas::plan::{Plan, Tuning, Variant};
+    let dev = fembench::device::DeviceInfo {
+        max_work_group: 1024,
+        local_mem_bytes: 48 << 10,
+        memory_bytes: 80 << 30,
+        compute_units: 132,
+        ..Default::default()
+    };
+    let tuning = Tuning { output_bytes: 256 << 20, ..Default::default() };
+    for p in 1..=7 {
+        let nsh = fembench::banas::prism::shape_functions(p);
+        let nq = fembench::banas::prism::quadrature(p).unwrap().len();
+        for v in Variant::ALL {
+            for precision in [Precision::F32, Precision::F64] {
+                let plan = Plan::new(v, nsh, nq, precision, &dev, &tuning).unwrap();
+                let ptx = cuda::compile_ptx(&kernels::BANAS, &plan.defines(precision), "compute_90").unwrap_or_else(|e| panic!("{e}"));
+                assert!(ptx.contains(".entry banas_integrate("), "p = {p} {v:?} {precision}");
+            }
+        }
+    }
+}

@@ -85,3 +85,28 @@ fn cecka_methods_match_the_reference_on_opencl() {
     // 6 full methods (ElemColor, GlobalNZ, SharedNZ, LocalNZ, ElemAtomic, SharedAtomic) x 4 orders x 2 precisions.
     assert_eq!(checked, 48);
 }
+
+#[test]
+fn banas_variants_match_the_reference_on_opencl() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    drop(dev);
+    let exp = load(&common::experiments_dir().join("banas-integration.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::OpenCl, Backend::Cpu], quick: true, out_dir: out.path().into(), ..Default::default() };
+    let summary = run(&[exp], &opts).unwrap();
+    assert_eq!(summary.rows_failed, 0);
+    let df = RunDir::open(&summary.run_dir).unwrap().read_experiment("banas-integration").unwrap().unwrap();
+    let col = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|v| v.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let (metric, status, precision, method) = (col("metric"), col("status"), col("precision"), col("method"));
+    let error: Vec<f64> = df.column("error").unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect();
+    // 4 variants x p = 1..4 x f32 and f64, each verified (the kernel rows), and the CPU reference.
+    let checked: Vec<usize> =
+        (0..df.height()).filter(|&i| metric[i] == "kernel" && status[i] == "ok" && method[i] != "cpu-reference").collect();
+    assert_eq!(checked.len(), 4 * 4 * 2);
+    for i in checked {
+        let tol = if precision[i] == "f64" { 1e-10 } else { 1e-4 };
+        assert!(error[i] <= tol, "{} {}: error {}", method[i], precision[i], error[i]);
+    }
+    assert_eq!((0..df.height()).filter(|&i| method[i] == "cpu-reference" && status[i] == "ok").count(), 4);
+}

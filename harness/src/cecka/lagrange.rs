@@ -103,6 +103,12 @@ impl Basis {
         self.mono.iter().zip(&self.coef[i]).map(|(&(a, b), c)| c * powi(x, a) * powi(y, b)).sum()
     }
 
+    /// (d/dx, d/dy) of basis function i at (x, y).
+    pub fn gradient(&self, i: usize, x: f64, y: f64) -> (f64, f64) {
+        let eval = |terms: Vec<(f64, usize, usize)>| terms.iter().map(|&(c, a, b)| c * powi(x, a) * powi(y, b)).sum::<f64>();
+        (eval(self.derivative(i, 0)), eval(self.derivative(i, 1)))
+    }
+
     /// (d/dx, d/dy) of basis function i as (coefficient, exponents) lists.
     fn derivative(&self, i: usize, dir: usize) -> Vec<(f64, usize, usize)> {
         self.mono

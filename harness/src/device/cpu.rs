@@ -39,5 +39,7 @@ pub fn info() -> DeviceInfo {
         local_mem_bytes: 0,
         max_work_group: 1,
         compute_capability: None,
+        clock_mhz: 0,
+        max_alloc_bytes: 0,
     }
 }

@@ -74,6 +74,9 @@ fn query_info(ctx: &Arc<CudaContext>, index: usize) -> DeviceResult<DeviceInfo> 
         local_mem_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as u64,
         max_work_group: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as usize,
         compute_capability: Some(format!("{major}.{minor}")),
+        clock_mhz: (attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
+        // The driver API has no per-allocation limit; device memory bounds it.
+        max_alloc_bytes: ctx.total_mem().map_err(api("cuDeviceTotalMem"))? as u64,
     })
 }
 

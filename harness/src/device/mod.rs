@@ -76,8 +76,41 @@ pub struct DeviceInfo {
     /// Shared (local) memory per work-group.
     pub local_mem_bytes: u64,
     pub max_work_group: usize,
-    /// e.g. "9.0" for CUDA devices.
+    /// e.g. "9.0" for CUDA devices (and NVIDIA devices through OpenCL).
     pub compute_capability: Option<String>,
+    /// Maximum core clock in MHz, as the driver reports it (0 where unknown).
+    #[serde(default)]
+    pub clock_mhz: u32,
+    /// Largest single allocation the driver allows (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+    #[serde(default)]
+    pub max_alloc_bytes: u64,
+}
+
+impl DeviceInfo {
+    /// Theoretical peak in GFLOP/s (one fused multiply-add = 2 flops per lane per clock), from
+    /// the compute units, the clock and the FP32/FP64 lanes per streaming multiprocessor of the
+    /// NVIDIA architecture named by the compute capability. `None` where the lanes are unknown
+    /// (other vendors, or an architecture not listed): reports then print no fraction of peak.
+    pub fn peak_gflops(&self, precision: crate::Precision) -> Option<f64> {
+        let cc = self.compute_capability.as_deref()?;
+        // (FP32 lanes, FP64 lanes) per SM, from NVIDIA's architecture whitepapers.
+        let (f32_lanes, f64_lanes) = match cc {
+            "6.0" => (64, 32),
+            "7.0" => (64, 32),
+            "7.5" => (64, 2),
+            "8.0" => (64, 32),
+            "8.6" | "8.7" | "8.9" => (128, 2),
+            "9.0" => (128, 64),
+            "10.0" => (128, 64),
+            "12.0" => (128, 2),
+            _ => return None,
+        };
+        let lanes = match precision {
+            crate::Precision::F32 => f32_lanes,
+            crate::Precision::F64 => f64_lanes,
+        };
+        (self.clock_mhz > 0).then(|| self.compute_units as f64 * lanes as f64 * 2.0 * self.clock_mhz as f64 * 1e-3)
+    }
 }
 
 /// Errors of the device layer. Every variant keeps what a user needs to act on it.

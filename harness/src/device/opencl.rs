@@ -73,7 +73,13 @@ fn query_info(platform: &str, index: usize, dev: &ClDevice) -> DeviceResult<Devi
         cache_bytes: dev.global_mem_cache_size().unwrap_or(0),
         local_mem_bytes: dev.local_mem_size().unwrap_or(0),
         max_work_group: dev.max_work_group_size().unwrap_or(1),
-        compute_capability: None,
+        // NVIDIA's driver names the architecture through cl_nv_device_attribute_query.
+        compute_capability: match (dev.compute_capability_major_nv(), dev.compute_capability_minor_nv()) {
+            (Ok(major), Ok(minor)) => Some(format!("{major}.{minor}")),
+            _ => None,
+        },
+        clock_mhz: dev.max_clock_frequency().unwrap_or(0),
+        max_alloc_bytes: dev.max_mem_alloc_size().unwrap_or(0),
     })
 }
 

@@ -1,0 +1,252 @@
+//! Host-side planning (section 4.2): from the device's own limits (work-group size, shared
+//! memory, global memory and largest allocation) and the degree, the kernel's work-group size,
+//! the parts A^e is cut into, the blocks each thread updates, and the elements per launch. The
+//! plan is printed as the paper's Tables 3/4 for the device used.
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::DeviceInfo;
+use crate::kernels::Defines;
+use crate::Precision;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    RegJac,
+    RegNojac,
+    ShmJac,
+    ShmNojac,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [Variant::RegJac, Variant::RegNojac, Variant::ShmJac, Variant::ShmNojac];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variant::RegJac => "reg-jac",
+            Variant::RegNojac => "reg-nojac",
+            Variant::ShmJac => "shm-jac",
+            Variant::ShmNojac => "shm-nojac",
+        }
+    }
+    pub fn shm(self) -> bool {
+        matches!(self, Variant::ShmJac | Variant::ShmNojac)
+    }
+    pub fn jac(self) -> bool {
+        matches!(self, Variant::RegJac | Variant::ShmJac)
+    }
+}
+
+/// What an experiment may fix instead of the planner.
+#[derive(Debug, Clone, Default)]
+pub struct Tuning {
+    /// Bytes of element matrices one launch writes (the paper fills the GPU's memory).
+    pub output_bytes: usize,
+    pub group_size: Option<usize>,
+    /// REG: rows x columns of blocks per thread.
+    pub reg_blocks: Option<[usize; 2]>,
+    /// SHM: shared memory for the part of A^e (default and ceiling: the device's limit).
+    pub shared_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub variant: Variant,
+    pub nsh: usize,
+    pub nq: usize,
+    pub real_bytes: usize,
+    pub group_size: usize,
+    /// REG: a ty x tx thread grid, each thread rb x cb blocks (zero for SHM).
+    pub ty: usize,
+    pub tx: usize,
+    pub rb: usize,
+    pub cb: usize,
+    /// Blocks of A^e (3x3 each) per part, and per thread within a part.
+    pub part_blocks: usize,
+    pub blocks_per_thread: usize,
+    pub parts: usize,
+    /// Quadrature points whose Jacobian terms are staged in shared memory at once.
+    pub qc: usize,
+    pub shared_bytes: usize,
+    pub elements: usize,
+    pub groups: usize,
+}
+
+/// Registers a thread of NVIDIA's GPUs may hold in one block (the per-block file is 64K); the
+/// OpenCL API does not report it, so it bounds every device's plan.
+const REGISTER_FILE: usize = 65536;
+
+impl Plan {
+    pub fn new(variant: Variant, nsh: usize, nq: usize, precision: Precision, dev: &DeviceInfo, tuning: &Tuning) -> Result<Plan, String> {
+        let s = match precision {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        };
+        let max_wg = dev.max_work_group.clamp(1, 1024);
+        let qc = nq.min(64);
+        let fixed_shared = (2 * 3 * nsh + 10 * qc) * s;
+        let device_shared = dev.local_mem_bytes as usize;
+        let shared_limit = tuning.shared_bytes.map_or(device_shared, |b| b.min(device_shared));
+        if fixed_shared > shared_limit {
+            return Err(format!("{fixed_shared} bytes of shared memory for the derivatives exceed the {shared_limit} available"));
+        }
+        let blocks = nsh * nsh;
+        let mut plan = Plan {
+            variant,
+            nsh,
+            nq,
+            real_bytes: s,
+            group_size: 0,
+            ty: 0,
+            tx: 0,
+            rb: 0,
+            cb: 0,
+            part_blocks: 0,
+            blocks_per_thread: 0,
+            parts: 0,
+            qc,
+            shared_bytes: fixed_shared,
+            elements: 0,
+            groups: 0,
+        };
+        if variant.shm() {
+            // The paper: the largest multiple-of-64 group not beyond the blocks of A^e, and a
+            // part that fills the shared memory.
+            let mut wg = tuning.group_size.unwrap_or_else(|| blocks.div_ceil(64).max(1).min(8) * 64).min(max_wg);
+            let fit = (shared_limit - fixed_shared) / (9 * s);
+            let mut part = fit.min(blocks.div_ceil(wg) * wg);
+            if part < wg {
+                wg = (part / 64 * 64).max(part.min(32));
+                if wg == 0 {
+                    return Err(format!("no part of A^e fits the {shared_limit} bytes of shared memory"));
+                }
+            }
+            part = part / wg * wg;
+            plan.group_size = wg;
+            plan.part_blocks = part;
+            plan.blocks_per_thread = part / wg;
+            plan.parts = blocks.div_ceil(part);
+            plan.shared_bytes = fixed_shared + 9 * part * s;
+        } else {
+            let words = s / 4;
+            let mut best: Option<(f64, [usize; 4])> = None;
+            let dims = [4usize, 8, 16, 32];
+            let rbs: Vec<[usize; 2]> = match tuning.reg_blocks {
+                Some(b) => vec![b],
+                None => (1..=4).flat_map(|r| (1..=4).map(move |c| [r, c])).collect(),
+            };
+            for &ty in &dims {
+                for &tx in &dims {
+                    let wg = ty * tx;
+                    if wg < 64 || wg > max_wg.min(512) || tuning.group_size.is_some_and(|g| g != wg) {
+                        continue;
+                    }
+                    for &[rb, cb] in &rbs {
+                        let regs = words * (9 * rb * cb + 3 * cb + 6) + rb + cb + 24;
+                        if words * 9 * rb * cb > 160 || regs * wg > REGISTER_FILE {
+                            continue;
+                        }
+                        let parts = nsh.div_ceil(ty * rb) * nsh.div_ceil(tx * cb);
+                        // Instruction slots per thread per quadrature point: the block updates,
+                        // their shared loads and scalings, this thread's share of the
+                        // derivatives, and a barrier's worth; over all parts and threads.
+                        let per_point = 24 * rb * cb + 3 * (rb + cb) + 6 * rb + 15 * nsh.div_ceil(wg) + 30;
+                        let cost = (parts * wg * per_point) as f64;
+                        if best.is_none_or(|(c, _)| cost < c) {
+                            best = Some((cost, [ty, tx, rb, cb]));
+                        }
+                    }
+                }
+            }
+            let [ty, tx, rb, cb] = best.ok_or("no register tiling fits the device's work-group and register limits")?.1;
+            plan.ty = ty;
+            plan.tx = tx;
+            plan.rb = rb;
+            plan.cb = cb;
+            plan.group_size = ty * tx;
+            plan.part_blocks = ty * rb * tx * cb;
+            plan.blocks_per_thread = rb * cb;
+            plan.parts = nsh.div_ceil(ty * rb) * nsh.div_ceil(tx * cb);
+        }
+        let per_element = plan.output_bytes_per_element();
+        let mut budget = tuning.output_bytes.min(dev.memory_bytes as usize / 2);
+        if dev.max_alloc_bytes > 0 {
+            budget = budget.min(dev.max_alloc_bytes as usize);
+        }
+        plan.elements = (budget / per_element).max(1);
+        plan.groups = (plan.elements * plan.parts).min(1 << 30);
+        Ok(plan)
+    }
+
+    pub fn output_bytes_per_element(&self) -> usize {
+        (3 * self.nsh).pow(2) * self.real_bytes
+    }
+
+    /// Device input for `elements`: reference derivatives and quadrature, plus per element the
+    /// six vertices (JAC) or the Jacobian terms of every point (NOJAC), and Lamé's constants.
+    pub fn input_bytes(&self, jac: bool) -> usize {
+        let shared = (3 * self.nsh * self.nq + 4 * self.nq) * self.real_bytes;
+        let per_element = if jac { 18 } else { 10 * self.nq } + 2;
+        shared + self.elements * per_element * self.real_bytes
+    }
+
+    /// The 3x3 block updates the device performs per element, padding included.
+    pub fn performed_blocks(&self) -> usize {
+        self.parts * self.part_blocks
+    }
+
+    pub fn defines(&self, precision: Precision) -> Defines {
+        let mut d = Defines::for_precision(precision)
+            .with("NSH", self.nsh)
+            .with("NQ", self.nq)
+            .with("WG", self.group_size)
+            .with("QC", self.qc)
+            .with("JAC", self.variant.jac() as u8)
+            .with("SHM", self.variant.shm() as u8);
+        if self.variant.shm() {
+            d = d.with("PART", self.part_blocks).with("BPT", self.blocks_per_thread);
+        } else {
+            d = d.with("TY", self.ty).with("TX", self.tx).with("RB", self.rb).with("CB", self.cb);
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h200_like() -> DeviceInfo {
+        DeviceInfo { max_work_group: 1024, local_mem_bytes: 48 << 10, memory_bytes: 140 << 30, compute_units: 132, ..Default::default() }
+    }
+
+    #[test]
+    fn plans_respect_the_device_limits() {
+        let dev = h200_like();
+        let tuning = Tuning { output_bytes: 256 << 20, ..Default::default() };
+        for (nsh, nq) in [(6, 6), (18, 18), (40, 48), (75, 80), (126, 150), (196, 231), (288, 336)] {
+            for v in Variant::ALL {
+                for prec in [Precision::F32, Precision::F64] {
+                    let p = Plan::new(v, nsh, nq, prec, &dev, &tuning).unwrap();
+                    assert!(p.shared_bytes <= 48 << 10, "{v:?} {nsh}: {} bytes", p.shared_bytes);
+                    assert!(p.group_size <= 512 && p.group_size % 32 == 0, "{v:?} {nsh}: group {}", p.group_size);
+                    assert!(p.parts * p.part_blocks >= nsh * nsh, "{v:?} {nsh}: the parts miss blocks");
+                    assert_eq!(p.part_blocks, p.group_size * p.blocks_per_thread);
+                    assert!(p.elements * p.output_bytes_per_element() <= 256 << 20);
+                    assert!(p.elements >= 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_small_shared_memory_means_more_parts() {
+        let mut dev = h200_like();
+        let tuning = Tuning { output_bytes: 1 << 20, ..Default::default() };
+        let big = Plan::new(Variant::ShmJac, 288, 336, Precision::F32, &dev, &tuning).unwrap();
+        dev.local_mem_bytes = 16 << 10;
+        let small = Plan::new(Variant::ShmJac, 288, 336, Precision::F32, &dev, &tuning).unwrap();
+        assert!(small.parts > big.parts);
+        dev.local_mem_bytes = 1 << 10;
+        assert!(Plan::new(Variant::ShmJac, 288, 336, Precision::F32, &dev, &tuning).is_err());
+    }
+}
