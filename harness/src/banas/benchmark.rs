@@ -590,12 +590,13 @@ impl Rows {
     fn us(&self, i: usize) -> f64 {
         self.time[i] / self.extra("elements", i) * 1e6
     }
-    /// (backend, device, precision) groups of GPU rows, in order.
+    /// (backend, device, precision) groups with measured GPU rows, in order (a backend whose
+    /// cases were all skipped gets no table or figure).
     fn gpu_groups(&self) -> Vec<(String, String, String)> {
         let mut g: Vec<(String, String, String)> = Vec::new();
         for i in 0..self.method.len() {
             let key = (self.backend[i].clone(), self.device[i].clone(), self.precision[i].clone());
-            if self.backend[i] != "cpu" && !g.contains(&key) {
+            if self.backend[i] != "cpu" && self.ok(i) && !g.contains(&key) {
                 g.push(key);
             }
         }
