@@ -11,9 +11,9 @@ use polars::prelude::DataFrame;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::elasticity::{element_dofs, element_flops, element_matrices, physical_point, PrismMesh};
+use super::elasticity::{element_dofs, element_flops, element_matrices, rigid_body_residual, PrismMesh};
 use super::plan::{Plan, Tuning, Variant};
-use super::prism::{jacobian_terms, PrismBasis, Reference, MAX_DEGREE};
+use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
 use crate::device::{Arg, Buffer, Device, Launch};
 use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
@@ -238,38 +238,9 @@ fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<M
     })
     .map_err(|_| CaseError::Failed("host integration failed".into()))?;
     // The oracle is checked against closed forms: the six rigid-body modes of element 0.
-    let error = rigid_body_residual(&prep, &out[..element_dofs(prep.re.nsh).pow(2)]);
+    let error = rigid_body_residual(&prep.re, &prep.mesh.element_vertices(0), &out[..element_dofs(prep.re.nsh).pow(2)]);
     let flops = element_flops(prep.re.nsh, prep.re.nq()) * n as f64;
     Ok(vec![Measured::verified("kernel", t, error, 1e-10).flops(flops).extra("elements", n as f64).extra("threads", threads as f64)])
-}
-
-/// max |A u| / (|A| |u|) over the rigid-body modes u of element 0.
-fn rigid_body_residual(prep: &Prepared, a: &[f64]) -> f64 {
-    let n = element_dofs(prep.re.nsh);
-    let basis = PrismBasis::new(prep.re.p);
-    let x = prep.mesh.element_vertices(0);
-    let nodes: Vec<[f64; 3]> = (0..prep.re.nsh).map(|s| physical_point(&x, basis.node(s))).collect();
-    let norm = a.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let mut worst: f64 = 0.0;
-    for mode in 0..6 {
-        let u: Vec<f64> = (0..n)
-            .map(|dof| {
-                let (y, i) = (nodes[dof / 3], dof % 3);
-                match mode {
-                    0..=2 => (i == mode) as u8 as f64,
-                    3 => [0.0, -y[2], y[1]][i],
-                    4 => [y[2], 0.0, -y[0]][i],
-                    _ => [-y[1], y[0], 0.0][i],
-                }
-            })
-            .collect();
-        let unorm = u.iter().map(|v| v * v).sum::<f64>().sqrt();
-        for i in 0..n {
-            let au: f64 = (0..n).map(|j| a[i * n + j] * u[j]).sum();
-            worst = worst.max(au.abs() / (norm * unorm));
-        }
-    }
-    worst
 }
 
 /// Host arrays of one launch (the "input data preparation" stage).
