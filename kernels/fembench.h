@@ -13,6 +13,9 @@
 #if defined(FB_CUDA)
 
 #define KERNEL extern "C" __global__
+/* A kernel that asks the compiler to fit `blocks` blocks of `threads` per multiprocessor
+ * (registers); blocks = 0: no request. OpenCL has no such attribute. */
+#define KERNEL_BOUNDS(threads, blocks) extern "C" __global__ __launch_bounds__(threads, blocks)
 #define DEVICE_FN __device__ static inline
 #define GLOBAL
 #define LOCAL __shared__
@@ -38,6 +41,7 @@ typedef unsigned short ushort;
 #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
 #endif
 #define KERNEL __kernel
+#define KERNEL_BOUNDS(threads, blocks) __kernel
 #define DEVICE_FN static inline
 #define GLOBAL __global
 #define LOCAL __local

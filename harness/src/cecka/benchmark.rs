@@ -149,6 +149,12 @@ pub struct Problem_ {
     /// Shared memory a block may use, in bytes; default and ceiling: the device's own limit
     /// (the paper's SharedNZ fails at order 5 on 16 KiB).
     pub shared_bytes: Option<u64>,
+    /// SharedAtomic through CUDA: blocks per multiprocessor the compiler must fit in registers
+    /// (`__launch_bounds__`); default: the compiler's choice.
+    pub min_blocks_per_sm: Option<u32>,
+    /// SharedAtomic: loop iterations whose global loads a thread issues together before it uses
+    /// them (the kernel is latency-bound); default 4.
+    pub load_batch: Option<u32>,
 }
 
 impl Problem_ {
@@ -810,7 +816,10 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
         .with("EN", en)
         .with("DUMMY", point.method.dummy() as u8)
         .with("NB_MAX", plan.max_nodes.max(1))
-        .with("TK_MAX", plan.max_slots.max(1));
+        .with("TK_MAX", plan.max_slots.max(1))
+        .with("WG", gs)
+        .with("MIN_BLOCKS", problem.min_blocks_per_sm.unwrap_or(0))
+        .with("SA_BATCH", problem.load_batch.unwrap_or(4).clamp(1, 16));
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared_atomic")?;
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let timings = time_modes(ctx, dev, &mut || {
