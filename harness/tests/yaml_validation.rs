@@ -134,3 +134,31 @@ fn cli_refuses_a_bad_file_with_exit_code_2() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown field `mesure`"), "{stderr}");
 }
+
+/// A Cecka experiment on an imported Gmsh mesh (the unit square, left side prescribed).
+fn gmsh_experiment(msh: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = dir.path().join("square.msh");
+    std::fs::write(&mesh, msh).unwrap();
+    let path = dir.path().join("gmsh.yaml");
+    let yaml = format!(
+        "id: gmsh\ntitle: imported square\nbenchmark: cecka-assembly\nsweep:\n  method: [cpu-serial]\n  level: [1]\n  order: [2]\n\
+         backends: [cpu]\nprecisions: [f64]\nproblem:\n  mesh:\n    gmsh: {}\n    dirichlet: {{ hot: 200 }}\noutputs:\n  tables: [timings]\n",
+        mesh.display()
+    );
+    std::fs::write(&path, yaml).unwrap();
+    (dir, path, mesh)
+}
+
+const SQUARE: &str = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n1\n1 11 \"hot\"\n$EndPhysicalNames\n\
+$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n$Elements\n3\n1 1 2 11 4 4 1\n2 2 2 13 1 1 2 3\n3 2 2 13 1 1 3 4\n$EndElements\n";
+
+#[test]
+fn an_imported_gmsh_mesh_is_read_at_validation_and_its_errors_name_the_mesh_file_and_line() {
+    let (_d, path, _) = gmsh_experiment(SQUARE);
+    load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (_d, path, mesh) = gmsh_experiment(&SQUARE.replace("2 2 2 13 1 1 2 3", "2 2 2 13 1 1 2 three"));
+    let msg = refused(&path).to_string();
+    assert!(msg.contains(&format!("problem.mesh: {}:18:", mesh.display())), "{msg}");
+    assert!(msg.contains("`three` is not a valid node tag"), "{msg}");
+}

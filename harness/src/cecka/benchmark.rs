@@ -152,9 +152,27 @@ pub struct Problem_ {
     /// SharedAtomic through CUDA: blocks per multiprocessor the compiler must fit in registers
     /// (`__launch_bounds__`); default: the compiler's choice.
     pub min_blocks_per_sm: Option<u32>,
+    /// A Gmsh mesh instead of the plate with holes; `level` then counts uniform refinements of it.
+    pub mesh: Option<MeshFile>,
     /// SharedAtomic: loop iterations whose global loads a thread issues together before it uses
     /// them (the kernel is latency-bound); default 4.
     pub load_batch: Option<u32>,
+}
+
+/// A user's own domain: an ASCII Gmsh mesh of 3-node triangles and its Dirichlet groups.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeshFile {
+    /// Path of the `.msh` file (format 4.1 or 2.2), relative to the working directory.
+    pub gmsh: std::path::PathBuf,
+    /// Physical group of boundary lines (its name, or its number) -> prescribed value g.
+    pub dirichlet: BTreeMap<String, f64>,
+}
+
+impl MeshFile {
+    fn read(&self) -> Result<super::mesh::TriMesh, super::gmsh::GmshError> {
+        super::gmsh::read(&self.gmsh, &self.dirichlet)
+    }
 }
 
 impl Problem_ {
@@ -261,15 +279,24 @@ impl Prepared {
     }
 }
 
-static CACHE: Mutex<Vec<((u32, u32), Arc<Prepared>)>> = Mutex::new(Vec::new());
+type ProblemKey = (Option<MeshFile>, u32, u32);
+static CACHE: Mutex<Vec<(ProblemKey, Arc<Prepared>)>> = Mutex::new(Vec::new());
 
-fn prepared(level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
+fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
     let mut cache = CACHE.lock().map_err(|_| CaseError::Failed("problem cache poisoned".into()))?;
-    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == (level, order)) {
+    let key = (mesh.cloned(), level, order);
+    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
         return Ok(p.clone());
     }
+    let problem = match mesh {
+        None => Problem::new(level as usize, order as usize),
+        Some(m) => {
+            let p1 = m.read().map_err(|e| CaseError::Failed(e.to_string()))?;
+            Problem::from_p1(&super::mesh::refined(p1, level as usize), level as usize, order as usize)
+        }
+    };
     let p = Arc::new(Prepared {
-        problem: Problem::new(level as usize, order as usize),
+        problem,
         reference: OnceLock::new(),
         colors: Mutex::new(BTreeMap::new()),
         global: Mutex::new(BTreeMap::new()),
@@ -281,7 +308,7 @@ fn prepared(level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
     if cache.len() >= 2 {
         cache.remove(0);
     }
-    cache.push(((level, order), p.clone()));
+    cache.push((key, p.clone()));
     Ok(p)
 }
 
@@ -328,6 +355,13 @@ impl Benchmark for CeckaAssembly {
         if let Some(l) = spec.sweep.level.iter().find(|&&l| l > 8) {
             return Err(format!("sweep.level: {l} is above 8 (level 7 is already 4.8M elements)"));
         }
+        // An imported mesh is read here, so that `harness validate` names its file and line.
+        if let Some(m) = &spec.problem.mesh {
+            m.read().map_err(|e| format!("problem.mesh: {e}"))?;
+        }
+        if let Some(m) = spec.quick.as_ref().and_then(|q| q.problem.as_ref()).and_then(|p| p.mesh.as_ref()) {
+            m.read().map_err(|e| format!("quick.problem.mesh: {e}"))?;
+        }
         Ok(())
     }
 
@@ -343,7 +377,7 @@ impl Benchmark for CeckaAssembly {
         if !gpu && ctx.precision == Precision::F32 {
             return Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into()));
         }
-        let prep = prepared(point.level, point.order)?;
+        let prep = prepared(problem.mesh.as_ref(), point.level, point.order)?;
         match (ctx.precision, &ctx.target) {
             (_, Target::Cpu) => run_cpu(ctx, &prep, point),
             (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),

@@ -17,11 +17,29 @@ const HOLE_SEGMENTS: usize = 12;
 /// Maximum triangle area of the coarse mesh: gives about 290 triangles, Table VI's first size.
 const COARSE_MAX_AREA: f64 = 0.028;
 
-/// A straight-sided P1 triangle mesh (counter-clockwise triangles).
+/// A straight-sided P1 triangle mesh (counter-clockwise triangles) with its Dirichlet data.
 #[derive(Debug, Clone)]
 pub struct TriMesh {
     pub points: Vec<[f64; 2]>,
     pub tris: Vec<[u32; 3]>,
+    /// Boundary edges with a prescribed value g: every node on them (vertices, and the edge
+    /// nodes of order k) is prescribed.
+    pub dirichlet: Vec<([u32; 2], f64)>,
+}
+
+impl TriMesh {
+    /// Edges used by exactly one triangle.
+    pub fn boundary_edges(&self) -> Vec<[u32; 2]> {
+        let mut count: HashMap<(u32, u32), u32> = HashMap::with_capacity(self.tris.len() * 2);
+        for t in &self.tris {
+            for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                *count.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+        let mut edges: Vec<[u32; 2]> = count.into_iter().filter(|&(_, c)| c == 1).map(|((a, b), _)| [a, b]).collect();
+        edges.sort_unstable();
+        edges
+    }
 }
 
 /// The coarse unstructured mesh of the plate with holes.
@@ -86,10 +104,26 @@ pub fn coarse_plate() -> TriMesh {
         }
         tris.push(orient_ccw(&points, t));
     }
-    TriMesh { points, tris }
+    let mut m = TriMesh { points, tris, dirichlet: Vec::new() };
+    // g = 200 on the side x = 0, g = 10 on x = WIDTH.
+    let on = |v: u32, x: f64| (m.points[v as usize][0] - x).abs() < 1e-12;
+    m.dirichlet = m
+        .boundary_edges()
+        .into_iter()
+        .filter_map(|[a, b]| {
+            if on(a, 0.0) && on(b, 0.0) {
+                Some(([a, b], G_LEFT))
+            } else if on(a, WIDTH) && on(b, WIDTH) {
+                Some(([a, b], G_RIGHT))
+            } else {
+                None
+            }
+        })
+        .collect();
+    m
 }
 
-fn orient_ccw(points: &[[f64; 2]], t: [u32; 3]) -> [u32; 3] {
+pub(crate) fn orient_ccw(points: &[[f64; 2]], t: [u32; 3]) -> [u32; 3] {
     let [a, b, c] = t.map(|i| points[i as usize]);
     let cross = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
     if cross < 0.0 {
@@ -118,13 +152,25 @@ pub fn refine_uniform(m: &TriMesh) -> TriMesh {
         let ca = midpoint(c, a, &mut points);
         tris.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
     }
-    TriMesh { points, tris }
+    let dirichlet = m
+        .dirichlet
+        .iter()
+        .flat_map(|&([a, b], g)| {
+            let mid = midpoint(a, b, &mut points);
+            [([a, mid], g), ([mid, b], g)]
+        })
+        .collect();
+    TriMesh { points, tris, dirichlet }
 }
 
 /// The P1 mesh of refinement level `level` (level 0: about 290 triangles; each level x4).
 pub fn plate(level: usize) -> TriMesh {
-    let mut m = coarse_plate();
-    for _ in 0..level {
+    refined(coarse_plate(), level)
+}
+
+/// `m` refined uniformly `levels` times.
+pub fn refined(mut m: TriMesh, levels: usize) -> TriMesh {
+    for _ in 0..levels {
         m = refine_uniform(&m);
     }
     m
@@ -140,6 +186,8 @@ pub struct LagrangeMesh {
     /// Element-major: element e's nodes are `elems[e * en .. (e + 1) * en]`.
     pub elems: Vec<u32>,
     pub nodes_per_element: usize,
+    /// Prescribed value per node: Some(g) on the Dirichlet edges, None elsewhere.
+    pub prescribed: Vec<Option<f64>>,
 }
 
 impl LagrangeMesh {
@@ -195,13 +243,23 @@ pub fn lagrange(p1: &TriMesh, k: usize) -> LagrangeMesh {
             }
         }
     }
-    let mut m = LagrangeMesh { order: k, x, y, elems, nodes_per_element: en };
+    // Dirichlet edges: their vertices and edge nodes (a node on two groups keeps the first).
+    let mut prescribed: Vec<Option<f64>> = vec![None; x.len()];
+    for &([a, b], g) in &p1.dirichlet {
+        let base = edge_base.get(&(a.min(b), a.max(b))).copied();
+        let edge_nodes = base.into_iter().flat_map(|base| (0..k.saturating_sub(1)).map(move |j| base + j as u32));
+        for v in [a, b].into_iter().chain(edge_nodes) {
+            prescribed[v as usize].get_or_insert(g);
+        }
+    }
+    let mut m = LagrangeMesh { order: k, x, y, elems, nodes_per_element: en, prescribed };
     renumber_z_order(&mut m);
     m
 }
 
-fn z_key(x: f64, y: f64) -> u64 {
-    let q = |v: f64, span: f64| ((v / span).clamp(0.0, 1.0) * 65535.0) as u64;
+/// Z-order key of (x, y) in the square of side `span` from `lo`.
+fn z_key(x: f64, y: f64, lo: [f64; 2], span: f64) -> u64 {
+    let q = |v: f64, lo: f64| (((v - lo) / span).clamp(0.0, 1.0) * 65535.0) as u64;
     let spread = |mut v: u64| {
         v &= 0xFFFF;
         v = (v | (v << 8)) & 0x00FF_00FF;
@@ -210,21 +268,26 @@ fn z_key(x: f64, y: f64) -> u64 {
         v = (v | (v << 1)) & 0x5555_5555;
         v
     };
-    spread(q(x, WIDTH)) | (spread(q(y, WIDTH)) << 1)
+    spread(q(x, lo[0])) | (spread(q(y, lo[1])) << 1)
 }
 
 /// Nodes and elements sorted along a Z-order curve, so that neighbours in the mesh are mostly
 /// neighbours in memory (the locality the paper's node renumbering asks for).
 fn renumber_z_order(m: &mut LagrangeMesh) {
     let n = m.num_nodes();
+    let bounds = |v: &[f64]| v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let ((x0, x1), (y0, y1)) = (bounds(&m.x), bounds(&m.y));
+    let lo = [x0, y0];
+    let span = (x1 - x0).max(y1 - y0).max(f64::MIN_POSITIVE);
     let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&i| (z_key(m.x[i as usize], m.y[i as usize]), i));
+    order.sort_by_key(|&i| (z_key(m.x[i as usize], m.y[i as usize], lo, span), i));
     let mut new_of = vec![0u32; n];
     for (new, &old) in order.iter().enumerate() {
         new_of[old as usize] = new as u32;
     }
     m.x = order.iter().map(|&o| m.x[o as usize]).collect();
     m.y = order.iter().map(|&o| m.y[o as usize]).collect();
+    m.prescribed = order.iter().map(|&o| m.prescribed[o as usize]).collect();
     for v in m.elems.iter_mut() {
         *v = new_of[*v as usize];
     }
@@ -235,27 +298,11 @@ fn renumber_z_order(m: &mut LagrangeMesh) {
         let nodes = &m.elems[e * en..e * en + 3];
         let cx = nodes.iter().map(|&v| m.x[v as usize]).sum::<f64>() / 3.0;
         let cy = nodes.iter().map(|&v| m.y[v as usize]).sum::<f64>() / 3.0;
-        z_key(cx, cy)
+        z_key(cx, cy, lo, span)
     };
     let keys: Vec<u64> = (0..ne).map(centroid_key).collect();
     eorder.sort_by_key(|&e| (keys[e], e));
     m.elems = eorder.iter().flat_map(|&e| m.elems[e * en..(e + 1) * en].to_vec()).collect();
-}
-
-/// Prescribed value of each node: Some(g) on the Dirichlet sides, None elsewhere.
-pub fn dirichlet(m: &LagrangeMesh) -> Vec<Option<f64>> {
-    let eps = 1e-12;
-    m.x.iter()
-        .map(|&x| {
-            if x.abs() < eps {
-                Some(G_LEFT)
-            } else if (x - WIDTH).abs() < eps {
-                Some(G_RIGHT)
-            } else {
-                None
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

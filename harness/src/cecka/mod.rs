@@ -31,6 +31,7 @@
 
 pub mod benchmark;
 pub mod export;
+pub mod gmsh;
 pub mod lagrange;
 pub mod mesh;
 pub mod nz_plans;

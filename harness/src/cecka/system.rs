@@ -27,11 +27,16 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// The plate with holes at refinement `level`, order `order`.
     pub fn new(level: usize, order: usize) -> Problem {
-        let p1 = mesh::plate(level);
-        let mesh = mesh::lagrange(&p1, order);
+        Problem::from_p1(&mesh::plate(level), level, order)
+    }
+
+    /// Any P1 mesh with its Dirichlet edges (e.g. imported from Gmsh and refined `level` times).
+    pub fn from_p1(p1: &mesh::TriMesh, level: usize, order: usize) -> Problem {
+        let mesh = mesh::lagrange(p1, order);
         let refs = ReferenceIntegrals::new(order);
-        let prescribed = mesh::dirichlet(&mesh);
+        let prescribed = mesh.prescribed.clone();
         let g: Vec<f64> = prescribed.iter().map(|v| v.unwrap_or(0.0)).collect();
         let mut dof = vec![-1i32; mesh.num_nodes()];
         let mut n_free = 0usize;
