@@ -64,6 +64,12 @@ impl<'a> Tokens<'a> {
         let (line, w) = self.word(what)?;
         w.parse().map_err(|_| (Some(line), format!("${}: `{w}` is not a valid {what}", self.section)))
     }
+    /// x y z of a node; z is read and dropped (the problem is 2D).
+    fn point(&mut self) -> Result<[f64; 2], ParseError> {
+        let p = [self.num("x coordinate")?, self.num("y coordinate")?];
+        let _z: f64 = self.num("z coordinate")?;
+        Ok(p)
+    }
     fn skip(&mut self, n: usize, what: &str) -> Result<(), ParseError> {
         for _ in 0..n {
             self.word(what)?;
@@ -261,13 +267,11 @@ fn parse_v41(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
         let n: usize = t.num("nodes in block")?;
         let tags: Vec<u64> = (0..n).map(|_| t.num("node tag")).collect::<Result<_, _>>()?;
         for tag in tags {
-            let x: f64 = t.num("x coordinate")?;
-            let y: f64 = t.num("y coordinate")?;
-            let _z: f64 = t.num("z coordinate")?;
+            let p = t.point()?;
             if parametric != 0 {
                 return Err((None, "parametric node coordinates are not read; save without them (Mesh.SaveParametric = 0)".into()));
             }
-            nodes.insert(tag, [x, y]);
+            nodes.insert(tag, p);
         }
     }
     let mut t = s.remove("Elements").ok_or((None, "no $Elements section".to_string()))?;
@@ -303,10 +307,7 @@ fn parse_v22(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
     let mut nodes = HashMap::with_capacity(n);
     for _ in 0..n {
         let tag: u64 = t.num("node tag")?;
-        let x: f64 = t.num("x coordinate")?;
-        let y: f64 = t.num("y coordinate")?;
-        let _z: f64 = t.num("z coordinate")?;
-        nodes.insert(tag, [x, y]);
+        nodes.insert(tag, t.point()?);
     }
     let mut t = s.remove("Elements").ok_or((None, "no $Elements section".to_string()))?;
     let n: usize = t.num("number of elements")?;
