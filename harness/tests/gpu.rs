@@ -74,3 +74,16 @@ fn cecka_methods_verify_on_cuda() {
     // Every GPU method, full and dummy, at orders 1-4 in f32 and f64.
     assert_eq!(s.rows_ok, 12 * 4 * 2);
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn banas_variants_verify_on_cuda() {
+    let exp = load(&common::experiments_dir().join("banas-integration.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
+    let s = run(&[exp], &opts).unwrap();
+    assert_eq!(s.rows_failed, 0);
+    // The four variants at p = 1..4 in f32 and f64, each with its staged rows (checked against
+    // the f64 reference on sampled elements before any of its times count).
+    assert!(s.rows_ok >= 4 * 4 * 2, "{} rows ok", s.rows_ok);
+}

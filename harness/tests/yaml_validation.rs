@@ -19,6 +19,14 @@ fn variant(from: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// The shipped bandwidth experiment with the whole line that starts with `prefix` replaced (so a
+/// test does not depend on the shipped values).
+fn variant_line(prefix: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
+    let text = std::fs::read_to_string(shipped().join("device-bandwidth.yaml")).unwrap();
+    let line = text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line starts with `{prefix}`"));
+    variant(line, to)
+}
+
 fn line_of(path: &Path, needle: &str) -> u32 {
     let text = std::fs::read_to_string(path).unwrap();
     text.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
@@ -78,7 +86,7 @@ fn unknown_sweep_value_lists_the_valid_ones() {
 
 #[test]
 fn empty_sweep_is_refused() {
-    let (_d, path) = variant("  array_mib: [4, 16, 64, 256, 1024]", "  array_mib: []");
+    let (_d, path) = variant_line("  array_mib:", "  array_mib: []");
     let e = refused(&path);
     assert!(e.line.is_some());
     assert!(e.message.contains("at least one"), "{}", e.message);
@@ -93,7 +101,7 @@ fn wrong_type_is_refused_with_its_location() {
 
 #[test]
 fn non_positive_size_is_refused() {
-    let (_d, path) = variant("  array_mib: [4, 16, 64, 256, 1024]", "  array_mib: [4, -16]");
+    let (_d, path) = variant_line("  array_mib:", "  array_mib: [4, -16]");
     let e = refused(&path);
     assert!(e.message.contains("greater than 0"), "{}", e.message);
 }
