@@ -90,6 +90,8 @@ impl Default for Problem_ {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TableName {
+    /// Table 2: entries of the arrays the integration works on, ours beside the paper's.
+    Sizes,
     /// Tables 3/4: the plan the host computed from the device's limits.
     Plan,
     /// Tables 5/6/7: per element, the time of each stage, flops and GFLOP/s.
@@ -200,6 +202,7 @@ impl Benchmark for BanasIntegration {
         for t in &spec.outputs.tables {
             items.extend(
                 match t {
+                    TableName::Sizes => vec![sizes_table(&spec.id)],
                     TableName::Plan => plan_tables(&spec.id, &r),
                     TableName::Stages => stage_tables(&spec.id, &r),
                     TableName::Best => vec![best_table(&spec.id, &r)],
@@ -415,6 +418,47 @@ fn run_gpu<T: Real>(
 // Reports
 
 /// The paper's Table 3 (GTX580), p = 2..7.
+/// Table 2 of the paper, p = 1..7: entries of the quadrature points and weights, of the shape
+/// functions and their derivatives at one point and at all points, and 3x3 blocks of A^e.
+const PAPER_TABLE2: [(&str, [u64; 7]); 4] = [
+    ("xi^Q and w^Q", [24, 72, 192, 320, 600, 924, 1344]),
+    ("phi^Q[i_Q] (one point)", [24, 72, 160, 300, 504, 784, 1152]),
+    ("phi^Q (all points)", [144, 1296, 7680, 24000, 75600, 181104, 387072]),
+    ("A^e (3x3 blocks)", [36, 324, 1600, 5625, 15876, 38416, 82944]),
+];
+
+/// The same four sizes from this module's basis and quadrature (4 numbers per point: a value
+/// and three derivatives, or three coordinates and a weight).
+fn table2_sizes(p: usize) -> Result<[u64; 4], String> {
+    let nq = super::prism::quadrature(p)?.len() as u64;
+    let nsh = super::prism::shape_functions(p) as u64;
+    Ok([4 * nq, 4 * nsh, 4 * nsh * nq, nsh * nsh])
+}
+
+/// Table 2: what the element sizes imply for memory, computed here, with the paper's row under
+/// each (static: it depends on p only, not on the run).
+fn sizes_table(id: &str) -> Table {
+    let ours: Vec<Result<[u64; 4], String>> = (1..=MAX_DEGREE).map(table2_sizes).collect();
+    let mut rows = Vec::new();
+    for (k, (name, paper)) in PAPER_TABLE2.iter().enumerate() {
+        let mut row = vec![name.to_string(), "fembench".to_string()];
+        row.extend(ours.iter().map(|o| o.as_ref().map(|s| s[k].to_string()).unwrap_or_else(|e| format!("({e})"))));
+        rows.push(row);
+        let mut row = vec![String::new(), "paper".to_string()];
+        row.extend(paper.iter().map(|v| v.to_string()));
+        rows.push(row);
+    }
+    let mut header = vec!["entries of".to_string(), "source".to_string()];
+    header.extend((1..=MAX_DEGREE).map(|p| format!("p={p}")));
+    Table {
+        name: format!("{id}-table2"),
+        title: "Table 2: entries (3x3 blocks for A^e) of the arrays numerical integration works on".into(),
+        header,
+        rows,
+        notes: vec!["From this module's prism basis and quadrature (N_sh, N_Q of Table 1); the paper's values under each row.".into()],
+    }
+}
+
 const PAPER_PLAN_GTX580: [(&str, [f64; 6]); 8] = [
     ("parts of A^e, REG", [2.0, 4.0, 11.0, 32.0, 76.0, 162.0]),
     ("parts of A^e, SHM", [1.0, 2.0, 6.0, 16.0, 38.0, 81.0]),
@@ -842,4 +886,22 @@ fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
         }
     }
     figs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_sizes_from_our_basis_and_quadrature_are_the_papers_table_2() {
+        for p in 1..=MAX_DEGREE {
+            let ours = table2_sizes(p).unwrap();
+            for (k, (name, paper)) in PAPER_TABLE2.iter().enumerate() {
+                assert_eq!(ours[k], paper[p - 1], "{name} at p = {p}");
+            }
+        }
+        let t = sizes_table("banas");
+        assert_eq!(t.rows.len(), 8);
+        assert!(t.rows.iter().all(|r| r.len() == 2 + MAX_DEGREE));
+    }
 }
