@@ -7,7 +7,7 @@ use fembench::benchmark::load;
 use fembench::device::{self, Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};
 use fembench::results::RunDir;
-use fembench::runner::{run, RunOptions};
+use fembench::runner::{run, RunOptions, RunSummary};
 
 fn quick_bandwidth(backend: Backend, modes: &str) -> RunDir {
     let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml"))
@@ -20,6 +20,14 @@ fn quick_bandwidth(backend: Backend, modes: &str) -> RunDir {
     let s = run(&[load(&path).unwrap()], &opts).unwrap();
     assert_eq!(s.rows_failed + s.rows_skipped, 0, "failed or skipped rows on {backend}");
     RunDir::open(&s.run_dir).unwrap()
+}
+
+/// The `--quick` sweep of a shipped experiment on CUDA.
+fn quick_on_cuda(file: &str) -> RunSummary {
+    let exp = load(&common::experiments_dir().join(file)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
+    run(&[exp], &opts).unwrap()
 }
 
 #[test]
@@ -66,10 +74,7 @@ fn cuda_compile_error_keeps_the_log() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn cecka_methods_verify_on_cuda() {
-    let exp = load(&common::experiments_dir().join("cecka-orders.yaml")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
-    let s = run(&[exp], &opts).unwrap();
+    let s = quick_on_cuda("cecka-orders.yaml");
     assert_eq!(s.rows_failed, 0);
     // Every GPU method, full and dummy, at orders 1-4 in f32 and f64.
     assert_eq!(s.rows_ok, 12 * 4 * 2);
@@ -78,10 +83,7 @@ fn cecka_methods_verify_on_cuda() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn banas_variants_verify_on_cuda() {
-    let exp = load(&common::experiments_dir().join("banas-integration.yaml")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
-    let s = run(&[exp], &opts).unwrap();
+    let s = quick_on_cuda("banas-integration.yaml");
     assert_eq!(s.rows_failed, 0);
     // The four variants at p = 1..4 in f32 and f64, each with its staged rows (checked against
     // the f64 reference on sampled elements before any of its times count).

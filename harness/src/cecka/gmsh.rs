@@ -169,8 +169,8 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
         "2.2" | "2.1" | "2" | "2.0" => parse_v22(&mut s)?,
         v => return Err((None, format!("MSH version {v} is not read (4.1 and 2.2 are)"))),
     };
-    // Dirichlet groups: physical name or number -> value.
-    let mut value_of: HashMap<i32, f64> = HashMap::new();
+    // Dirichlet groups: (key as written, physical tag, value).
+    let mut groups: Vec<(&str, i32, f64)> = Vec::with_capacity(dirichlet.len());
     for (key, &g) in dirichlet {
         let tag = names.get(key).copied().or_else(|| key.parse::<i32>().ok()).ok_or((
             None,
@@ -179,8 +179,9 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
                 if names.is_empty() { "none".to_string() } else { names.keys().cloned().collect::<Vec<_>>().join(", ") }
             ),
         ))?;
-        value_of.insert(tag, g);
+        groups.push((key, tag, g));
     }
+    let value_of: HashMap<i32, f64> = groups.iter().map(|&(_, tag, g)| (tag, g)).collect();
     // Compact numbering of the nodes the triangles use.
     let mut index: HashMap<u64, u32> = HashMap::new();
     let mut points = Vec::new();
@@ -206,7 +207,7 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
     }
     let mut m = TriMesh { points, tris, dirichlet: Vec::new() };
     let boundary: std::collections::HashSet<[u32; 2]> = m.boundary_edges().into_iter().collect();
-    let mut used: HashMap<i32, usize> = HashMap::new();
+    let mut used: std::collections::HashSet<i32> = std::collections::HashSet::new();
     for (l, phys) in &raw.lines {
         let Some((&tag, &g)) = phys.iter().find_map(|p| value_of.get_key_value(p)) else { continue };
         let (Some(&a), Some(&b)) = (index.get(&l[0]), index.get(&l[1])) else {
@@ -215,13 +216,10 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
         if !boundary.contains(&[a.min(b), a.max(b)]) {
             return Err((None, format!("a line of physical group {tag} is not a boundary edge of the triangles")));
         }
-        *used.entry(tag).or_insert(0) += 1;
+        used.insert(tag);
         m.dirichlet.push(([a, b], g));
     }
-    if let Some((key, _)) = dirichlet.iter().find(|(k, _)| {
-        let tag = names.get(*k).copied().or_else(|| k.parse().ok());
-        tag.is_none_or(|t| !used.contains_key(&t))
-    }) {
+    if let Some((key, _, _)) = groups.iter().find(|(_, tag, _)| !used.contains(tag)) {
         return Err((None, format!("dirichlet: physical group `{key}` holds no 2-node lines (element type 1)")));
     }
     if m.dirichlet.is_empty() {
