@@ -1,7 +1,23 @@
-//! Measurement: warm-up, then repetitions until both a minimum count and a minimum total time are
-//! reached; device-event timing for kernels, host wall time for whole host stages; an optional
-//! cold mode that flushes the last-level cache before every repetition (as nvbench does).
-//! Measuring never verifies or reports: callers verify the outputs after the timed repetitions.
+//! Measurement: warm-up, then repetitions until a minimum count and a minimum total time are
+//! reached *and* the 95% bootstrap interval of the median is narrower than a target (nvbench's
+//! noise-based stopping), or `max_reps` is reached; device-event timing for kernels, host wall
+//! time for host work; an optional cold mode that flushes the last-level cache before every
+//! repetition (as nvbench does). Every repetition's time is kept ([`Timing::samples`]); the
+//! summary (median, interval) is computed from them, never instead of them.
+//!
+//! # What a device time covers
+//! [`Device::time_events`] gives the same interval on CUDA and OpenCL: from the moment the device
+//! may start the first command of the timed body to the end of its last command. The body is
+//! enqueued behind a gate the host opens only after it has enqueued everything (CUDA: a stream
+//! wait on a flag in pinned host memory, recorded before the start event; OpenCL: a user event
+//! in the first command's wait list), so host launch latency and the host's own time between
+//! launches are never counted, on either API. Events are created once per device, not per
+//! repetition. Gaps *between* the body's commands on the device (launch-to-launch latency once
+//! queued) are counted on both. Allocation, freeing and host-side page faults never happen
+//! inside a timed body: callers allocate and fill every buffer before they measure.
+//!
+//! Measuring never verifies or reports: callers poison their outputs, run one checked
+//! repetition and verify it against the reference after the timed repetitions.
 
 use std::time::Instant;
 
@@ -33,8 +49,10 @@ impl CacheMode {
 pub enum Timer {
     /// CUDA events or OpenCL profiling timestamps around the enqueued work.
     DeviceEvent,
-    /// `Instant` around host work (CPU reference, whole stages including transfers).
+    /// `Instant` around host work (CPU reference, host stages).
     HostWall,
+    /// The sum of a pass's stage times, each by its own timer (Banaś' "total").
+    StageSum,
 }
 
 impl Timer {
@@ -42,6 +60,7 @@ impl Timer {
         match self {
             Timer::DeviceEvent => "device-event",
             Timer::HostWall => "host-wall",
+            Timer::StageSum => "stage-sum",
         }
     }
 }
@@ -58,11 +77,21 @@ pub struct MeasurePolicy {
     pub max_reps: u32,
     /// Each mode gives its own result row.
     pub modes: NonEmpty<CacheMode>,
+    /// Stop once the 95% interval of the median is within +- this fraction of it (0: never stop
+    /// on noise, only on `max_reps` after the minimum count and time).
+    pub target_rel_ci: f64,
 }
 
 impl Default for MeasurePolicy {
     fn default() -> Self {
-        MeasurePolicy { warmup: 2, min_reps: 10, min_time_s: 0.1, max_reps: 1000, modes: NonEmpty(vec![CacheMode::Warm]) }
+        MeasurePolicy {
+            warmup: 2,
+            min_reps: 10,
+            min_time_s: 0.1,
+            max_reps: 1000,
+            modes: NonEmpty(vec![CacheMode::Warm]),
+            target_rel_ci: 0.01,
+        }
     }
 }
 
@@ -75,6 +104,7 @@ pub struct MeasureOverride {
     pub min_time_s: Option<f64>,
     pub max_reps: Option<u32>,
     pub modes: Option<NonEmpty<CacheMode>>,
+    pub target_rel_ci: Option<f64>,
 }
 
 impl MeasurePolicy {
@@ -85,12 +115,48 @@ impl MeasurePolicy {
             min_time_s: o.min_time_s.unwrap_or(self.min_time_s),
             max_reps: o.max_reps.unwrap_or(self.max_reps),
             modes: o.modes.clone().unwrap_or_else(|| self.modes.clone()),
+            target_rel_ci: o.target_rel_ci.unwrap_or(self.target_rel_ci),
         }
     }
 
-    fn done(&self, reps: usize, total: f64) -> bool {
-        let reps = reps as u32;
-        reps >= self.max_reps.max(1) || (reps >= self.min_reps.max(1) && total >= self.min_time_s)
+    /// Relations serde cannot check: (field, message) of the first broken one.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.min_reps == 0 {
+            return Err(("min_reps", "min_reps must be at least 1".into()));
+        }
+        if self.max_reps < self.min_reps {
+            return Err(("max_reps", format!("max_reps ({}) is below min_reps ({})", self.max_reps, self.min_reps)));
+        }
+        if !(self.min_time_s >= 0.0 && self.min_time_s.is_finite()) {
+            return Err(("min_time_s", format!("min_time_s must be a finite number >= 0 (got {})", self.min_time_s)));
+        }
+        if !(self.target_rel_ci >= 0.0 && self.target_rel_ci < 1.0) {
+            return Err(("target_rel_ci", format!("target_rel_ci must be in [0, 1) (got {})", self.target_rel_ci)));
+        }
+        Ok(())
+    }
+
+    /// The stopping rule, given the samples so far and the count at the last noise check.
+    pub fn done(&self, samples: &[f64], last_check: &mut usize) -> bool {
+        let reps = samples.len() as u32;
+        if reps >= self.max_reps.max(1) {
+            return true;
+        }
+        let total: f64 = samples.iter().sum();
+        if reps < self.min_reps.max(1) || total < self.min_time_s {
+            return false;
+        }
+        if self.target_rel_ci <= 0.0 {
+            return true;
+        }
+        // The bootstrap costs O(resamples x n): look again only after 10% more samples.
+        let n = samples.len();
+        if n < *last_check + (*last_check / 10).max(1) && *last_check > 0 {
+            return false;
+        }
+        *last_check = n;
+        let ci = crate::stats::bootstrap_median_ci(samples, 0.95, crate::stats::STOP_RESAMPLES, 0x5eed);
+        ci.relative_half_width(crate::stats::median(samples)) <= self.target_rel_ci
     }
 }
 
@@ -103,22 +169,12 @@ pub struct Timing {
 }
 
 impl Timing {
-    fn sorted(&self) -> Vec<f64> {
-        let mut s = self.samples.clone();
-        s.sort_by(f64::total_cmp);
-        s
-    }
     pub fn median(&self) -> f64 {
-        let s = self.sorted();
-        let n = s.len();
-        if n == 0 {
-            return f64::NAN;
-        }
-        if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            0.5 * (s[n / 2 - 1] + s[n / 2])
-        }
+        crate::stats::median(&self.samples)
+    }
+    /// The 95% bootstrap interval of the median.
+    pub fn median_ci(&self) -> crate::stats::Interval {
+        crate::stats::bootstrap_median_ci(&self.samples, 0.95, crate::stats::REPORT_RESAMPLES, 0x5eed)
     }
     pub fn min(&self) -> f64 {
         self.samples.iter().copied().fold(f64::INFINITY, f64::min)
@@ -179,17 +235,20 @@ pub fn measure_device(
         body()?;
     }
     dev.synchronize()?;
-    let mut samples = Vec::new();
-    let mut total = 0.0;
-    while !policy.done(samples.len(), total) {
-        if mode == CacheMode::Cold {
-            if let Some(f) = flusher {
-                f.flush(dev, samples.len() as u32)?;
-            }
+    let flusher = match (mode, flusher) {
+        (CacheMode::Cold, None) => {
+            return Err(crate::device::DeviceError::Unsupported("cold mode asked for, but no cache flusher could be made".into()))
         }
-        let t = dev.time_events(body)?;
-        total += t;
-        samples.push(t);
+        (CacheMode::Cold, Some(f)) => Some(f),
+        (CacheMode::Warm, _) => None,
+    };
+    let mut samples = Vec::new();
+    let mut last_check = 0;
+    while !policy.done(&samples, &mut last_check) {
+        if let Some(f) = flusher {
+            f.flush(dev, samples.len() as u32)?;
+        }
+        samples.push(dev.time_events(body)?);
     }
     Ok(Timing { samples, timer: Timer::DeviceEvent, mode })
 }
@@ -200,13 +259,11 @@ pub fn measure_host<E>(policy: &MeasurePolicy, body: &mut dyn FnMut() -> Result<
         body()?;
     }
     let mut samples = Vec::new();
-    let mut total = 0.0;
-    while !policy.done(samples.len(), total) {
+    let mut last_check = 0;
+    while !policy.done(&samples, &mut last_check) {
         let start = Instant::now();
         body()?;
-        let t = start.elapsed().as_secs_f64();
-        total += t;
-        samples.push(t);
+        samples.push(start.elapsed().as_secs_f64());
     }
     Ok(Timing { samples, timer: Timer::HostWall, mode: CacheMode::Warm })
 }
@@ -232,7 +289,7 @@ mod tests {
 
     #[test]
     fn repetitions_stop_at_count_and_time() {
-        let policy = MeasurePolicy { warmup: 1, min_reps: 5, min_time_s: 0.0, max_reps: 100, ..Default::default() };
+        let policy = MeasurePolicy { warmup: 1, min_reps: 5, min_time_s: 0.0, max_reps: 100, target_rel_ci: 0.0, ..Default::default() };
         let mut calls = 0;
         let t = measure_host::<()>(&policy, &mut || {
             calls += 1;
@@ -256,5 +313,79 @@ mod tests {
         assert_eq!(p.min_reps, 3);
         assert_eq!(p.warmup, base.warmup);
         assert_eq!(p.min_time_s, base.min_time_s);
+    }
+
+    #[test]
+    fn noisy_samples_repeat_longer_than_steady_ones() {
+        let policy = MeasurePolicy { warmup: 0, min_reps: 10, min_time_s: 0.0, max_reps: 400, target_rel_ci: 0.01, ..Default::default() };
+        let mut rng = crate::stats::SplitMix64::new(3);
+        let steady: Vec<f64> = (0..400).map(|_| 1.0 + 0.001 * rng.unit()).collect();
+        let noisy: Vec<f64> = (0..400).map(|_| 1.0 + 2.0 * rng.unit()).collect();
+        let reps = |xs: &[f64]| {
+            let mut last = 0;
+            (1..=xs.len()).find(|&n| policy.done(&xs[..n], &mut last)).unwrap()
+        };
+        assert_eq!(reps(&steady), 10, "steady samples stop at min_reps");
+        assert_eq!(reps(&noisy), 400, "samples too noisy for +-1% run to max_reps");
+        let policy0 = MeasurePolicy { target_rel_ci: 0.0, ..policy.clone() };
+        let mut last = 0;
+        assert!(policy0.done(&noisy[..10], &mut last), "no noise target: stop at min_reps");
+    }
+
+    #[test]
+    fn policy_relations_are_checked() {
+        let p = MeasurePolicy { min_reps: 20, max_reps: 10, ..Default::default() };
+        assert_eq!(p.check().unwrap_err().0, "max_reps");
+        let p = MeasurePolicy { min_reps: 0, ..Default::default() };
+        assert_eq!(p.check().unwrap_err().0, "min_reps");
+        assert!(MeasurePolicy::default().check().is_ok());
+    }
+
+    #[test]
+    fn cold_mode_without_a_flusher_is_an_error_not_a_warm_row() {
+        // No device is needed: the check comes before any launch. A stand-in device that panics
+        // on use proves it.
+        struct NoDevice;
+        impl Device for NoDevice {
+            fn info(&self) -> &crate::device::DeviceInfo {
+                unimplemented!()
+            }
+            fn alloc(&self, _: usize) -> DeviceResult<Buffer> {
+                unimplemented!()
+            }
+            fn upload(&self, _: &mut Buffer, _: &[u8]) -> DeviceResult<()> {
+                unimplemented!()
+            }
+            fn download(&self, _: &Buffer, _: &mut [u8]) -> DeviceResult<()> {
+                unimplemented!()
+            }
+            fn copy(&self, _: &mut Buffer, _: &Buffer, _: usize) -> DeviceResult<()> {
+                unimplemented!()
+            }
+            fn compile(&self, _: &kernels::KernelSource, _: &Defines) -> DeviceResult<crate::device::Module> {
+                unimplemented!()
+            }
+            fn kernel(&self, _: &crate::device::Module, _: &str) -> DeviceResult<Kernel> {
+                unimplemented!()
+            }
+            fn launch(&self, _: &Kernel, _: Launch, _: &[Arg]) -> DeviceResult<()> {
+                unimplemented!()
+            }
+            fn synchronize(&self) -> DeviceResult<()> {
+                Ok(())
+            }
+            fn time_events(&self, _: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
+                unimplemented!()
+            }
+            fn upload_async(&self, _: &mut Buffer, _: &crate::device::HostBuffer, _: usize) -> DeviceResult<()> {
+                unimplemented!()
+            }
+            fn download_async(&self, _: &Buffer, _: &mut crate::device::HostBuffer, _: usize) -> DeviceResult<()> {
+                unimplemented!()
+            }
+        }
+        let policy = MeasurePolicy { warmup: 0, ..Default::default() };
+        let r = measure_device(&NoDevice, &policy, CacheMode::Cold, None, &mut || Ok(()));
+        assert!(matches!(r, Err(crate::device::DeviceError::Unsupported(m)) if m.contains("cold")));
     }
 }

@@ -41,5 +41,6 @@ pub fn info() -> DeviceInfo {
         compute_capability: None,
         clock_mhz: 0,
         max_alloc_bytes: 0,
+        pci_bus_id: None,
     }
 }

@@ -1,15 +1,17 @@
 //! CUDA backend: cudarc's driver API with dynamic loading, kernels compiled at run time by NVRTC.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use cudarc::driver::{
     sys::{CUdevice_attribute as Attr, CUevent_flags},
-    CudaContext, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions};
 
 use super::{
-    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel, KernelInner, Launch, Module, ModuleInner,
+    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, HostBuffer, Kernel, KernelInner, Launch, Module,
+    ModuleInner,
 };
 use crate::kernels::{translation_unit, Defines, KernelSource};
 
@@ -77,6 +79,12 @@ fn query_info(ctx: &Arc<CudaContext>, index: usize) -> DeviceResult<DeviceInfo> 
         clock_mhz: (attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? / 1000) as u32,
         // The driver API has no per-allocation limit; device memory bounds it.
         max_alloc_bytes: ctx.total_mem().map_err(api("cuDeviceTotalMem"))? as u64,
+        pci_bus_id: Some(format!(
+            "{:08X}:{:02X}:{:02X}.0",
+            attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+            attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+            attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
+        )),
     })
 }
 
@@ -120,12 +128,38 @@ fn compile_error(source: &KernelSource, e: CompileError) -> DeviceError {
     }
 }
 
+/// The gate of timed regions: a 32-bit counter in pinned, device-mapped host memory. The stream
+/// waits (cuStreamWaitValue32, >=) for the value of the current region, which the host writes
+/// once it has enqueued the whole body.
+struct Gate {
+    host: *mut u32,
+    device: cudarc::driver::sys::CUdeviceptr,
+    next: Cell<u32>,
+}
+
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
     /// NVRTC target, e.g. "compute_90", so the driver JIT-compiles for exactly this GPU.
     arch: &'static str,
+    /// Start and stop events, made once (not per repetition).
+    events: (CudaEvent, CudaEvent),
+    gate: Gate,
+    /// True while a timed body is being enqueued behind the closed gate.
+    gated: Cell<bool>,
+}
+
+impl Drop for CudaDevice {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the gate was allocated by cuMemHostAlloc in open() and is freed once; the
+        // stream no longer waits on it (every region releases its gate before returning).
+        unsafe {
+            let _ = self.stream.synchronize();
+            let _ = cudarc::driver::result::free_host(self.gate.host as *mut _);
+        }
+    }
 }
 
 impl CudaDevice {
@@ -144,7 +178,37 @@ impl CudaDevice {
         let cc = info.compute_capability.clone().unwrap_or_default().replace('.', "");
         // NVRTC wants a 'static str; the set of architectures is small, so leaking one is fine.
         let arch: &'static str = Box::leak(format!("compute_{cc}").into_boxed_str());
-        Ok(Self { ctx, stream, info, arch })
+        let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let events = (ctx.new_event(timing).map_err(api("cuEventCreate"))?, ctx.new_event(timing).map_err(api("cuEventCreate"))?);
+        // SAFETY: 4 bytes of pinned host memory, mapped into the device's address space; freed in Drop.
+        let gate = unsafe {
+            let host = cudarc::driver::result::malloc_host(4, cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP).map_err(api("cuMemHostAlloc"))?
+                as *mut u32;
+            host.write_volatile(0);
+            let mut device = 0;
+            cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut device, host as *mut _, 0)
+                .result()
+                .map_err(api("cuMemHostGetDevicePointer"))?;
+            Gate { host, device, next: Cell::new(0) }
+        };
+        Ok(Self { ctx, stream, info, arch, events, gate, gated: Cell::new(false) })
+    }
+
+    fn refuse_inside_gate(&self, call: &'static str) -> DeviceResult<()> {
+        if self.gated.get() {
+            return Err(DeviceError::Api {
+                backend: Backend::Cuda,
+                call,
+                detail: "a synchronising call inside a timed region (it would wait on the closed gate)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn device_ptr(&self, buf: &Buffer) -> DeviceResult<cudarc::driver::sys::CUdeviceptr> {
+        let s = self.slice(buf)?;
+        let (ptr, _sync) = s.device_ptr(&self.stream);
+        Ok(ptr)
     }
 
     fn slice<'a>(&self, buf: &'a Buffer) -> DeviceResult<&'a cudarc::driver::CudaSlice<u8>> {
@@ -173,6 +237,7 @@ impl Device for CudaDevice {
     }
 
     fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()> {
+        self.refuse_inside_gate("cuMemcpyHtoD")?;
         let BufferMem::Cuda(s) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
         let mut view = s.slice_mut(0..data.len());
         self.stream.memcpy_htod(data, &mut view).map_err(api("cuMemcpyHtoD"))?;
@@ -180,6 +245,7 @@ impl Device for CudaDevice {
     }
 
     fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
+        self.refuse_inside_gate("cuMemcpyDtoH")?;
         let s = self.slice(src)?;
         let view = s.slice(0..out.len());
         self.stream.memcpy_dtoh(&view, out).map_err(api("cuMemcpyDtoH"))?;
@@ -249,16 +315,108 @@ impl Device for CudaDevice {
     }
 
     fn synchronize(&self) -> DeviceResult<()> {
+        self.refuse_inside_gate("cuStreamSynchronize")?;
         self.stream.synchronize().map_err(api("cuStreamSynchronize"))
     }
 
     fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.stream.record_event(flags).map_err(api("cuEventRecord"))?;
-        body()?;
-        let stop = self.stream.record_event(flags).map_err(api("cuEventRecord"))?;
+        let value = self.gate.next.get().wrapping_add(1);
+        self.gate.next.set(value);
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: the gate's device address stays mapped for the device's lifetime.
+        unsafe {
+            cudarc::driver::sys::cuStreamWaitValue32_v2(
+                self.stream.cu_stream(),
+                self.gate.device,
+                value,
+                cudarc::driver::sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
+            )
+        }
+        .result()
+        .map_err(api("cuStreamWaitValue32"))?;
+        let (start, stop) = &self.events;
+        self.gated.set(true);
+        let enqueued = start
+            .record(&self.stream)
+            .map_err(api("cuEventRecord"))
+            .and_then(|_| body())
+            .and_then(|_| stop.record(&self.stream).map_err(api("cuEventRecord")));
+        self.gated.set(false);
+        // Open the gate whatever happened, so the stream never waits forever.
+        // SAFETY: pinned host memory the device reads; a volatile store after a fence.
+        unsafe {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            self.gate.host.write_volatile(value);
+        }
+        enqueued?;
         stop.synchronize().map_err(api("cuEventSynchronize"))?;
-        let ms = start.elapsed_ms(&stop).map_err(api("cuEventElapsedTime"))?;
+        let ms = start.elapsed_ms(stop).map_err(api("cuEventElapsedTime"))?;
         Ok(ms as f64 * 1e-3)
+    }
+
+    fn alloc_host(&self, bytes: usize) -> DeviceResult<HostBuffer> {
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        // SAFETY: page-locked memory, freed by the release closure with the context current.
+        unsafe {
+            let ptr = cudarc::driver::result::malloc_host(bytes.max(1), 0).map_err(|e| {
+                if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                    DeviceError::OutOfMemory { bytes, detail: format!("pinned host memory: {e}") }
+                } else {
+                    api("cuMemHostAlloc")(e)
+                }
+            })? as *mut u8;
+            let ctx = self.ctx.clone();
+            let release = move || {
+                let _ = ctx.bind_to_thread();
+                let _ = cudarc::driver::result::free_host(ptr as *mut _);
+            };
+            Ok(HostBuffer::from_raw(ptr, bytes, true, Some(Box::new(release))))
+        }
+    }
+
+    fn upload_async(&self, dst: &mut Buffer, src: &HostBuffer, bytes: usize) -> DeviceResult<()> {
+        if bytes > src.len() || bytes > dst.bytes {
+            return Err(DeviceError::Unsupported(format!("upload of {bytes} bytes: host {} / device {} bytes", src.len(), dst.bytes)));
+        }
+        let ptr = self.device_ptr(dst)?;
+        // SAFETY: sizes checked above; the caller keeps `src` alive and untouched until the next sync.
+        unsafe { cudarc::driver::result::memcpy_htod_async(ptr, &src.as_slice()[..bytes], self.stream.cu_stream()) }
+            .map_err(api("cuMemcpyHtoDAsync"))
+    }
+
+    fn download_async(&self, src: &Buffer, dst: &mut HostBuffer, bytes: usize) -> DeviceResult<()> {
+        if bytes > dst.len() || bytes > src.bytes {
+            return Err(DeviceError::Unsupported(format!("download of {bytes} bytes: device {} / host {} bytes", src.bytes, dst.len())));
+        }
+        let ptr = self.device_ptr(src)?;
+        // SAFETY: sizes checked above; the caller reads `dst` only after the next sync.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut dst.as_mut_slice()[..bytes], ptr, self.stream.cu_stream()) }
+            .map_err(api("cuMemcpyDtoHAsync"))
+    }
+
+    fn release_pooled_memory(&self) -> DeviceResult<()> {
+        if !self.ctx.has_async_alloc() {
+            return Ok(());
+        }
+        self.synchronize()?;
+        // SAFETY: plain out-parameter, then a trim of the device's current pool.
+        unsafe {
+            let mut pool = std::ptr::null_mut();
+            cudarc::driver::sys::cuDeviceGetMemPool(&mut pool, self.ctx.cu_device()).result().map_err(api("cuDeviceGetMemPool"))?;
+            cudarc::driver::sys::cuMemPoolTrimTo(pool, 0).result().map_err(api("cuMemPoolTrimTo"))
+        }
+    }
+
+    fn allocation_note(&self) -> &'static str {
+        if self.ctx.has_async_alloc() {
+            "cuMemAllocAsync from a pool trimmed to zero before every pass (memory comes from the driver each time), stream synchronised"
+        } else {
+            "cuMemAlloc"
+        }
+    }
+
+    fn healthy(&self) -> bool {
+        // A sticky error (illegal address, launch failure) is returned by every later call.
+        self.ctx.bind_to_thread().is_ok() && self.stream.synchronize().is_ok() && self.ctx.check_err().is_ok()
     }
 }

@@ -84,6 +84,10 @@ pub struct DeviceInfo {
     /// Largest single allocation the driver allows (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE).
     #[serde(default)]
     pub max_alloc_bytes: u64,
+    /// PCI address as NVML spells it ("00000000:19:00.0"), for NVIDIA devices: how the clocks,
+    /// temperature and power of each case are read.
+    #[serde(default)]
+    pub pci_bus_id: Option<String>,
 }
 
 impl DeviceInfo {
@@ -150,6 +154,58 @@ pub(crate) enum BufferMem {
 impl Buffer {
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+}
+
+/// Host memory for transfers: page-locked (pinned) where the backend can give it, so that a
+/// timed copy runs at the link's DMA speed and never waits on page faults. It belongs to the
+/// device that made it and must not outlive it.
+pub struct HostBuffer {
+    ptr: *mut u8,
+    bytes: usize,
+    pinned: bool,
+    release: Option<Box<dyn FnOnce()>>,
+}
+
+impl HostBuffer {
+    /// # Safety
+    /// `ptr` must be valid for `bytes` bytes until `release` runs (or forever if none).
+    pub(crate) unsafe fn from_raw(ptr: *mut u8, bytes: usize, pinned: bool, release: Option<Box<dyn FnOnce()>>) -> Self {
+        HostBuffer { ptr, bytes, pinned, release }
+    }
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+    /// Whether the memory is page-locked (the table of a timed transfer names it).
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: from_raw's contract.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: from_raw's contract; &mut self is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
+    }
+    /// The buffer as a slice of `T` (the allocation is page-aligned).
+    pub fn typed_mut<T: bytemuck::Pod>(&mut self) -> &mut [T] {
+        let n = self.bytes / std::mem::size_of::<T>() * std::mem::size_of::<T>();
+        bytemuck::cast_slice_mut(&mut self.as_mut_slice()[..n])
+    }
+    pub fn typed<T: bytemuck::Pod>(&self) -> &[T] {
+        bytemuck::cast_slice(&self.as_slice()[..self.bytes / std::mem::size_of::<T>() * std::mem::size_of::<T>()])
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        if let Some(r) = self.release.take() {
+            r();
+        }
     }
 }
 
@@ -235,9 +291,45 @@ pub trait Device {
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()>;
     fn synchronize(&self) -> DeviceResult<()>;
 
-    /// Runs `body` (which enqueues work) between two device events and returns the elapsed
-    /// device time in seconds, after waiting for the work to finish.
+    /// Runs `body` (which only enqueues work) behind a gate and returns the device time from
+    /// the gate's opening to the end of the body's last command, in seconds (see
+    /// `measure.rs` for the semantics shared by every backend). A synchronising call inside
+    /// `body` is refused with an error instead of waiting on the closed gate.
     fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64>;
+
+    /// Host memory for timed transfers: pinned where the backend can give it.
+    fn alloc_host(&self, bytes: usize) -> DeviceResult<HostBuffer> {
+        let mut v = vec![0u8; bytes.max(1)].into_boxed_slice();
+        let ptr = v.as_mut_ptr();
+        let owner = std::cell::Cell::new(Some(v));
+        // SAFETY: the boxed slice lives until the release closure drops it.
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, false, Some(Box::new(move || drop(owner.take())))) })
+    }
+    /// Enqueues a host-to-device copy of `bytes` bytes without waiting (allowed inside a timed
+    /// body); `src` must stay untouched until the next synchronisation.
+    fn upload_async(&self, dst: &mut Buffer, src: &HostBuffer, bytes: usize) -> DeviceResult<()>;
+    /// Enqueues a device-to-host copy without waiting; read `dst` only after synchronising.
+    fn download_async(&self, src: &Buffer, dst: &mut HostBuffer, bytes: usize) -> DeviceResult<()>;
+
+    /// Returns memory the backend keeps pooled after frees to the driver, so that the next
+    /// allocation is a real one (CUDA's stream-ordered pool). No-op where nothing is pooled.
+    fn release_pooled_memory(&self) -> DeviceResult<()> {
+        Ok(())
+    }
+    /// Forces a buffer's memory to exist on the device (OpenCL drivers allocate lazily, at the
+    /// first use): one byte written.
+    fn touch(&self, _buf: &mut Buffer) -> DeviceResult<()> {
+        Ok(())
+    }
+    /// How allocation is timed on this backend, for the tables that show it.
+    fn allocation_note(&self) -> &'static str {
+        "allocation"
+    }
+    /// False once the device is in an error state that later work cannot leave (CUDA's sticky
+    /// errors after an illegal address): the runner then opens it again.
+    fn healthy(&self) -> bool {
+        true
+    }
 }
 
 /// Typed helpers over the byte-level trait.

@@ -10,12 +10,13 @@ use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel as ClKernel;
-use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
-use opencl3::types::{cl_device_id, CL_BLOCKING};
+use opencl3::types::{cl_device_id, cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::{
-    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, Kernel, KernelInner, Launch, Module, ModuleInner,
+    Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, HostBuffer, Kernel, KernelInner, Launch, Module,
+    ModuleInner,
 };
 use crate::kernels::{translation_unit, Defines, KernelSource};
 
@@ -80,6 +81,11 @@ fn query_info(platform: &str, index: usize, dev: &ClDevice) -> DeviceResult<Devi
         },
         clock_mhz: dev.max_clock_frequency().unwrap_or(0),
         max_alloc_bytes: dev.max_mem_alloc_size().unwrap_or(0),
+        // NVIDIA's cl_nv_device_attribute_query: bus and slot (device << 3 | function).
+        pci_bus_id: match (dev.pci_bus_id_nv(), dev.pci_slot_id_nv()) {
+            (Ok(bus), Ok(slot)) => Some(format!("00000000:{bus:02X}:{:02X}.{}", slot >> 3, slot & 7)),
+            _ => None,
+        },
     })
 }
 
@@ -94,6 +100,8 @@ pub struct OpenClDevice {
     info: DeviceInfo,
     /// Events of the launches and copies enqueued inside `time_events`.
     recording: RefCell<Option<Vec<Event>>>,
+    /// The user event the first command of a timed region waits for.
+    gate: RefCell<Option<cl_event>>,
 }
 
 impl OpenClDevice {
@@ -109,13 +117,34 @@ impl OpenClDevice {
         // The OpenCL 1.2 entry point works on every platform; profiling gives device timestamps.
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE).map_err(api("clCreateCommandQueue"))?;
-        Ok(Self { device, context, queue, info, recording: RefCell::new(None) })
+        Ok(Self { device, context, queue, info, recording: RefCell::new(None), gate: RefCell::new(None) })
     }
 
     fn record(&self, event: Event) {
         if let Some(events) = self.recording.borrow_mut().as_mut() {
             events.push(event);
         }
+    }
+
+    /// The wait list of the next command: the gate, for the first command of a timed region
+    /// (the queue is in order, so the rest follow it).
+    fn wait_list(&self) -> Vec<cl_event> {
+        let first = self.recording.borrow().as_ref().is_some_and(|e| e.is_empty());
+        match *self.gate.borrow() {
+            Some(g) if first => vec![g],
+            _ => vec![],
+        }
+    }
+
+    fn refuse_inside_gate(&self, call: &'static str) -> DeviceResult<()> {
+        if self.gate.borrow().is_some() {
+            return Err(DeviceError::Api {
+                backend: Backend::OpenCl,
+                call,
+                detail: "a blocking call inside a timed region (it would wait on the closed gate)".into(),
+            });
+        }
+        Ok(())
     }
 
     fn mem<'a>(&self, buf: &'a Buffer) -> DeviceResult<&'a ClBuffer<u8>> {
@@ -144,6 +173,7 @@ impl Device for OpenClDevice {
     }
 
     fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()> {
+        self.refuse_inside_gate("clEnqueueWriteBuffer")?;
         let BufferMem::OpenCl(b) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
         // SAFETY: blocking write from a live slice no longer than the buffer.
         unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }.map_err(api("clEnqueueWriteBuffer"))?;
@@ -151,6 +181,7 @@ impl Device for OpenClDevice {
     }
 
     fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
+        self.refuse_inside_gate("clEnqueueReadBuffer")?;
         let b = self.mem(src)?;
         // SAFETY: blocking read into a live slice no longer than the buffer.
         unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }.map_err(api("clEnqueueReadBuffer"))?;
@@ -161,7 +192,7 @@ impl Device for OpenClDevice {
         let s = self.mem(src)?;
         let BufferMem::OpenCl(d) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
         // SAFETY: both buffers hold at least `bytes` bytes (checked by the caller's sizes).
-        let ev = unsafe { self.queue.enqueue_copy_buffer(s, d, 0, 0, bytes, &[]) }.map_err(api("clEnqueueCopyBuffer"))?;
+        let ev = unsafe { self.queue.enqueue_copy_buffer(s, d, 0, 0, bytes, &self.wait_list()) }.map_err(api("clEnqueueCopyBuffer"))?;
         self.record(ev);
         Ok(())
     }
@@ -209,7 +240,7 @@ impl Device for OpenClDevice {
         let global = launch.groups * launch.group_size;
         let local = launch.group_size;
         // SAFETY: one-dimensional sizes that live across the call.
-        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &[]) }.map_err(|e| {
+        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &self.wait_list()) }.map_err(|e| {
             DeviceError::Api { backend: Backend::OpenCl, call: "clEnqueueNDRangeKernel", detail: format!("{}: {e}", kernel.name) }
         })?;
         self.record(ev);
@@ -217,16 +248,30 @@ impl Device for OpenClDevice {
     }
 
     fn synchronize(&self) -> DeviceResult<()> {
+        self.refuse_inside_gate("clFinish")?;
         self.queue.finish().map_err(api("clFinish"))
     }
 
-    /// OpenCL has no stream events to bracket a region, so the region spans from the first
-    /// enqueued command's START to the last one's END (profiling timestamps, nanoseconds).
+    /// The region spans from the START of its first command to the END of its last (profiling
+    /// timestamps, nanoseconds). The first command waits on a user event that is completed only
+    /// after the whole body is enqueued, so no host time is counted (see measure.rs).
     fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
+        let gate = cl3::event::create_user_event(self.context.get()).map_err(|e| api("clCreateUserEvent")(ClError(e)))?;
+        *self.gate.borrow_mut() = Some(gate);
         *self.recording.borrow_mut() = Some(Vec::new());
         let result = body();
         let events = self.recording.borrow_mut().take().unwrap_or_default();
+        *self.gate.borrow_mut() = None;
+        let flushed = self.queue.flush().map_err(api("clFlush"));
+        // Open the gate whatever happened, so the queue never waits forever.
+        let opened = cl3::event::set_user_event_status(gate, cl3::event::CL_COMPLETE)
+            .map_err(|e| api("clSetUserEventStatus")(ClError(e)));
+        // SAFETY: the user event was created above and is released once; commands that wait on
+        // it hold their own reference.
+        let _ = unsafe { cl3::event::release_event(gate) };
         result?;
+        flushed?;
+        opened?;
         self.synchronize()?;
         let (Some(first), Some(last)) = (events.first(), events.last()) else {
             return Err(DeviceError::Unsupported("timed region enqueued no command".into()));
@@ -234,5 +279,68 @@ impl Device for OpenClDevice {
         let start = first.profiling_command_start().map_err(api("CL_PROFILING_COMMAND_START"))?;
         let end = last.profiling_command_end().map_err(api("CL_PROFILING_COMMAND_END"))?;
         Ok(end.saturating_sub(start) as f64 * 1e-9)
+    }
+
+    fn alloc_host(&self, bytes: usize) -> DeviceResult<HostBuffer> {
+        let size = bytes.max(1);
+        // SAFETY: no host pointer given; the driver allocates (page-locked on NVIDIA).
+        let buf = unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size, ptr::null_mut()) }
+            .map_err(|e| DeviceError::OutOfMemory { bytes, detail: format!("host-visible buffer: {e}") })?;
+        let mut mapped: opencl3::types::cl_mem = ptr::null_mut();
+        // SAFETY: a blocking map of the whole buffer; the pointer stays valid until unmapped.
+        let ev = unsafe { self.queue.enqueue_map_buffer(&buf, CL_BLOCKING, CL_MAP_READ | CL_MAP_WRITE, 0, size, &mut mapped, &[]) }
+            .map_err(api("clEnqueueMapBuffer"))?;
+        drop(ev);
+        let queue = self.queue.get();
+        // SAFETY: the queue handle is retained for the release closure and released there.
+        unsafe { cl3::command_queue::retain_command_queue(queue) }.map_err(|e| api("clRetainCommandQueue")(ClError(e)))?;
+        let ptr = mapped as *mut u8;
+        let release = move || {
+            // SAFETY: unmap the region mapped above on the retained queue, wait, then release.
+            unsafe {
+                if let Ok(ev) = cl3::command_queue::enqueue_unmap_mem_object(queue, buf.get(), mapped as *mut _, 0, ptr::null()) {
+                    let _ = cl3::event::wait_for_events(&[ev]);
+                    let _ = cl3::event::release_event(ev);
+                }
+                let _ = cl3::command_queue::release_command_queue(queue);
+            }
+            drop(buf);
+        };
+        // SAFETY: the mapped region is valid for `size` bytes until the release closure unmaps it.
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, true, Some(Box::new(release))) })
+    }
+
+    fn upload_async(&self, dst: &mut Buffer, src: &HostBuffer, bytes: usize) -> DeviceResult<()> {
+        if bytes > src.len() || bytes > dst.bytes {
+            return Err(DeviceError::Unsupported(format!("upload of {bytes} bytes: host {} / device {} bytes", src.len(), dst.bytes)));
+        }
+        let BufferMem::OpenCl(b) = &mut dst.mem else { return Err(DeviceError::ForeignBuffer) };
+        let wait = self.wait_list();
+        // SAFETY: non-blocking write from host memory the caller keeps until the next sync.
+        let ev = unsafe { self.queue.enqueue_write_buffer(b, CL_NON_BLOCKING, 0, &src.as_slice()[..bytes], &wait) }
+            .map_err(api("clEnqueueWriteBuffer"))?;
+        self.record(ev);
+        Ok(())
+    }
+
+    fn download_async(&self, src: &Buffer, dst: &mut HostBuffer, bytes: usize) -> DeviceResult<()> {
+        if bytes > dst.len() || bytes > src.bytes {
+            return Err(DeviceError::Unsupported(format!("download of {bytes} bytes: device {} / host {} bytes", src.bytes, dst.len())));
+        }
+        let b = self.mem(src)?;
+        let wait = self.wait_list();
+        // SAFETY: non-blocking read into host memory the caller reads only after the next sync.
+        let ev = unsafe { self.queue.enqueue_read_buffer(b, CL_NON_BLOCKING, 0, &mut dst.as_mut_slice()[..bytes], &wait) }
+            .map_err(api("clEnqueueReadBuffer"))?;
+        self.record(ev);
+        Ok(())
+    }
+
+    fn touch(&self, buf: &mut Buffer) -> DeviceResult<()> {
+        self.upload(buf, &[0u8])
+    }
+
+    fn allocation_note(&self) -> &'static str {
+        "clCreateBuffer and a one-byte blocking write to each buffer (drivers allocate at first use)"
     }
 }
