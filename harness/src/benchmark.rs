@@ -39,6 +39,21 @@ impl ModuleCache {
         }
         dev.kernel(&self.modules[&key], name)
     }
+
+    /// Fills a buffer with all-ones bits (NaN in f32 and f64) before a checked repetition, so
+    /// that an output the method does not write cannot pass as a result.
+    pub fn poison(&mut self, dev: &dyn Device, buf: &crate::device::Buffer) -> Result<(), DeviceError> {
+        let k = self.kernel(dev, &crate::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+        let words = buf.bytes() / 4;
+        if words == 0 {
+            return Ok(());
+        }
+        dev.launch(
+            &k,
+            crate::device::Launch::cover(words.min(1 << 20), 256),
+            &[crate::device::Arg::Buf(buf), crate::device::Arg::U32(u32::MAX), crate::device::Arg::I64(words as i64)],
+        )
+    }
 }
 
 /// Everything a case needs besides its own parameters.
@@ -58,7 +73,10 @@ pub struct Measured {
     pub reason: Option<String>,
     pub timing: Option<Timing>,
     pub bytes: Option<f64>,
+    /// Floating-point operations the timed work executes (share of peak is computed from these).
     pub flops: Option<f64>,
+    /// The paper's own count for the same work, kept to compare with the paper's GFLOP/s.
+    pub paper_flops: Option<f64>,
     pub error: Option<f64>,
     pub tolerance: Option<f64>,
     pub memory_bytes: Option<f64>,
@@ -78,6 +96,7 @@ impl Measured {
             timing: ok.then_some(timing),
             bytes: None,
             flops: None,
+            paper_flops: None,
             error: Some(error),
             tolerance: Some(tolerance),
             memory_bytes: None,
@@ -94,6 +113,10 @@ impl Measured {
     }
     pub fn flops(mut self, f: f64) -> Self {
         self.flops = Some(f);
+        self
+    }
+    pub fn paper_flops(mut self, f: f64) -> Self {
+        self.paper_flops = Some(f);
         self
     }
     pub fn memory(mut self, m: f64) -> Self {
@@ -139,12 +162,33 @@ pub trait Benchmark: 'static {
 
     fn points(sweep: &Self::Sweep) -> Vec<Self::Point>;
     fn params(point: &Self::Point) -> Params;
-    /// Checks that serde cannot express (relations between fields).
-    fn check(_spec: &Spec<Self>) -> Result<(), String> {
+    /// Checks that serde cannot express (relations between fields): the dotted path of the
+    /// offending field (`problem.group_size`) and the message.
+    fn check(_spec: &Spec<Self>) -> Result<(), (String, String)> {
         Ok(())
+    }
+    /// Host and device bytes one case needs at most (an estimate from the sweep point alone,
+    /// before anything is built), so that a case that cannot fit is refused, not run into the
+    /// out-of-memory killer. None: small enough not to matter.
+    fn memory_estimate(_problem: &Self::Problem, _point: &Self::Point) -> Option<MemoryEstimate> {
+        None
     }
     fn run(ctx: &mut CaseCtx, problem: &Self::Problem, point: &Self::Point) -> Result<Vec<Measured>, CaseError>;
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError>;
+}
+
+/// What a case is expected to need, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemoryEstimate {
+    pub host_bytes: f64,
+    pub device_bytes: f64,
+}
+
+/// The host memory this machine has (MemTotal), in bytes; None where unknown.
+pub fn host_memory_bytes() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: f64 = text.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024.0)
 }
 
 pub type Spec<B> = ExperimentSpec<<B as Benchmark>::Sweep, <B as Benchmark>::Problem, <B as Benchmark>::Outputs>;
@@ -162,6 +206,10 @@ pub trait Experiment {
     fn points(&self, quick: bool) -> Vec<Params>;
     fn run_point(&self, ctx: &mut CaseCtx, quick: bool, index: usize) -> Result<Vec<Measured>, CaseError>;
     fn report(&self, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError>;
+    /// The memory estimate of one sweep point, if the benchmark makes one.
+    fn memory_estimate(&self, _quick: bool, _index: usize) -> Option<MemoryEstimate> {
+        None
+    }
 }
 
 struct Loaded<B: Benchmark> {
@@ -220,21 +268,79 @@ impl<B: Benchmark> Experiment for Loaded<B> {
     fn report(&self, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         B::report(&self.spec, rows, ctx)
     }
+    fn memory_estimate(&self, quick: bool, index: usize) -> Option<MemoryEstimate> {
+        let points = B::points(self.sweep(quick));
+        points.get(index).and_then(|p| B::memory_estimate(self.problem(quick), p))
+    }
 }
 
-fn load_as<B: Benchmark>(path: &Path, text: String) -> Result<Box<dyn Experiment>, ExperimentError> {
+/// How much of a file `load` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    /// Everything, files it names included (`validate`, `run`).
+    Full,
+    /// The schema only: for re-reading a stored run's copy, whose mesh files may be elsewhere.
+    SchemaOnly,
+}
+
+fn load_as<B: Benchmark>(path: &Path, text: String, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
     let spec: Spec<B> = experiment::parse_spec(path, &text)?;
-    B::check(&spec).map_err(|m| ExperimentError::plain(path, m))?;
+    experiment::check_id(&spec.id).map_err(|m| ExperimentError::at(path, &text, "id", m))?;
+    spec.measure.check().map_err(|(f, m)| ExperimentError::at(path, &text, &format!("measure.{f}"), format!("measure.{f}: {m}")))?;
+    if let Some(q) = spec.quick.as_ref().and_then(|q| q.measure.as_ref()) {
+        spec.measure
+            .with(q)
+            .check()
+            .map_err(|(f, m)| ExperimentError::at(path, &text, &format!("quick.measure.{f}"), format!("quick.measure.{f}: {m}")))?;
+    }
+    if checks == Checks::Full {
+        B::check(&spec).map_err(|(f, m)| ExperimentError::at(path, &text, &f, m))?;
+        let loaded = Loaded::<B> { spec, path: path.to_path_buf(), text };
+        check_memory(&loaded)?;
+        return Ok(Box::new(loaded));
+    }
     Ok(Box::new(Loaded::<B> { spec, path: path.to_path_buf(), text }))
+}
+
+/// Refuses an experiment any of whose cases needs more host memory than this machine has.
+fn check_memory<B: Benchmark>(e: &Loaded<B>) -> Result<(), ExperimentError> {
+    let Some(host) = host_memory_bytes() else { return Ok(()) };
+    for quick in [false, true] {
+        let points = B::points(e.sweep(quick));
+        for (i, p) in points.iter().enumerate() {
+            if let Some(m) = B::memory_estimate(e.problem(quick), p) {
+                if m.host_bytes > host {
+                    let params = B::params(p).key();
+                    return Err(ExperimentError::at(
+                        &e.path,
+                        &e.text,
+                        if quick { "quick.sweep" } else { "sweep" },
+                        format!(
+                            "{}case {i} ({params}) needs about {:.1} GB of host memory; this machine has {:.1} GB",
+                            if quick { "quick " } else { "" },
+                            m.host_bytes / 1e9,
+                            host / 1e9
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Parses and validates one experiment file.
 pub fn load(path: &Path) -> Result<Box<dyn Experiment>, ExperimentError> {
+    load_with(path, Checks::Full)
+}
+
+/// Parses one experiment file with the given checks.
+pub fn load_with(path: &Path, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
     let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::plain(path, e.to_string()))?;
     match experiment::benchmark_of(path, &text)? {
-        BenchmarkKind::DeviceBandwidth => load_as::<crate::bandwidth::DeviceBandwidth>(path, text),
-        BenchmarkKind::CeckaAssembly => load_as::<crate::cecka::CeckaAssembly>(path, text),
-        BenchmarkKind::BanasIntegration => load_as::<crate::banas::BanasIntegration>(path, text),
+        BenchmarkKind::DeviceBandwidth => load_as::<crate::bandwidth::DeviceBandwidth>(path, text, checks),
+        BenchmarkKind::CeckaAssembly => load_as::<crate::cecka::CeckaAssembly>(path, text, checks),
+        BenchmarkKind::BanasIntegration => load_as::<crate::banas::BanasIntegration>(path, text, checks),
     }
 }
 

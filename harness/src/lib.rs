@@ -18,6 +18,8 @@ pub mod real;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod stats;
+pub mod telemetry;
 
 use serde::{Deserialize, Serialize};
 

@@ -23,13 +23,15 @@ enum Command {
     Devices,
     /// Check experiment files without running them.
     Validate {
-        /// An experiment file or a folder of them.
-        path: PathBuf,
+        /// Experiment files or folders of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
     },
     /// Run experiments: every case is measured, verified and written as it finishes.
     Run {
-        /// An experiment file or a folder of them.
-        path: PathBuf,
+        /// Experiment files or folders of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
         /// Only these backends (repeatable); default: each experiment's own list.
         #[arg(long = "backend", value_name = "cuda|opencl|cpu")]
         backends: Vec<Backend>,
@@ -45,6 +47,12 @@ enum Command {
         /// Continue an interrupted run folder: only cases without rows run.
         #[arg(long, value_name = "RUN_DIR")]
         resume: Option<PathBuf>,
+        /// With --resume: run again the cases whose rows have these statuses.
+        #[arg(long, value_delimiter = ',', value_parser = ["failed", "skipped"], requires = "resume")]
+        retry: Vec<String>,
+        /// With --resume: continue a run made on another device, commit or harness version.
+        #[arg(long, requires = "resume")]
+        force: bool,
         /// Also write the report when the run ends.
         #[arg(long)]
         report: bool,
@@ -107,21 +115,40 @@ fn devices() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn load(path: &PathBuf) -> Result<Vec<Box<dyn benchmark::Experiment>>, ExitCode> {
-    benchmark::load_all(path).map_err(|errors| {
-        for e in &errors {
-            eprintln!("error: {e}");
+fn load(paths: &[PathBuf]) -> Result<Vec<Box<dyn benchmark::Experiment>>, ExitCode> {
+    let mut all: Vec<Box<dyn benchmark::Experiment>> = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        match benchmark::load_all(path) {
+            Ok(exps) => {
+                for e in exps {
+                    match all.iter().find(|p| p.id() == e.id()) {
+                        Some(prev) => errors.push(fembench::experiment::ExperimentError::plain(
+                            e.path(),
+                            format!("id `{}` is already used by {}", e.id(), prev.path().display()),
+                        )),
+                        None => all.push(e),
+                    }
+                }
+            }
+            Err(errs) => errors.extend(errs),
         }
-        eprintln!("{} experiment file(s) refused; nothing was run", errors.len());
-        ExitCode::from(2)
-    })
+    }
+    if errors.is_empty() {
+        return Ok(all);
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    eprintln!("{} experiment file(s) refused; nothing was run", errors.len());
+    Err(ExitCode::from(2))
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Devices => devices(),
-        Command::Validate { path } => match load(&path) {
+        Command::Validate { paths } => match load(&paths) {
             Ok(exps) => {
                 for e in &exps {
                     let cases = |quick| e.points(quick).len() * e.backends().len() * e.precisions().len();
@@ -131,12 +158,12 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
-        Command::Run { path, backends, device, quick, out, resume, report: with_report, plots } => {
-            let exps = match load(&path) {
+        Command::Run { paths, backends, device, quick, out, resume, retry, force, report: with_report, plots } => {
+            let exps = match load(&paths) {
                 Ok(e) => e,
                 Err(code) => return code,
             };
-            let opts = RunOptions { backends, device_index: device, quick, out_dir: out, resume, progress: true };
+            let opts = RunOptions { backends, device_index: device, quick, out_dir: out, resume, retry, force, progress: true };
             match runner::run(&exps, &opts) {
                 Ok(s) => {
                     println!(
@@ -196,7 +223,14 @@ fn write_report(run_dir: &std::path::Path, plots: &std::path::Path) -> ExitCode 
             for f in out.figure_paths {
                 println!("figure: {}", f.display());
             }
-            ExitCode::SUCCESS
+            for (id, why) in &out.not_reported {
+                eprintln!("error: experiment {id} could not be reported: {why}");
+            }
+            if out.not_reported.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");

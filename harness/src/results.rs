@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use crate::device::DeviceInfo;
 use crate::experiment::{ParamValue, Params};
@@ -62,13 +63,23 @@ pub struct Row {
     pub time_max_s: Option<f64>,
     pub time_mean_s: Option<f64>,
     pub time_stddev_s: Option<f64>,
+    /// 95% bootstrap interval of the median.
+    pub time_ci_low_s: Option<f64>,
+    pub time_ci_high_s: Option<f64>,
+    /// Every timed repetition, in order (a list column in Parquet).
+    pub samples_s: Vec<f64>,
     /// Bytes the cost model says the timed work must move.
     pub bytes: Option<f64>,
-    /// Floating-point operations the cost model counts.
-    pub flops: Option<f64>,
+    /// Floating-point operations the timed work executes, counted from the code.
+    pub executed_flops: Option<f64>,
+    /// The paper's count for the same work, where the paper gives one.
+    pub paper_flops: Option<f64>,
     /// bytes / median time, GB/s (1e9).
     pub bandwidth_gbs: Option<f64>,
+    /// executed_flops / median time (share of peak is computed from this), and the paper's count
+    /// over the same time (to compare with the paper's GFLOP/s).
     pub gflops: Option<f64>,
+    pub paper_gflops: Option<f64>,
     /// Verification error against the reference, and the tolerance it was held to.
     pub error: Option<f64>,
     pub tolerance: Option<f64>,
@@ -109,10 +120,15 @@ impl Row {
             time_max_s: None,
             time_mean_s: None,
             time_stddev_s: None,
+            time_ci_low_s: None,
+            time_ci_high_s: None,
+            samples_s: Vec::new(),
             bytes: None,
-            flops: None,
+            executed_flops: None,
+            paper_flops: None,
             bandwidth_gbs: None,
             gflops: None,
+            paper_gflops: None,
             error: None,
             tolerance: None,
             memory_bytes: None,
@@ -140,21 +156,29 @@ pub const FIXED_COLUMNS: &[&str] = &[
     "time_max_s",
     "time_mean_s",
     "time_stddev_s",
+    "time_ci_low_s",
+    "time_ci_high_s",
+    "samples_s",
     "bytes",
-    "flops",
+    "executed_flops",
+    "paper_flops",
     "bandwidth_gbs",
     "gflops",
+    "paper_gflops",
     "error",
     "tolerance",
     "memory_bytes",
 ];
 
-fn param_column(name: &str) -> String {
-    if FIXED_COLUMNS.contains(&name) {
-        format!("param_{name}")
-    } else {
-        name.to_string()
+/// A column name for `name` that no fixed or earlier column has: parameters keep their own
+/// names where they can (reports read them), extras that clash get `prefix`.
+fn unique_column(name: &str, prefix: &str, taken: &mut Vec<String>) -> String {
+    let mut candidate = if FIXED_COLUMNS.contains(&name) { format!("{prefix}{name}") } else { name.to_string() };
+    while taken.contains(&candidate) {
+        candidate = format!("{prefix}{candidate}");
     }
+    taken.push(candidate.clone());
+    candidate
 }
 
 /// Rows to a DataFrame: fixed columns, then one typed column per parameter.
@@ -181,10 +205,15 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         of("time_max_s", &|r| r.time_max_s),
         of("time_mean_s", &|r| r.time_mean_s),
         of("time_stddev_s", &|r| r.time_stddev_s),
+        of("time_ci_low_s", &|r| r.time_ci_low_s),
+        of("time_ci_high_s", &|r| r.time_ci_high_s),
+        Column::new("samples_s".into(), rows.iter().map(|r| Series::new("".into(), &r.samples_s)).collect::<Vec<_>>()),
         of("bytes", &|r| r.bytes),
-        of("flops", &|r| r.flops),
+        of("executed_flops", &|r| r.executed_flops),
+        of("paper_flops", &|r| r.paper_flops),
         of("bandwidth_gbs", &|r| r.bandwidth_gbs),
         of("gflops", &|r| r.gflops),
+        of("paper_gflops", &|r| r.paper_gflops),
         of("error", &|r| r.error),
         of("tolerance", &|r| r.tolerance),
         of("memory_bytes", &|r| r.memory_bytes),
@@ -206,13 +235,16 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
             }
         }
     }
+    // Parameters first (their names are what reports group by), then extras; no two columns
+    // may share a name, whatever a benchmark calls its figures.
+    let mut taken: Vec<String> = FIXED_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let param_names: Vec<String> = names.iter().map(|n| unique_column(n, "param_", &mut taken)).collect();
     for name in &extra_names {
         let values: Vec<Option<f64>> = rows.iter().map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v)).collect();
-        cols.push(Column::new(param_column(name).into(), values));
+        cols.push(Column::new(unique_column(name, "extra_", &mut taken).into(), values));
     }
-    for name in names {
+    for (name, col_name) in names.into_iter().zip(param_names) {
         let values: Vec<Option<&ParamValue>> = rows.iter().map(|r| r.params.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)).collect();
-        let col_name = param_column(&name);
         let first = values.iter().flatten().next();
         let col = match first {
             Some(ParamValue::Int(_)) => Column::new(
@@ -248,6 +280,7 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
 pub struct RunMeta {
     pub run_id: String,
     pub harness_version: String,
+    /// The commit the harness binary was built from, with `-dirty` if the tree had changes.
     pub git_commit: String,
     pub host: String,
     pub cpu_model: String,
@@ -300,6 +333,102 @@ impl RunDir {
         fs::create_dir_all(path.join("rows")).map_err(io(&path))?;
         fs::create_dir_all(path.join("experiments")).map_err(io(&path))?;
         Ok(RunDir { path })
+    }
+
+    /// A new run folder `<parent>/<id>`, or `<id>-2`, `<id>-3`... if that name is taken (two runs
+    /// started in the same second): the folder is claimed atomically by `create_dir`. Returns the
+    /// folder and the id it got.
+    pub fn create_new(parent: &Path, id: &str) -> Result<(Self, String), ResultsError> {
+        fs::create_dir_all(parent).map_err(io(parent))?;
+        for n in 1.. {
+            let name = if n == 1 { id.to_string() } else { format!("{id}-{n}") };
+            let path = parent.join(&name);
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok((Self::create(path)?, name)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(ResultsError::Io { path, source: e }),
+            }
+        }
+        unreachable!("an unbounded search ends in a free name")
+    }
+
+    fn marker(&self, experiment: &str, case_id: &str) -> PathBuf {
+        let digest = sha2::Sha256::digest(case_id.as_bytes());
+        let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        self.rows_dir(experiment).join(format!("started-{hex}.json"))
+    }
+
+    /// Marks a case as started (written before it runs, removed once its rows are written), so
+    /// that a crash inside it is recorded by the next `--resume` instead of crashing it again.
+    pub fn mark_started(&self, experiment: &str, case_id: &str) -> Result<(), ResultsError> {
+        let dir = self.rows_dir(experiment);
+        fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let text = serde_json::json!({ "case_id": case_id, "started": now_string() }).to_string();
+        write_atomic(&self.marker(experiment, case_id), text.as_bytes())
+    }
+
+    pub fn clear_started(&self, experiment: &str, case_id: &str) -> Result<(), ResultsError> {
+        let p = self.marker(experiment, case_id);
+        match fs::remove_file(&p) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(ResultsError::Io { path: p, source: e }),
+        }
+    }
+
+    /// Case ids started but never finished (the process died inside them), with start times.
+    pub fn crashed_cases(&self, experiment: &str) -> Result<Vec<(String, String)>, ResultsError> {
+        let dir = self.rows_dir(experiment);
+        if !dir.is_dir() {
+            return Ok(vec![]);
+        }
+        let mut out = Vec::new();
+        for entry in fs::read_dir(&dir).map_err(io(&dir))?.flatten() {
+            let p = entry.path();
+            let is_marker = p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("started-") && n.ends_with(".json"));
+            if !is_marker {
+                continue;
+            }
+            let text = fs::read_to_string(&p).map_err(io(&p))?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|source| ResultsError::Json { path: p.clone(), source })?;
+            if let Some(id) = v["case_id"].as_str() {
+                out.push((id.to_string(), v["started"].as_str().unwrap_or("").to_string()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Removes the row files of the given cases (for `--retry`): they run again.
+    pub fn remove_cases(&self, experiment: &str, case_ids: &BTreeSet<String>) -> Result<usize, ResultsError> {
+        let dir = self.rows_dir(experiment);
+        if !dir.is_dir() || case_ids.is_empty() {
+            return Ok(0);
+        }
+        let mut removed = 0;
+        for entry in fs::read_dir(&dir).map_err(io(&dir))?.flatten() {
+            let p = entry.path();
+            if p.extension().and_then(|x| x.to_str()) != Some("parquet") {
+                continue;
+            }
+            let file = fs::File::open(&p).map_err(io(&p))?;
+            let df = ParquetReader::new(file).finish().map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
+            let ids = df.column("case_id").and_then(|c| c.str().cloned()).map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
+            if ids.iter().flatten().any(|id| case_ids.contains(id)) {
+                fs::remove_file(&p).map_err(io(&p))?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// (case id, status) of every stored row.
+    pub fn case_statuses(&self, experiment: &str) -> Result<Vec<(String, String)>, ResultsError> {
+        let Some(df) = self.read_experiment(experiment)? else { return Ok(vec![]) };
+        let err = |source| ResultsError::Polars { path: self.rows_dir(experiment), source };
+        let ids = df.column("case_id").and_then(|c| c.str().cloned()).map_err(err)?;
+        let st = df.column("status").and_then(|c| c.str().cloned()).map_err(err)?;
+        Ok(ids.iter().zip(st.iter()).map(|(a, b)| (a.unwrap_or("").to_string(), b.unwrap_or("").to_string())).collect())
     }
 
     pub fn open(path: &Path) -> Result<Self, ResultsError> {

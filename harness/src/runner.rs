@@ -1,7 +1,7 @@
 //! The pipeline's middle: experiments -> cases -> measure -> rows on disk, with a progress bar.
 //! A failing case becomes rows with its status and reason, and the run goes on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -25,8 +25,18 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     /// Continue this run folder instead of starting a new one.
     pub resume: Option<PathBuf>,
+    /// With `resume`: run again the cases whose rows have these statuses ("failed", "skipped").
+    pub retry: Vec<String>,
+    /// With `resume`: continue although the run was made on another device, commit or
+    /// harness version.
+    pub force: bool,
     /// Show a progress bar (off in tests).
     pub progress: bool,
+}
+
+/// The commit this harness was built from (`-dirty` when the tree had changes).
+pub fn build_commit() -> &'static str {
+    option_env!("FEMBENCH_GIT_COMMIT").unwrap_or("unknown")
 }
 
 #[derive(Debug, Default)]
@@ -49,7 +59,8 @@ pub enum RunError {
 
 /// An opened backend, or why it is not available.
 enum Opened {
-    Gpu { dev: Box<dyn Device>, modules: ModuleCache, flusher: Option<CacheFlusher> },
+    /// `flusher`: not yet made (None), made, or the reason it could not be.
+    Gpu { dev: Box<dyn Device>, modules: ModuleCache, flusher: Option<Result<CacheFlusher, String>> },
     Cpu,
     Unavailable(String),
 }
@@ -74,15 +85,15 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         Some(path) => {
             let run = RunDir::open(path)?;
             let meta = run.read_meta()?;
+            check_resumable(&meta, opts)?;
             (run, meta)
         }
         None => {
-            let id = run_id(experiments, opts.quick);
-            let run = RunDir::create(opts.out_dir.join(&id))?;
+            let (run, id) = RunDir::create_new(&opts.out_dir, &run_id(experiments, opts.quick))?;
             let meta = RunMeta {
                 run_id: id,
                 harness_version: env!("CARGO_PKG_VERSION").into(),
-                git_commit: option_env!("FEMBENCH_GIT_COMMIT").unwrap_or("unknown").into(),
+                git_commit: build_commit().into(),
                 host: hostname(),
                 cpu_model: device::cpu::model(),
                 started: now_string(),
@@ -101,6 +112,8 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     if opts.resume.is_some() && quick != opts.quick {
         return Err(RunError::Resume(format!("run {} was {}quick; resume it the same way", meta.run_id, if quick { "" } else { "not " })));
     }
+    // A resumed run keeps its own device.
+    let device_index = meta.device_index;
     for e in experiments {
         let sha = format!("{:x}", Sha256::digest(e.text().as_bytes()));
         if let Some(rec) = meta.experiments.iter().find(|r| r.id == e.id()) {
@@ -117,7 +130,6 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
     }
     run.write_meta(&meta)?;
-
     // The cases, in order: experiment, sweep point, backend, precision. Points outermost, so a
     // benchmark that builds a large problem per point (a mesh) builds it once for all backends.
     struct Case {
@@ -128,15 +140,52 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         params: Params,
         id: String,
     }
-    let restrict: Vec<Backend> =
-        if opts.resume.is_some() { meta.backends.iter().filter_map(|b| b.parse().ok()).collect() } else { opts.backends.clone() };
+    // A resumed run keeps its backends; --backend narrows them further (possibly to none).
+    let restrict: Option<Vec<Backend>> = {
+        let stored: Vec<Backend> = if opts.resume.is_some() { meta.backends.iter().filter_map(|b| b.parse().ok()).collect() } else { vec![] };
+        match (stored.is_empty(), opts.backends.is_empty()) {
+            (true, true) => None,
+            (true, false) => Some(opts.backends.clone()),
+            (false, true) => Some(stored),
+            (false, false) => Some(stored.into_iter().filter(|b| opts.backends.contains(b)).collect()),
+        }
+    };
     let mut cases = Vec::new();
     let mut skipped_done = 0;
+    let mut summary = RunSummary { run_dir: run.path.clone(), ..Default::default() };
     for (ei, e) in experiments.iter().enumerate() {
-        let done = run.finished_cases(e.id())?;
+        if !opts.retry.is_empty() {
+            let again: BTreeSet<String> =
+                run.case_statuses(e.id())?.into_iter().filter(|(_, st)| opts.retry.contains(st)).map(|(id, _)| id).collect();
+            run.remove_cases(e.id(), &again)?;
+        }
+        let mut done = run.finished_cases(e.id())?;
+        // A case that was started but never finished killed the process (out of memory, say):
+        // record it as failed rather than crash again, unless failed cases are retried.
+        for (id, started) in run.crashed_cases(e.id())? {
+            if !done.contains(&id) && !opts.retry.iter().any(|r| r == "failed") {
+                let (backend, precision, params) = case_identity(e.as_ref(), quick, &id);
+                let rows = to_rows(
+                    &meta.run_id,
+                    e.id(),
+                    &id,
+                    backend,
+                    "-",
+                    precision,
+                    &params,
+                    Err(CaseError::Failed(format!(
+                        "the harness process ended inside this case (started {started}): killed, out of memory or crashed; `--retry failed` runs it again"
+                    ))),
+                );
+                run.write_case(e.id(), &rows)?;
+                summary.rows_failed += rows.len();
+                done.insert(id.clone());
+            }
+            run.clear_started(e.id(), &id)?;
+        }
         for (pi, params) in e.points(quick).into_iter().enumerate() {
             for &backend in e.backends() {
-                if !restrict.is_empty() && !restrict.contains(&backend) {
+                if restrict.as_ref().is_some_and(|r| !r.contains(&backend)) {
                     continue;
                 }
                 for &precision in e.precisions() {
@@ -150,6 +199,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             }
         }
     }
+    summary.cases_skipped_as_done = skipped_done;
 
     let bar = if opts.progress { ProgressBar::new(cases.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(
@@ -159,18 +209,21 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     );
 
     let mut opened: BTreeMap<Backend, Opened> = BTreeMap::new();
-    let mut summary = RunSummary { run_dir: run.path.clone(), cases_skipped_as_done: skipped_done, ..Default::default() };
+    let telemetry = crate::telemetry::Telemetry::open();
     for case in &cases {
         let e = &experiments[case.exp];
         bar.set_message(format!("{} {}", e.id(), case.id));
-        let target = opened.entry(case.backend).or_insert_with(|| open_backend(case.backend, opts.device_index, &mut meta));
+        let target = opened.entry(case.backend).or_insert_with(|| open_backend(case.backend, device_index, &mut meta));
         let device_name = match target {
             Opened::Gpu { dev, .. } => dev.info().name.clone(),
             Opened::Cpu => device::cpu::model(),
             Opened::Unavailable(_) => "-".into(),
         };
         let policy = e.policy(quick);
-        let outcome: Result<Vec<Measured>, CaseError> = match target {
+        run.mark_started(e.id(), &case.id)?;
+        let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
+        let mut outcome: Result<Vec<Measured>, CaseError> = match target {
+            _ if too_big.is_some() => Err(CaseError::Failed(too_big.unwrap_or_default())),
             Opened::Unavailable(reason) => Err(CaseError::Skipped(reason.clone())),
             Opened::Gpu { dev, .. } if case.precision == Precision::F64 && !dev.info().fp64 => {
                 Err(CaseError::Skipped(format!("{} has no fp64 support", dev.info().name)))
@@ -178,16 +231,23 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             Opened::Gpu { dev, modules, flusher } => {
                 let needs_flush = policy.modes.contains(&crate::measure::CacheMode::Cold);
                 if needs_flush && flusher.is_none() {
-                    *flusher = CacheFlusher::new(dev.as_ref()).ok();
+                    *flusher = Some(CacheFlusher::new(dev.as_ref()).map_err(|e| e.to_string()));
                 }
-                let mut ctx = CaseCtx {
-                    target: Target::Gpu(dev.as_ref()),
-                    precision: case.precision,
-                    policy: &policy,
-                    flusher: flusher.as_ref(),
-                    modules,
-                };
-                guarded(|| e.run_point(&mut ctx, quick, case.point))
+                match flusher {
+                    Some(Err(why)) if needs_flush => {
+                        Err(CaseError::Failed(format!("cold mode asked for, but the cache flusher could not be made: {why}")))
+                    }
+                    _ => {
+                        let mut ctx = CaseCtx {
+                            target: Target::Gpu(dev.as_ref()),
+                            precision: case.precision,
+                            policy: &policy,
+                            flusher: flusher.as_ref().and_then(|f| f.as_ref().ok()),
+                            modules,
+                        };
+                        guarded(|| e.run_point(&mut ctx, quick, case.point))
+                    }
+                }
             }
             Opened::Cpu => {
                 let mut modules = ModuleCache::default();
@@ -196,6 +256,14 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 guarded(|| e.run_point(&mut ctx, quick, case.point))
             }
         };
+        // The GPU's clocks, temperature, power and throttle reasons right after the case.
+        if let (Opened::Gpu { dev, .. }, Ok(measured)) = (&*target, &mut outcome) {
+            let readings = telemetry.read(dev.info());
+            for m in measured.iter_mut() {
+                m.extras.extend(readings.iter().cloned());
+            }
+        }
+        let failed_on_gpu = outcome.is_err() && matches!(target, Opened::Gpu { .. });
         let rows = to_rows(&meta.run_id, e.id(), &case.id, case.backend, &device_name, case.precision, &case.params, outcome);
         for r in &rows {
             match r.status {
@@ -208,6 +276,17 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             }
         }
         run.write_case(e.id(), &rows)?;
+        run.clear_started(e.id(), &case.id)?;
+        // After a sticky error (an illegal address poisons a CUDA context for good) the device
+        // is opened again, so the rest of the run is not lost.
+        if failed_on_gpu {
+            if let Some(Opened::Gpu { dev, .. }) = opened.get(&case.backend) {
+                if !dev.healthy() {
+                    bar.println(format!("{}: device in an error state after {}; opening it again", case.backend, case.id));
+                    opened.remove(&case.backend);
+                }
+            }
+        }
         summary.cases_run += 1;
         bar.inc(1);
     }
@@ -215,6 +294,76 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     meta.finished = Some(now_string());
     run.write_meta(&meta)?;
     Ok(summary)
+}
+
+/// Refuses to resume a run made by another harness version or commit, or on other devices,
+/// unless `--force`: its rows would not be comparable with the new ones.
+fn check_resumable(meta: &RunMeta, opts: &RunOptions) -> Result<(), RunError> {
+    if opts.force {
+        return Ok(());
+    }
+    let mut differs = Vec::new();
+    if meta.harness_version != env!("CARGO_PKG_VERSION") {
+        differs.push(format!("harness version {} (now {})", meta.harness_version, env!("CARGO_PKG_VERSION")));
+    }
+    if meta.git_commit != build_commit() {
+        differs.push(format!("commit {} (now {})", meta.git_commit, build_commit()));
+    }
+    for d in &meta.devices {
+        let Some(backend) = d.backend else { continue };
+        let now = match backend {
+            Backend::Cpu => Some(device::cpu::model()),
+            b => device::list(b).ok().and_then(|l| l.into_iter().nth(d.index)).map(|i| i.name),
+        };
+        if now.as_deref() != Some(d.name.as_str()) {
+            differs.push(format!("{backend} device {} was {} (now {})", d.index, d.name, now.as_deref().unwrap_or("absent")));
+        }
+    }
+    if differs.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::Resume(format!(
+            "run {} was made with {}; its rows would not compare with new ones (--force resumes anyway)",
+            meta.run_id,
+            differs.join(", ")
+        )))
+    }
+}
+
+/// A case that cannot fit in this machine's free memory or its device's, before anything is
+/// built for it.
+fn memory_refusal(e: &dyn Experiment, quick: bool, point: usize, target: &Opened) -> Option<String> {
+    let m = e.memory_estimate(quick, point)?;
+    if let Some(host) = crate::benchmark::host_memory_bytes() {
+        if m.host_bytes > host {
+            return Some(format!("needs about {:.1} GB of host memory; this machine has {:.1} GB", m.host_bytes / 1e9, host / 1e9));
+        }
+    }
+    if let Opened::Gpu { dev, .. } = target {
+        let have = dev.info().memory_bytes as f64;
+        if m.device_bytes > have {
+            return Some(format!(
+                "needs about {:.1} GB of device memory; {} has {:.1} GB",
+                m.device_bytes / 1e9,
+                dev.info().name,
+                have / 1e9
+            ));
+        }
+    }
+    None
+}
+
+/// Backend, precision and parameters of a case id (`backend/precision/k=v,...`) of an experiment.
+fn case_identity(e: &dyn Experiment, quick: bool, id: &str) -> (Backend, Precision, Params) {
+    let mut parts = id.splitn(3, '/');
+    let backend = parts.next().and_then(|b| b.parse().ok()).unwrap_or(Backend::Cpu);
+    let precision = match parts.next() {
+        Some("f32") => Precision::F32,
+        _ => Precision::F64,
+    };
+    let key = parts.next().unwrap_or("");
+    let params = e.points(quick).into_iter().find(|p| p.key() == key).unwrap_or_default();
+    (backend, precision, params)
 }
 
 /// A panic inside a case (a bug) is recorded as that case's failure; the run goes on.
@@ -280,7 +429,8 @@ fn to_rows(
                 r.status = m.status;
                 r.reason = m.reason;
                 r.bytes = m.bytes;
-                r.flops = m.flops;
+                r.executed_flops = m.flops;
+                r.paper_flops = m.paper_flops;
                 r.error = m.error;
                 r.tolerance = m.tolerance;
                 r.memory_bytes = m.memory_bytes;
@@ -295,8 +445,13 @@ fn to_rows(
                     r.time_max_s = Some(t.max());
                     r.time_mean_s = Some(t.mean());
                     r.time_stddev_s = Some(t.stddev());
+                    let ci = t.median_ci();
+                    r.time_ci_low_s = Some(ci.low);
+                    r.time_ci_high_s = Some(ci.high);
+                    r.samples_s = t.samples.clone();
                     r.bandwidth_gbs = m.bytes.map(|b| b / med / 1e9);
                     r.gflops = m.flops.map(|f| f / med / 1e9);
+                    r.paper_gflops = m.paper_flops.map(|f| f / med / 1e9);
                 }
                 r
             })

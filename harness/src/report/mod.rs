@@ -109,6 +109,8 @@ pub struct ReportOutput {
     pub terminal: String,
     pub markdown_path: Option<PathBuf>,
     pub figure_paths: Vec<PathBuf>,
+    /// Experiments whose report failed, with the reason; the others are still written.
+    pub not_reported: Vec<(String, String)>,
 }
 
 /// Builds every table and figure of a run folder: Markdown to `<run>/report.md`, figures to
@@ -150,47 +152,70 @@ pub fn report_run(run_path: &Path, plots_root: &Path) -> Result<ReportOutput, Re
         let _ = writeln!(md, "- {backend}: not run ({reason})");
     }
     for file in run.experiment_files()? {
-        let exp = crate::benchmark::load(&file).map_err(|e| ReportError::Experiment(e.to_string()))?;
-        let Some(rows) = run.read_experiment(exp.id())? else { continue };
-        let _ = writeln!(md, "\n## {}\n", exp.id());
-        for item in exp.report(&rows, &ctx)? {
-            match item {
-                ReportItem::Table(t) => {
-                    if let Some(r) = t.rows.iter().find(|r| r.len() != t.header.len()) {
-                        return Err(ReportError::Experiment(format!(
-                            "table {}: a row has {} cells for {} columns",
-                            t.name,
-                            r.len(),
-                            t.header.len()
-                        )));
-                    }
-                    out.terminal.push_str(&t.to_terminal());
-                    out.terminal.push('\n');
-                    md.push_str(&t.to_markdown());
-                    md.push('\n');
-                }
-                ReportItem::Figure(f) => {
-                    std::fs::create_dir_all(&plots_dir).map_err(|source| ReportError::Io { path: plots_dir.clone(), source })?;
-                    let paths = figure::draw(&f, &plots_dir)?;
-                    if let Some(svg) = paths.first() {
-                        let rel = pathdiff(svg, run_path);
-                        let _ = writeln!(md, "![{}]({})\n", f.title, rel);
-                    }
-                    out.figure_paths.extend(paths);
-                }
+        let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+        match report_experiment(&run, &file, &ctx, run_path, &plots_dir, &mut out, &mut md) {
+            Ok(()) => {}
+            Err(e) => {
+                let _ = writeln!(md, "\n## {id}\n\nNot reported: {e}\n");
+                out.not_reported.push((id, e.to_string()));
             }
-        }
-        if let Some(t) = failures_table(exp.id(), &rows)? {
-            out.terminal.push_str(&t.to_terminal());
-            out.terminal.push('\n');
-            md.push_str(&t.to_markdown());
-            md.push('\n');
         }
     }
     let md_path = run_path.join("report.md");
     std::fs::write(&md_path, md).map_err(|source| ReportError::Io { path: md_path.clone(), source })?;
     out.markdown_path = Some(md_path);
     Ok(out)
+}
+
+/// One experiment's tables and figures, appended to the Markdown and the terminal text. The
+/// stored copy of the experiment is read with schema checks only: files it names (meshes) are
+/// not opened again, wherever the report runs.
+fn report_experiment(
+    run: &RunDir,
+    file: &Path,
+    ctx: &ReportCtx,
+    run_path: &Path,
+    plots_dir: &Path,
+    out: &mut ReportOutput,
+    md: &mut String,
+) -> Result<(), ReportError> {
+    let exp = crate::benchmark::load_with(file, crate::benchmark::Checks::SchemaOnly).map_err(|e| ReportError::Experiment(e.to_string()))?;
+    let Some(rows) = run.read_experiment(exp.id())? else { return Ok(()) };
+    let items = exp.report(&rows, ctx)?;
+    for item in &items {
+        if let ReportItem::Table(t) = item {
+            if let Some(r) = t.rows.iter().find(|r| r.len() != t.header.len()) {
+                return Err(ReportError::Experiment(format!("table {}: a row has {} cells for {} columns", t.name, r.len(), t.header.len())));
+            }
+        }
+    }
+    let _ = writeln!(md, "\n## {}\n", exp.id());
+    for item in items {
+        match item {
+            ReportItem::Table(t) => {
+                out.terminal.push_str(&t.to_terminal());
+                out.terminal.push('\n');
+                md.push_str(&t.to_markdown());
+                md.push('\n');
+            }
+            ReportItem::Figure(f) => {
+                std::fs::create_dir_all(plots_dir).map_err(|source| ReportError::Io { path: plots_dir.to_path_buf(), source })?;
+                let paths = figure::draw(&f, plots_dir)?;
+                if let Some(svg) = paths.first() {
+                    let rel = pathdiff(svg, run_path);
+                    let _ = writeln!(md, "![{}]({})\n", f.title, rel);
+                }
+                out.figure_paths.extend(paths);
+            }
+        }
+    }
+    if let Some(t) = failures_table(exp.id(), &rows)? {
+        out.terminal.push_str(&t.to_terminal());
+        out.terminal.push('\n');
+        md.push_str(&t.to_markdown());
+        md.push('\n');
+    }
+    Ok(())
 }
 
 /// Every failed case of an experiment with its reason: a wrong answer or a method that cannot
