@@ -156,11 +156,22 @@ pub struct System {
 
 /// Algorithm 1, serial, f64: the paper's CPU baseline.
 pub fn assemble_serial(p: &Problem) -> System {
-    let en = p.en();
     let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
-    let (mut a_e, mut f_e) = (vec![0.0; en * en], vec![0.0; en]);
+    assemble_serial_into(p, &mut s);
+    s
+}
+
+/// Algorithm 1 into an allocated system: zeroes it (part of the algorithm), then accumulates.
+/// The timed CPU baseline calls this, so no repetition allocates.
+pub fn assemble_serial_into(p: &Problem, s: &mut System) {
+    let en = p.en();
+    s.vals.iter_mut().for_each(|v| *v = 0.0);
+    s.rhs.iter_mut().for_each(|v| *v = 0.0);
+    // Stack arrays: order 6 has 28 nodes.
+    let (mut a_store, mut f_store) = ([0.0; 28 * 28], [0.0; 28]);
+    let (a_e, f_e) = (&mut a_store[..en * en], &mut f_store[..en]);
     for e in 0..p.ne() {
-        p.element(e, &mut a_e, &mut f_e);
+        p.element(e, a_e, f_e);
         let nodes = p.mesh.element(e);
         let slots = &p.slots[e * en * en..(e + 1) * en * en];
         for i in 0..en {
@@ -176,7 +187,154 @@ pub fn assemble_serial(p: &Problem) -> System {
             }
         }
     }
+}
+
+/// The same system by another path, to check the serial baseline against something other than
+/// itself: no precomputed slots; each entry's CSR position is found by binary search in its
+/// row's columns from the dof numbers of the element's nodes.
+pub fn assemble_by_search(p: &Problem) -> System {
+    let en = p.en();
+    let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
+    let (mut a_e, mut f_e) = (vec![0.0; en * en], vec![0.0; en]);
+    for e in 0..p.ne() {
+        p.element(e, &mut a_e, &mut f_e);
+        let nodes = p.mesh.element(e);
+        for i in 0..en {
+            let r = p.dof[nodes[i] as usize];
+            if r < 0 {
+                continue;
+            }
+            s.rhs[r as usize] += f_e[i];
+            let (lo, hi) = (p.row_ptr[r as usize] as usize, p.row_ptr[r as usize + 1] as usize);
+            for j in 0..en {
+                let c = p.dof[nodes[j] as usize];
+                if c < 0 {
+                    continue;
+                }
+                if let Ok(k) = p.col[lo..hi].binary_search(&(c as u32)) {
+                    s.vals[lo + k] += a_e[i * en + j];
+                }
+            }
+        }
+    }
     s
+}
+
+/// The system the dummy element subroutine of the kernels assembles (Fig. 13b/14b: every
+/// A^e(i, j) = cxx + cxy + cyy, F^e(i) = f det - sum_j A^e(i, j) g_j), so that a dummy kernel's
+/// output is checked like any other: a dummy that writes nothing fails.
+pub fn assemble_dummy(p: &Problem) -> System {
+    let en = p.en();
+    let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
+    for e in 0..p.ne() {
+        let nodes = p.mesh.element(e);
+        let pt = |a: usize| (p.mesh.x[nodes[a] as usize], p.mesh.y[nodes[a] as usize]);
+        let ((x0, y0), (x1, y1), (x2, y2)) = (pt(0), pt(1), pt(2));
+        let (ax, ay, bx, by) = (x1 - x0, y1 - y0, x2 - x0, y2 - y0);
+        let det = ax * by - ay * bx;
+        let inv = 1.0 / det;
+        let aij = (bx * bx + by * by) * inv - (ax * bx + ay * by) * inv + (ax * ax + ay * ay) * inv;
+        let slots = &p.slots[e * en * en..(e + 1) * en * en];
+        for i in 0..en {
+            let mut fi = SOURCE_F * det;
+            for j in 0..en {
+                fi -= aij * p.g[nodes[j] as usize];
+                let slot = slots[i * en + j];
+                if slot >= 0 {
+                    s.vals[slot as usize] += aij;
+                }
+            }
+            let d = p.dof[nodes[i] as usize];
+            if d >= 0 {
+                s.rhs[d as usize] += fi;
+            }
+        }
+    }
+    s
+}
+
+/// Per-entry error bounds of a system assembled in floating point of unit roundoff `u`, in units
+/// of `u` (multiply by u to use). For entry k with contributions c_e from elements e:
+///
+///   |computed - exact| <= u * sum_e T_e (C + 16 kappa_e) + u * m_k * sum_e |c_e|
+///
+/// - T_e: the sum of the magnitudes of the terms that make c_e, each coefficient taken at its
+///   largest (|b|^2 |Sxx| + |a||b| |Sxy| + |a|^2 |Syy|, over |det|; and for F^e the source term
+///   and each such term times |g_j|), so cancellation is covered, inside the combination and
+///   inside a.b, which is near zero for right angles but not its rounding error;
+/// - C = 32: the element subroutine's own rounding (about 10 operations to the geometric
+///   coefficients, 5 to the combination, with margin);
+/// - kappa_e = max |x| / shortest edge of element e: coordinates rounded to the device
+///   precision perturb each edge vector by up to 2 u |x| relative to its length, which moves
+///   the determinant and each geometric coefficient by up to about 12 u kappa (16 with margin);
+/// - m_k: contributions to entry k (summation in any order, atomics included).
+///
+/// A dummy system uses the dummy subroutine's terms.
+pub struct Bounds {
+    pub vals: Vec<f64>,
+    pub rhs: Vec<f64>,
+}
+
+pub fn error_bounds(p: &Problem, dummy: bool) -> Bounds {
+    const C: f64 = 32.0;
+    let en = p.en();
+    let n = p.nnz();
+    let (mut tv, mut av, mut mv) = (vec![0.0; n], vec![0.0; n], vec![0u32; n]);
+    let (mut tr, mut ar, mut mr) = (vec![0.0; p.n_free], vec![0.0; p.n_free], vec![0u32; p.n_free]);
+    let r = &p.refs;
+    for e in 0..p.ne() {
+        let nodes = p.mesh.element(e);
+        let pt = |a: usize| (p.mesh.x[nodes[a] as usize], p.mesh.y[nodes[a] as usize]);
+        let ((x0, y0), (x1, y1), (x2, y2)) = (pt(0), pt(1), pt(2));
+        let (ax, ay, bx, by) = (x1 - x0, y1 - y0, x2 - x0, y2 - y0);
+        let det = ax * by - ay * bx;
+        let (cxx, cxy, cyy) = ((bx * bx + by * by) / det, -(ax * bx + ay * by) / det, (ax * ax + ay * ay) / det);
+        let edge = [(ax * ax + ay * ay).sqrt(), (bx * bx + by * by).sqrt(), ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt()];
+        // The coefficients' magnitudes without cancellation: |b|^2, |a||b|, |a|^2 over |det|.
+        let (mxx, mxy, myy) = (edge[1] * edge[1] / det.abs(), edge[0] * edge[1] / det.abs(), edge[0] * edge[0] / det.abs());
+        let xmax = [x0, y0, x1, y1, x2, y2].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let kappa = xmax / edge.iter().copied().fold(f64::INFINITY, f64::min);
+        let w = C + 16.0 * kappa;
+        let slots = &p.slots[e * en * en..(e + 1) * en * en];
+        for i in 0..en {
+            let (mut f_terms, mut f_abs) = if dummy {
+                ((SOURCE_F * det).abs(), (SOURCE_F * det).abs())
+            } else {
+                let v = (SOURCE_F * det * r.m[i]).abs();
+                (v, v)
+            };
+            for j in 0..en {
+                let k = i * en + j;
+                let (a, terms) = if dummy {
+                    (cxx + cxy + cyy, mxx + mxy + myy)
+                } else {
+                    let a = cxx * r.sxx[k] + cxy * r.sxy[k] + cyy * r.syy[k];
+                    (a, mxx * r.sxx[k].abs() + mxy * r.sxy[k].abs() + myy * r.syy[k].abs())
+                };
+                let g = p.g[nodes[j] as usize].abs();
+                f_terms += terms * g;
+                f_abs += (a * g).abs();
+                let slot = slots[k];
+                if slot >= 0 {
+                    let s = slot as usize;
+                    tv[s] += terms * w;
+                    av[s] += a.abs();
+                    mv[s] += 1;
+                }
+            }
+            let d = p.dof[nodes[i] as usize];
+            if d >= 0 {
+                let d = d as usize;
+                // F^e(i) adds en + 1 terms inside the element: count them in the sum's length.
+                tr[d] += f_terms * w;
+                ar[d] += f_abs;
+                mr[d] += en as u32 + 1;
+            }
+        }
+    }
+    let vals = tv.iter().zip(&av).zip(&mv).map(|((t, a), m)| t + *m as f64 * a).collect();
+    let rhs = tr.iter().zip(&ar).zip(&mr).map(|((t, a), m)| t + *m as f64 * a).collect();
+    Bounds { vals, rhs }
 }
 
 /// Elements grouped so that no two in a group share a node. `min_colors` forces at least that
@@ -231,14 +389,23 @@ unsafe impl Sync for Shared {}
 
 /// Algorithm 1 in parallel: one color at a time, elements of a color across rayon's threads.
 pub fn assemble_parallel(p: &Problem, colors: &[Vec<u32>]) -> System {
-    let en = p.en();
     let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
+    assemble_parallel_into(p, colors, &mut s);
+    s
+}
+
+/// [`assemble_parallel`] into an allocated system, zeroed in parallel first.
+pub fn assemble_parallel_into(p: &Problem, colors: &[Vec<u32>], s: &mut System) {
+    let en = p.en();
+    s.vals.par_iter_mut().for_each(|v| *v = 0.0);
+    s.rhs.par_iter_mut().for_each(|v| *v = 0.0);
     let vals = Shared(s.vals.as_mut_ptr());
     let rhs = Shared(s.rhs.as_mut_ptr());
     for group in colors {
         group.par_iter().for_each_init(
-            || (vec![0.0; en * en], vec![0.0; en]),
-            |(a_e, f_e), &e| {
+            || ([0.0; 28 * 28], [0.0; 28]),
+            |(a_store, f_store), &e| {
+                let (a_e, f_e) = (&mut a_store[..en * en], &mut f_store[..en]);
                 let e = e as usize;
                 p.element(e, a_e, f_e);
                 let nodes = p.mesh.element(e);
@@ -263,7 +430,6 @@ pub fn assemble_parallel(p: &Problem, colors: &[Vec<u32>]) -> System {
             },
         );
     }
-    s
 }
 
 /// How far a computed system is from the f64 reference.
@@ -274,6 +440,34 @@ pub struct Comparison {
     /// Table VI's average relative error: (Σ|As-Ad|/|Ad| + Σ|Fs-Fd|/|Fd|) / (NZ + N), over entries
     /// whose reference is not zero to round-off (|Ad| > 1e-12 max|Ad|).
     pub avg_relative: f64,
+}
+
+/// How many entries exceed their per-entry bound (`bounds` in units of `u`), and the largest
+/// ratio of error to bound; NaN anywhere counts as exceeding.
+pub fn check_bounds(vals: &[f64], rhs: &[f64], reference: &System, bounds: &Bounds, u: f64) -> (usize, f64) {
+    let part = |x: &[f64], r: &[f64], b: &[f64]| -> (usize, f64) {
+        if x.len() != r.len() {
+            return (usize::MAX, f64::INFINITY);
+        }
+        x.par_iter()
+            .zip(r)
+            .zip(b)
+            .map(|((x, r), b)| {
+                let err = (x - r).abs();
+                // A bound of zero (an entry every term of which is zero) still allows tiny noise.
+                let bound = (u * b).max(f64::MIN_POSITIVE);
+                let ratio = err / bound;
+                if ratio.is_nan() || ratio > 1.0 {
+                    (1usize, if ratio.is_nan() { f64::INFINITY } else { ratio })
+                } else {
+                    (0usize, ratio)
+                }
+            })
+            .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)))
+    };
+    let (nv, rv) = part(vals, &reference.vals, &bounds.vals);
+    let (nr, rr) = part(rhs, &reference.rhs, &bounds.rhs);
+    (nv.saturating_add(nr), rv.max(rr))
 }
 
 pub fn compare(vals: &[f64], rhs: &[f64], reference: &System) -> Comparison {
@@ -307,6 +501,107 @@ pub fn compare(vals: &[f64], rhs: &[f64], reference: &System) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_slot_free_path_gives_the_serial_system_and_catches_a_bad_slot() {
+        let mut p = Problem::new(1, 2);
+        let a = assemble_serial(&p);
+        let b = assemble_by_search(&p);
+        let (over, _) = check_bounds(&a.vals, &a.rhs, &b, &error_bounds(&p, false), f64::EPSILON / 2.0);
+        assert_eq!(over, 0);
+        // A wrong slot (as a bug in the pattern code would give) makes the two differ.
+        let k = p.slots.iter().position(|&s| s > 0).unwrap();
+        p.slots[k] -= 1;
+        let bad = assemble_serial(&p);
+        let (over, _) = check_bounds(&bad.vals, &bad.rhs, &b, &error_bounds(&p, false), f64::EPSILON / 2.0);
+        assert!(over > 0);
+    }
+
+    #[test]
+    fn in_place_assembly_reuses_the_system_and_zeroes_it() {
+        let p = Problem::new(1, 1);
+        let mut s = System { vals: vec![9.0; p.nnz()], rhs: vec![9.0; p.n_free] };
+        let ptr = s.vals.as_ptr();
+        assemble_serial_into(&p, &mut s);
+        assert_eq!(s.vals.as_ptr(), ptr, "no new allocation");
+        assert_eq!(s, assemble_serial(&p));
+        let colors = color_elements(&p.mesh, 0).unwrap();
+        let mut t = System { vals: vec![9.0; p.nnz()], rhs: vec![9.0; p.n_free] };
+        assemble_parallel_into(&p, &colors, &mut t);
+        let (over, _) = check_bounds(&t.vals, &t.rhs, &s, &error_bounds(&p, false), f64::EPSILON / 2.0);
+        assert_eq!(over, 0);
+    }
+
+    #[test]
+    fn the_dummy_system_differs_from_the_full_one_and_zeros_fail_both() {
+        let p = Problem::new(1, 2);
+        let full = assemble_serial(&p);
+        let dummy = assemble_dummy(&p);
+        let u = f32::EPSILON as f64 / 2.0;
+        let (over, _) = check_bounds(&dummy.vals, &dummy.rhs, &full, &error_bounds(&p, false), u);
+        assert!(over > 0, "the dummy system must not pass as the full one");
+        let zeros = (vec![0.0; p.nnz()], vec![0.0; p.n_free]);
+        for (reference, dummy) in [(&full, false), (&dummy, true)] {
+            let (over, _) = check_bounds(&zeros.0, &zeros.1, reference, &error_bounds(&p, dummy), u);
+            assert!(over > p.nnz() / 2, "outputs nobody wrote must fail");
+        }
+    }
+
+    /// The f32 bound holds for the system assembled with every input and operation rounded to
+    /// f32 (as the kernels compute it), and is tight enough that an error of a few bounds in
+    /// one entry fails.
+    #[test]
+    fn f32_assembly_is_within_its_per_entry_bound_and_a_planted_error_is_not() {
+        for (level, order) in [(2, 1), (1, 3), (0, 6)] {
+            let p = Problem::new(level, order);
+            let reference = assemble_serial(&p);
+            let en = p.en();
+            let r32 = |v: f64| v as f32;
+            let mut vals = vec![0.0f32; p.nnz()];
+            let mut rhs = vec![0.0f32; p.n_free];
+            for e in 0..p.ne() {
+                let nodes = p.mesh.element(e);
+                let x: Vec<f32> = nodes.iter().map(|&n| r32(p.mesh.x[n as usize])).collect();
+                let y: Vec<f32> = nodes.iter().map(|&n| r32(p.mesh.y[n as usize])).collect();
+                let (ax, ay, bx, by) = (x[1] - x[0], y[1] - y[0], x[2] - x[0], y[2] - y[0]);
+                let det = ax * by - ay * bx;
+                let inv = 1.0 / det;
+                let (cxx, cxy, cyy) = ((bx * bx + by * by) * inv, -(ax * bx + ay * by) * inv, (ax * ax + ay * ay) * inv);
+                for i in 0..en {
+                    let mut fi = r32(SOURCE_F) * det * r32(p.refs.m[i]);
+                    for j in 0..en {
+                        let k = i * en + j;
+                        let a = cxx * r32(p.refs.sxx[k]) + cxy * r32(p.refs.sxy[k]) + cyy * r32(p.refs.syy[k]);
+                        fi -= a * r32(p.g[nodes[j] as usize]);
+                        if p.slots[e * en * en + k] >= 0 {
+                            vals[p.slots[e * en * en + k] as usize] += a;
+                        }
+                    }
+                    let d = p.dof[nodes[i] as usize];
+                    if d >= 0 {
+                        rhs[d as usize] += fi;
+                    }
+                }
+            }
+            let mut got: (Vec<f64>, Vec<f64>) = (vals.iter().map(|&v| v as f64).collect(), rhs.iter().map(|&v| v as f64).collect());
+            let u = f32::EPSILON as f64 / 2.0;
+            let bounds = error_bounds(&p, false);
+            let (over, worst) = check_bounds(&got.0, &got.1, &reference, &bounds, u);
+            if over > 0 {
+                for (name, g, r, b) in [("vals", &got.0, &reference.vals, &bounds.vals), ("rhs", &got.1, &reference.rhs, &bounds.rhs)] {
+                    for k in 0..g.len() {
+                        if (g[k] - r[k]).abs() > u * b[k] {
+                            eprintln!("{name}[{k}]: got {} ref {} bound {}", g[k], r[k], u * b[k]);
+                        }
+                    }
+                }
+            }
+            assert_eq!(over, 0, "level {level} order {order}: worst error/bound {worst}");
+            let k = p.nnz() / 2;
+            got.0[k] = reference.vals[k] + 4.0 * u * bounds.vals[k];
+            assert!(check_bounds(&got.0, &got.1, &reference, &bounds, u).0 >= 1);
+        }
+    }
 
     /// The full (no Dirichlet) stiffness matrix applied to nodal values of u, per node.
     fn apply_full_stiffness(p: &Problem, u: impl Fn(f64, f64) -> f64) -> (Vec<f64>, Vec<f64>) {
