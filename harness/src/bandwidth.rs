@@ -110,8 +110,9 @@ pub struct Mib(pub f64);
 impl<'de> Deserialize<'de> for Mib {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = f64::deserialize(d)?;
-        if !(v > 0.0 && v.is_finite()) {
-            return Err(serde::de::Error::invalid_value(serde::de::Unexpected::Float(v), &"a size in MiB greater than 0"));
+        // Above 1 TiB no device holds the arrays; such a number is a typo.
+        if !(v > 0.0 && v <= (1u64 << 20) as f64) {
+            return Err(serde::de::Error::invalid_value(serde::de::Unexpected::Float(v), &"a size in MiB greater than 0 and at most 1048576 (1 TiB)"));
         }
         Ok(Mib(v))
     }
@@ -199,16 +200,25 @@ impl Benchmark for DeviceBandwidth {
         Params::default().push("kernel", ParamValue::Str(p.kernel.as_str().into())).push("array_mib", ParamValue::Float(p.mib))
     }
 
-    fn check(spec: &Spec<Self>) -> Result<(), String> {
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
         let p = &spec.problem;
-        if p.group_size == 0 || !p.group_size.is_power_of_two() {
-            return Err(format!(
-                "problem.group_size must be a power of two (the dot kernel's tree reduction needs it), got {}",
-                p.group_size
+        if p.group_size == 0 || !p.group_size.is_power_of_two() || p.group_size > 1024 {
+            return Err((
+                "problem.group_size".into(),
+                format!(
+                    "problem.group_size must be a power of two up to 1024 (the dot kernel's tree reduction needs it), got {}",
+                    p.group_size
+                ),
             ));
         }
-        if p.elements_per_thread == 0 || p.scatter_fan_in == 0 || p.dot_groups_per_unit == 0 {
-            return Err("problem.elements_per_thread, scatter_fan_in and dot_groups_per_unit must be at least 1".into());
+        for (name, v) in [
+            ("elements_per_thread", p.elements_per_thread),
+            ("scatter_fan_in", p.scatter_fan_in),
+            ("dot_groups_per_unit", p.dot_groups_per_unit),
+        ] {
+            if v == 0 {
+                return Err((format!("problem.{name}"), format!("problem.{name} must be at least 1")));
+            }
         }
         Ok(())
     }

@@ -11,11 +11,11 @@ use polars::prelude::DataFrame;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::elasticity::{element_dofs, element_flops, element_matrices, rigid_body_residual, PrismMesh};
+use super::elasticity::{element_dofs, element_flops, element_matrices, element_matrices_into, rigid_body_residual, PrismMesh};
 use super::plan::{Plan, Tuning, Variant};
 use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
-use crate::device::{Arg, Buffer, Device, Launch};
+use crate::device::{Arg, Buffer, Device, HostBuffer, Launch};
 use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
 use crate::kernels::BANAS;
 use crate::measure::{CacheMode, Timer, Timing};
@@ -68,10 +68,11 @@ pub struct Problem_ {
     /// Element matrices one launch writes, in MiB; the planner fits the elements per launch to
     /// it and to the device's memory (the paper's launches wrote about 300 MB).
     pub output_mib: f64,
-    /// Elements of every launch checked against the f64 reference (evenly spread, first and
-    /// last included).
-    pub verify_elements: usize,
-    /// Elements the CPU reference integrates per timed repetition (default: 2 per thread).
+    /// Fraction of every launch's elements checked against the f64 reference after every pass
+    /// (evenly spread, first and last included; at least one); the whole output is also scanned
+    /// for NaN left of the poison. Default 0.01.
+    pub verify_fraction: f64,
+    /// Elements the CPU reference integrates per timed repetition (default: 8 per thread).
     pub cpu_elements: Option<usize>,
     /// Override the planner's work-group size.
     pub group_size: Option<usize>,
@@ -83,7 +84,7 @@ pub struct Problem_ {
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { output_mib: 256.0, verify_elements: 4, cpu_elements: None, group_size: None, reg_blocks: None, shared_bytes: None }
+        Problem_ { output_mib: 256.0, verify_fraction: 0.01, cpu_elements: None, group_size: None, reg_blocks: None, shared_bytes: None }
     }
 }
 
@@ -137,9 +138,10 @@ impl Prepared {
 
 type Cache = Mutex<BTreeMap<(u32, usize), Arc<Prepared>>>;
 
-fn prepared(degree: u32, elements: usize, verify: usize) -> Result<Arc<Prepared>, CaseError> {
+fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    let mut cache = CACHE.get_or_init(Default::default).lock().map_err(|_| CaseError::Failed("mesh cache poisoned".into()))?;
+    // A panic while a mesh was built left nothing half-inserted: the cache stays usable.
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = cache.get(&(degree, elements)) {
         return Ok(p.clone());
     }
@@ -147,7 +149,7 @@ fn prepared(degree: u32, elements: usize, verify: usize) -> Result<Arc<Prepared>
     cache.retain(|k, _| k.0 == degree);
     let re = Reference::new(degree as usize).map_err(CaseError::Failed)?;
     let mesh = PrismMesh::with_elements(elements);
-    let m = verify.clamp(1, elements);
+    let m = ((verify_fraction * elements as f64).ceil() as usize).clamp(1, elements);
     let mut checked: Vec<usize> = (0..m).map(|i| if m == 1 { 0 } else { i * (elements - 1) / (m - 1) }).collect();
     checked.dedup();
     let p = Arc::new(Prepared { re, mesh, checked, expected: OnceLock::new() });
@@ -171,16 +173,27 @@ impl Benchmark for BanasIntegration {
         Params::default().push("method", ParamValue::Str(p.method.as_str().into())).push("degree", ParamValue::Int(p.degree as i64))
     }
 
-    fn check(spec: &Spec<Self>) -> Result<(), String> {
-        let degrees =
-            spec.sweep.degree.iter().chain(spec.quick.as_ref().and_then(|q| q.sweep.as_ref()).into_iter().flat_map(|s| s.degree.iter()));
-        for &d in degrees {
-            if !(1..=MAX_DEGREE as u32).contains(&d) {
-                return Err(format!("sweep.degree: {d} is outside 1..{MAX_DEGREE}"));
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        let quick = spec.quick.as_ref().and_then(|q| q.sweep.as_ref());
+        for (field, sweep) in [("sweep.degree", Some(&spec.sweep)), ("quick.sweep.degree", quick)] {
+            for &d in sweep.into_iter().flat_map(|s| s.degree.iter()) {
+                if !(1..=MAX_DEGREE as u32).contains(&d) {
+                    return Err((field.into(), format!("{field}: {d} is outside 1..{MAX_DEGREE}")));
+                }
             }
         }
-        if !(spec.problem.output_mib > 0.0) {
-            return Err("problem.output_mib must be positive".into());
+        let problems = [("problem", Some(&spec.problem)), ("quick.problem", spec.quick.as_ref().and_then(|q| q.problem.as_ref()))];
+        for (at, p) in problems {
+            let Some(p) = p else { continue };
+            if !(p.output_mib > 0.0 && p.output_mib <= (1u64 << 20) as f64) {
+                return Err((format!("{at}.output_mib"), format!("{at}.output_mib must be in (0, 1048576], got {}", p.output_mib)));
+            }
+            if !(p.verify_fraction > 0.0 && p.verify_fraction <= 1.0) {
+                return Err((format!("{at}.verify_fraction"), format!("{at}.verify_fraction must be in (0, 1], got {}", p.verify_fraction)));
+            }
+            if p.group_size == Some(0) {
+                return Err((format!("{at}.group_size"), format!("{at}.group_size must be at least 1")));
+            }
         }
         Ok(())
     }
@@ -225,61 +238,90 @@ impl Benchmark for BanasIntegration {
     }
 }
 
-fn timing(samples: Vec<f64>, timer: Timer) -> Timing {
-    Timing { samples, timer, mode: CacheMode::Warm }
-}
-
 fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
     let threads = rayon::current_num_threads();
-    let n = problem.cpu_elements.unwrap_or(2 * threads).max(1);
-    let prep = prepared(point.degree, n, 1)?;
+    let n = problem.cpu_elements.unwrap_or(8 * threads).max(1);
+    let prep = prepared(point.degree, n, 1.0 / n as f64)?;
     let all: Vec<usize> = (0..n).collect();
-    let mut out = Vec::new();
+    // The output is allocated once; every repetition overwrites it in place.
+    let mut out = vec![f64::NAN; element_dofs(prep.re.nsh).pow(2) * n];
     let t = crate::measure::measure_host::<()>(ctx.policy, &mut || {
-        out = element_matrices(&prep.re, &prep.mesh, &all);
+        element_matrices_into(&prep.re, &prep.mesh, &all, &mut out);
         Ok(())
     })
     .map_err(|_| CaseError::Failed("host integration failed".into()))?;
     // The oracle is checked against closed forms: the six rigid-body modes of element 0.
     let error = rigid_body_residual(&prep.re, &prep.mesh.element_vertices(0), &out[..element_dofs(prep.re.nsh).pow(2)]);
     let flops = element_flops(prep.re.nsh, prep.re.nq()) * n as f64;
-    Ok(vec![Measured::verified("kernel", t, error, 1e-10).flops(flops).extra("elements", n as f64).extra("threads", threads as f64)])
+    Ok(vec![Measured::verified("kernel", t, error, 1e-10)
+        .flops(super::plan::cpu_executed_flops(prep.re.nsh, prep.re.nq()) * n as f64)
+        .paper_flops(flops)
+        .extra("elements", n as f64)
+        .extra("threads", threads as f64)])
 }
 
-/// Host arrays of one launch (the "input data preparation" stage).
-struct Inputs<T> {
-    dphi: Vec<T>,
-    quad: Vec<T>,
-    /// Six vertices per element (JAC) or the Jacobian terms of every point (NOJAC).
-    per_element: Vec<T>,
-    lame: Vec<T>,
+/// Lengths (in reals) of the four input arrays of a launch: derivatives, quadrature, the
+/// per-element geometry (six vertices for JAC, Jacobian terms of every point for NOJAC), Lamé.
+fn input_lengths(prep: &Prepared, jac: bool) -> [usize; 4] {
+    let (nq, ne) = (prep.re.nq(), prep.mesh.len());
+    [prep.re.dphi.len(), 4 * nq, if jac { 18 * ne } else { 10 * nq * ne }, 2 * ne]
 }
 
-fn prepare_inputs<T: Real>(prep: &Prepared, jac: bool) -> Inputs<T> {
+/// The "input data preparation" stage: the host arrays of one launch, written into the
+/// (pinned) host buffers the upload reads from.
+fn prepare_inputs<T: Real>(prep: &Prepared, jac: bool, host: &mut [HostBuffer]) {
     let re = &prep.re;
     let mesh = &prep.mesh;
-    let dphi = re.dphi.iter().map(|&v| T::from_f64(v)).collect();
-    let quad = re.quad.iter().flat_map(|q| [q.xi[0], q.xi[1], q.xi[2], q.w]).map(T::from_f64).collect();
-    let per_element: Vec<T> = if jac {
-        (0..mesh.len()).into_par_iter().flat_map_iter(|e| mesh.element_vertices(e).into_iter().flatten().map(T::from_f64)).collect()
+    let [dphi, quad, per_element, lame] = host else { unreachable!("four input buffers") };
+    for (d, &v) in dphi.typed_mut::<T>().iter_mut().zip(&re.dphi) {
+        *d = T::from_f64(v);
+    }
+    for (d, v) in quad.typed_mut::<T>().iter_mut().zip(re.quad.iter().flat_map(|q| [q.xi[0], q.xi[1], q.xi[2], q.w])) {
+        *d = T::from_f64(v);
+    }
+    let per = per_element.typed_mut::<T>();
+    if jac {
+        per.par_chunks_mut(18).enumerate().for_each(|(e, out)| {
+            for (d, v) in out.iter_mut().zip(mesh.element_vertices(e).into_iter().flatten()) {
+                *d = T::from_f64(v);
+            }
+        });
     } else {
-        (0..mesh.len())
-            .into_par_iter()
-            .flat_map_iter(|e| {
-                let x = mesh.element_vertices(e);
-                re.quad.iter().flat_map(move |pt| jacobian_terms(&x, pt)).map(T::from_f64)
-            })
-            .collect()
-    };
-    let lame = (0..mesh.len()).flat_map(|e| {
+        let chunk = 10 * re.nq();
+        per.par_chunks_mut(chunk).enumerate().for_each(|(e, out)| {
+            let x = mesh.element_vertices(e);
+            for (d, v) in out.iter_mut().zip(re.quad.iter().flat_map(|pt| jacobian_terms(&x, pt))) {
+                *d = T::from_f64(v);
+            }
+        });
+    }
+    for (e, pair) in lame.typed_mut::<T>().chunks_mut(2).enumerate() {
         let (l, m) = mesh.lame(e);
-        [T::from_f64(l), T::from_f64(m)]
-    });
-    Inputs { dphi, quad, per_element, lame: lame.collect() }
+        pair[0] = T::from_f64(l);
+        pair[1] = T::from_f64(m);
+    }
 }
 
-fn bytes_of<T: Real>(v: &[T]) -> &[u8] {
-    bytemuck::cast_slice(v)
+/// One pass's check: the checked elements against the f64 reference (largest relative Frobenius
+/// error), and NaN anywhere in the whole output (left of the poison: an element not written).
+fn check_pass<T: Real>(out: &[T], prep: &Prepared, size: usize) -> f64 {
+    if out.par_iter().any(|v| v.to_f64().is_nan()) {
+        return f64::NAN;
+    }
+    let expected = prep.expected();
+    let mut error: f64 = 0.0;
+    for (k, &e) in prep.checked.iter().enumerate() {
+        let want = &expected[k * size..(k + 1) * size];
+        let got = &out[e * size..(e + 1) * size];
+        let (mut diff, mut norm) = (0.0, 0.0);
+        for (g, w) in got.iter().zip(want) {
+            diff += (g.to_f64() - w).powi(2);
+            norm += w * w;
+        }
+        let rel = (diff / norm).sqrt();
+        error = if rel.is_nan() { f64::NAN } else { error.max(rel) };
+    }
+    error
 }
 
 fn run_gpu<T: Real>(
@@ -298,86 +340,102 @@ fn run_gpu<T: Real>(
         shared_bytes: problem.shared_bytes,
     };
     let plan = Plan::new(variant, nsh, nq, T::PRECISION, dev.info(), &tuning).map_err(CaseError::Failed)?;
-    let prep = prepared(point.degree, plan.elements, problem.verify_elements)?;
+    let prep = prepared(point.degree, plan.elements, problem.verify_fraction)?;
     let ne = prep.mesh.len();
     let kernel = ctx.modules.kernel(dev, &BANAS, &plan.defines(T::PRECISION), "banas_integrate")?;
-    let out_len = ne * element_dofs(nsh).pow(2);
-    let mut host_out = vec![T::nan(); out_len];
-    let mut samples: [Vec<f64>; 5] = Default::default();
-    let mut memory = 0usize;
-    let reps = ctx.policy.warmup as usize + ctx.policy.min_reps.max(1) as usize;
-    let mut total = 0.0;
-    let mut rep = 0;
-    // The paper times each stage of one pass from the host; we repeat whole passes (the first
-    // `warmup` untimed) until the policy's count and time are reached.
-    while rep < reps || (total < ctx.policy.min_time_s && rep < ctx.policy.warmup as usize + ctx.policy.max_reps.max(1) as usize) {
-        let t0 = Instant::now();
-        let inputs = prepare_inputs::<T>(&prep, variant.jac());
-        let t_prepare = t0.elapsed().as_secs_f64();
-
-        let t0 = Instant::now();
-        let sizes = [inputs.dphi.len(), inputs.quad.len(), inputs.per_element.len(), inputs.lame.len(), out_len];
-        let mut bufs: Vec<Buffer> = sizes.iter().map(|&n| dev.alloc((n * plan.real_bytes).max(1))).collect::<Result<_, _>>()?;
-        dev.synchronize()?;
-        let t_allocate = t0.elapsed().as_secs_f64();
-        memory = sizes.iter().sum::<usize>() * plan.real_bytes;
-
-        let t0 = Instant::now();
-        for (buf, data) in bufs.iter_mut().zip([&inputs.dphi, &inputs.quad, &inputs.per_element, &inputs.lame]) {
-            dev.upload(buf, bytes_of(data))?;
-        }
-        dev.synchronize()?;
-        let t_upload = t0.elapsed().as_secs_f64();
-
-        // The kernel reads vertices (JAC) or Jacobian terms (NOJAC): one buffer fills both slots.
-        let args = [
-            Arg::Buf(&bufs[0]),
-            Arg::Buf(&bufs[1]),
-            Arg::Buf(&bufs[2]),
-            Arg::Buf(&bufs[2]),
-            Arg::Buf(&bufs[3]),
-            Arg::Buf(&bufs[4]),
-            Arg::I32(ne as i32),
-            Arg::I32(plan.parts as i32),
-        ];
-        let launch = Launch { groups: plan.groups, group_size: plan.group_size };
-        let t_kernel = dev.time_events(&mut || dev.launch(&kernel, launch, &args))?;
-
-        let t0 = Instant::now();
-        dev.download(&bufs[4], bytemuck::cast_slice_mut(&mut host_out))?;
-        let t_download = t0.elapsed().as_secs_f64();
-        drop(bufs);
-
-        if rep >= ctx.policy.warmup as usize {
-            for (s, t) in samples.iter_mut().zip([t_prepare, t_allocate, t_upload, t_kernel, t_download]) {
-                s.push(t);
-            }
-            total += t_kernel;
-        }
-        rep += 1;
-    }
-
-    // Verification: the checked elements against the f64 reference, relative Frobenius error.
     let size = element_dofs(nsh).pow(2);
-    let expected = prep.expected();
-    let mut error: f64 = 0.0;
-    for (k, &e) in prep.checked.iter().enumerate() {
-        let want = &expected[k * size..(k + 1) * size];
-        let got = &host_out[e * size..(e + 1) * size];
-        let (mut diff, mut norm) = (0.0, 0.0);
-        for (g, w) in got.iter().zip(want) {
-            diff += (g.to_f64() - w).powi(2);
-            norm += w * w;
-        }
-        let rel = (diff / norm).sqrt();
-        error = if rel.is_nan() { f64::NAN } else { error.max(rel) };
-    }
-    let tolerance = if T::PRECISION == Precision::F32 { 1e-4 } else { 1e-10 };
+    let out_len = ne * size;
+    let rb = plan.real_bytes;
+    let lengths = input_lengths(&prep, variant.jac());
+    // Host memory of every timed transfer, pinned, allocated once outside every timer.
+    let mut host_in: Vec<HostBuffer> = lengths.iter().map(|&n| dev.alloc_host(n * rb)).collect::<Result<_, _>>()?;
+    let mut host_out = dev.alloc_host(out_len * rb)?;
+    let pinned = host_out.pinned() && host_in.iter().all(|h| h.pinned());
+    let sizes = [lengths[0], lengths[1], lengths[2], lengths[3], out_len];
+    let memory = sizes.iter().sum::<usize>() * rb;
+    let launch = Launch { groups: plan.groups, group_size: plan.group_size };
 
-    let flops = element_flops(nsh, nq) * ne as f64;
+    let mut rows = Vec::new();
+    let mut worst: f64 = 0.0;
+    let mut passes_checked = 0usize;
+    for &mode in ctx.policy.modes.iter() {
+        let flusher = match mode {
+            CacheMode::Cold => Some(ctx.flusher.ok_or_else(|| CaseError::Failed("cold mode asked for, but no cache flusher".into()))?),
+            CacheMode::Warm => None,
+        };
+        let mut samples: [Vec<f64>; 5] = Default::default();
+        let mut pass = 0usize;
+        let mut last_check = 0;
+        // The paper times each stage of one pass; we repeat whole passes (the first `warmup`
+        // untimed) until the kernel's samples satisfy the policy (count, time, noise).
+        loop {
+            let t0 = Instant::now();
+            prepare_inputs::<T>(&prep, variant.jac(), &mut host_in);
+            let t_prepare = t0.elapsed().as_secs_f64();
+
+            // A real allocation each pass: memory pooled by the last pass goes back first.
+            dev.release_pooled_memory()?;
+            let t0 = Instant::now();
+            let mut bufs: Vec<Buffer> = sizes.iter().map(|&n| dev.alloc((n * rb).max(1))).collect::<Result<_, _>>()?;
+            for b in bufs.iter_mut() {
+                dev.touch(b)?;
+            }
+            dev.synchronize()?;
+            let t_allocate = t0.elapsed().as_secs_f64();
+            // Poison the output: an element the kernel does not write stays NaN.
+            ctx.modules.poison(dev, &bufs[4])?;
+            dev.synchronize()?;
+
+            let t_upload = dev.time_events(&mut || {
+                for (b, h) in bufs.iter_mut().zip(&host_in) {
+                    let n = h.len();
+                    dev.upload_async(b, h, n)?;
+                }
+                Ok(())
+            })?;
+            if let Some(f) = flusher {
+                f.flush(dev, pass as u32)?;
+            }
+            // The kernel reads vertices (JAC) or Jacobian terms (NOJAC): one buffer fills both slots.
+            let args = [
+                Arg::Buf(&bufs[0]),
+                Arg::Buf(&bufs[1]),
+                Arg::Buf(&bufs[2]),
+                Arg::Buf(&bufs[2]),
+                Arg::Buf(&bufs[3]),
+                Arg::Buf(&bufs[4]),
+                Arg::I32(ne as i32),
+                Arg::I32(plan.parts as i32),
+            ];
+            let t_kernel = dev.time_events(&mut || dev.launch(&kernel, launch, &args))?;
+            let t_download = dev.time_events(&mut || dev.download_async(&bufs[4], &mut host_out, out_len * rb))?;
+            drop(bufs);
+
+            let error = check_pass(&host_out.typed::<T>()[..out_len], &prep, size);
+            worst = if error.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(error) };
+            passes_checked += 1;
+            if pass >= ctx.policy.warmup as usize {
+                for (s, t) in samples.iter_mut().zip([t_prepare, t_allocate, t_upload, t_kernel, t_download]) {
+                    s.push(t);
+                }
+                if ctx.policy.done(&samples[3], &mut last_check) {
+                    break;
+                }
+            }
+            pass += 1;
+        }
+        rows.push((mode, samples));
+    }
+    dev.release_pooled_memory()?;
+
+    let tolerance = if T::PRECISION == Precision::F32 { 1e-4 } else { 1e-10 };
+    let paper_flops = element_flops(nsh, nq) * ne as f64;
+    let executed_flops = plan.executed_flops_per_element() * ne as f64;
     let extras = [
         ("elements", ne as f64),
         ("checked_elements", prep.checked.len() as f64),
+        ("checked_passes", passes_checked as f64),
+        ("pinned_host", pinned as u8 as f64),
         ("group_size", plan.group_size as f64),
         ("parts", plan.parts as f64),
         ("blocks_per_thread", plan.blocks_per_thread as f64),
@@ -389,21 +447,30 @@ fn run_gpu<T: Real>(
         ("output_mb", (plan.elements * plan.output_bytes_per_element()) as f64 / 1e6),
         ("performed_blocks", plan.performed_blocks() as f64),
     ];
-    let mut rows = Vec::new();
-    let mut totals = vec![0.0; samples[0].len()];
-    for (stage, s) in STAGES.iter().zip(samples) {
-        for (t, v) in totals.iter_mut().zip(&s) {
-            *t += v;
+    let mut out = Vec::new();
+    for (mode, samples) in rows {
+        let mut totals = vec![0.0; samples[0].len()];
+        for (stage, s) in STAGES.iter().zip(samples) {
+            for (t, v) in totals.iter_mut().zip(&s) {
+                *t += v;
+            }
+            let timer = if matches!(*stage, "prepare" | "allocate") { Timer::HostWall } else { Timer::DeviceEvent };
+            let mut m = Measured::verified(stage, Timing { samples: s, timer, mode }, worst, tolerance);
+            match *stage {
+                "kernel" => m = m.flops(executed_flops).paper_flops(paper_flops).memory(memory as f64),
+                "upload" => m = m.bytes((lengths.iter().sum::<usize>() * rb) as f64),
+                "download" => m = m.bytes((out_len * rb) as f64),
+                _ => {}
+            }
+            out.push(m);
         }
-        let timer = if *stage == "kernel" { Timer::DeviceEvent } else { Timer::HostWall };
-        let mut m = Measured::verified(stage, timing(s, timer), error, tolerance);
-        if *stage == "kernel" {
-            m = m.flops(flops).memory(memory as f64);
-        }
-        rows.push(m);
+        out.push(
+            Measured::verified("total", Timing { samples: totals, timer: Timer::StageSum, mode }, worst, tolerance)
+                .flops(executed_flops)
+                .paper_flops(paper_flops),
+        );
     }
-    rows.push(Measured::verified("total", timing(totals, Timer::HostWall), error, tolerance).flops(flops));
-    Ok(rows
+    Ok(out
         .into_iter()
         .map(|mut m| {
             for (k, v) in extras {
@@ -543,8 +610,11 @@ struct Rows {
     metric: Vec<String>,
     degree: Vec<i64>,
     status: Vec<String>,
+    mode: Vec<String>,
     time: Vec<f64>,
+    /// GFLOP/s by the executed count, and by the paper's count.
     gflops: Vec<f64>,
+    paper_gflops: Vec<f64>,
     extras: BTreeMap<&'static str, Vec<f64>>,
     /// Peak GFLOP/s of each row's device and precision, where known.
     peak: Vec<f64>,
@@ -586,8 +656,10 @@ impl Rows {
             metric: frame::strs(df, "metric")?,
             degree: frame::nums(df, "degree")?.into_iter().map(|v| v as i64).collect(),
             status: frame::strs(df, "status")?,
+            mode: frame::strs(df, "mode").unwrap_or_else(|_| vec![String::new(); df.height()]),
             time: frame::nums(df, "time_median_s")?,
             gflops: opt("gflops"),
+            paper_gflops: opt("paper_gflops"),
             extras: EXTRA_COLUMNS.iter().map(|&c| (c, opt(c))).collect(),
             backend,
             device,
@@ -605,12 +677,12 @@ impl Rows {
     fn us(&self, i: usize) -> f64 {
         self.time[i] / self.extra("elements", i) * 1e6
     }
-    /// (backend, device, precision) groups with measured GPU rows, in order (a backend whose
-    /// cases were all skipped gets no table or figure).
-    fn gpu_groups(&self) -> Vec<(String, String, String)> {
-        let mut g: Vec<(String, String, String)> = Vec::new();
+    /// (backend, device, precision, cache mode) groups with measured GPU rows, in order (a
+    /// backend whose cases were all skipped gets no table or figure).
+    fn gpu_groups(&self) -> Vec<(String, String, String, String)> {
+        let mut g = Vec::new();
         for i in 0..self.method.len() {
-            let key = (self.backend[i].clone(), self.device[i].clone(), self.precision[i].clone());
+            let key = (self.backend[i].clone(), self.device[i].clone(), self.precision[i].clone(), self.mode[i].clone());
             if self.backend[i] != "cpu" && self.ok(i) && !g.contains(&key) {
                 g.push(key);
             }
@@ -623,11 +695,12 @@ impl Rows {
         d.dedup();
         d
     }
-    fn find(&self, group: &(String, String, String), method: &str, metric: &str, degree: i64) -> Option<usize> {
+    fn find(&self, group: &(String, String, String, String), method: &str, metric: &str, degree: i64) -> Option<usize> {
         (0..self.method.len()).find(|&i| {
             self.backend[i] == group.0
                 && self.device[i] == group.1
                 && self.precision[i] == group.2
+                && (self.mode[i] == group.3 || self.status[i] != "ok")
                 && self.method[i] == method
                 && self.metric[i] == metric
                 && self.degree[i] == degree
@@ -675,8 +748,8 @@ fn plan_tables(id: &str, r: &Rows) -> Vec<Table> {
                 rows.push(row);
             }
             Table {
-                name: format!("{id}-plan-{}-{}", g.0, g.2),
-                title: format!("Tables 3/4: the plan from the device's limits ({} on {}, {})", g.0, g.1, g.2),
+                name: format!("{id}-plan-{}-{}-{}", g.0, g.2, g.3),
+                title: format!("Tables 3/4: the plan from the device's limits ({} on {}, {}, {} cache)", g.0, g.1, g.2, g.3),
                 header,
                 rows,
                 notes: vec![
@@ -704,10 +777,13 @@ fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
                 row.extend(degrees.iter().map(|&d| cell(r.find(&g, v, stage, d).filter(|&i| r.ok(i)).map(|i| r.us(i)))));
                 rows.push(row);
             }
-            let mut row = vec![v.to_string(), "kernel GFLOP/s".into()];
+            let mut row = vec![v.to_string(), "kernel GFLOP/s (paper's count)".into()];
+            row.extend(degrees.iter().map(|&d| cell(r.find(&g, v, "kernel", d).filter(|&i| r.ok(i)).map(|i| r.paper_gflops[i]))));
+            rows.push(row);
+            let mut row = vec![v.to_string(), "kernel GFLOP/s (executed)".into()];
             row.extend(degrees.iter().map(|&d| cell(r.find(&g, v, "kernel", d).filter(|&i| r.ok(i)).map(|i| r.gflops[i]))));
             rows.push(row);
-            let mut row = vec![v.to_string(), "% of peak".into()];
+            let mut row = vec![v.to_string(), "% of peak (executed)".into()];
             row.extend(
                 degrees.iter().map(|&d| cell(r.find(&g, v, "kernel", d).filter(|&i| r.ok(i)).map(|i| 100.0 * r.gflops[i] / r.peak[i]))),
             );
@@ -716,8 +792,8 @@ fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
         let mut row = vec!["cpu-reference (f64, this host)".to_string(), "time [us]".into()];
         row.extend(degrees.iter().map(|&d| cell(r.cpu(d).map(|i| r.us(i)))));
         rows.push(row);
-        let mut row = vec!["cpu-reference (f64, this host)".to_string(), "GFLOP/s".into()];
-        row.extend(degrees.iter().map(|&d| cell(r.cpu(d).map(|i| r.gflops[i]))));
+        let mut row = vec!["cpu-reference (f64, this host)".to_string(), "GFLOP/s (paper's count)".into()];
+        row.extend(degrees.iter().map(|&d| cell(r.cpu(d).map(|i| r.paper_gflops[i]))));
         rows.push(row);
         for (gpu, paper) in [("GTX580", &PAPER_GTX580), ("HD5870", &PAPER_HD5870)] {
             for (v, kernel, total, gflops) in paper.iter() {
@@ -734,14 +810,19 @@ fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
             rows.push(row);
         }
         tables.push(Table {
-            name: format!("{id}-stages-{}-{}", g.0, g.2),
-            title: format!("Tables 5-7: per-element time of each stage and kernel GFLOP/s ({} on {}, {})", g.0, g.1, g.2),
+            name: format!("{id}-stages-{}-{}-{}", g.0, g.2, g.3),
+            title: format!("Tables 5-7: per-element time of each stage and kernel GFLOP/s ({} on {}, {}, {} cache)", g.0, g.1, g.2, g.3),
             header,
             rows,
             notes: vec![
-                "Median over repetitions of whole passes. Host stages by wall clock; the kernel by device events (the paper timed every stage on the host).".into(),
-                "GFLOP/s in the paper's count (63 flops per 3x3 block update, 20 per shape function per point), for the kernel alone.".into(),
-                "OpenCL allocates lazily: its 'allocate' is near zero and the allocation lands in 'upload'.".into(),
+                "Median over repetitions of whole passes. prepare and allocate by the host's wall clock; upload, kernel and download by device events (the paper timed every stage on the host). Every output was poisoned before the pass and checked after it.".into(),
+                "upload and download from page-locked (pinned) host memory, allocated once outside the timers.".into(),
+                format!("allocate: {}", if g.0 == "cuda" {
+                    "cuMemAllocAsync from a memory pool trimmed to zero before every pass (the memory comes from the driver each time), stream synchronised"
+                } else {
+                    "clCreateBuffer and a one-byte blocking write to each buffer (drivers allocate at first use)"
+                }),
+                "GFLOP/s by the paper's count (63 flops per 3x3 block update, 20 per shape function per point) to compare with the paper, and by the flops the kernel executes (44 per block update, 15 per shape function, plus padding and per-part work; banas/plan.rs), from which % of peak is computed.".into(),
             ],
         });
     }
@@ -755,7 +836,7 @@ fn best_table(id: &str, r: &Rows) -> Table {
             let best = Variant::ALL
                 .iter()
                 .filter_map(|v| r.find(&g, v.as_str(), "kernel", d).filter(|&i| r.ok(i)).map(|i| (v.as_str(), i)))
-                .max_by(|a, b| r.gflops[a.1].total_cmp(&r.gflops[b.1]));
+                .min_by(|a, b| r.time[a.1].total_cmp(&r.time[b.1]));
             let Some((v, k)) = best else { continue };
             let total = r.find(&g, v, "total", d).filter(|&i| r.ok(i)).map(|i| r.us(i));
             let cpu = r.cpu(d).map(|i| r.us(i));
@@ -764,9 +845,10 @@ fn best_table(id: &str, r: &Rows) -> Table {
             rows.push(vec![
                 g.0.clone(),
                 g.1.clone(),
-                g.2.clone(),
+                format!("{} ({})", g.2, g.3),
                 d.to_string(),
                 v.to_string(),
+                fmt_num(r.paper_gflops[k]),
                 fmt_num(r.gflops[k]),
                 cell(Some(100.0 * r.gflops[k] / r.peak[k])),
                 fmt_num(r.us(k)),
@@ -784,11 +866,12 @@ fn best_table(id: &str, r: &Rows) -> Table {
         header: [
             "backend",
             "device",
-            "precision",
+            "precision (cache)",
             "p",
             "best variant",
-            "kernel GFLOP/s",
-            "% of peak",
+            "kernel GFLOP/s (paper's count)",
+            "kernel GFLOP/s (executed)",
+            "% of peak (executed)",
             "kernel us/element",
             "total us/element",
             "cpu us/element",
@@ -800,8 +883,8 @@ fn best_table(id: &str, r: &Rows) -> Table {
         .to_vec(),
         rows,
         notes: vec![
-            "Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the paper's count of flops.".into(),
-            "The CPU reference is f64, rayon-parallel over elements on every core of the host the run was on.".into(),
+            "Best: the shortest kernel time. Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
+            "kernel vs cpu: the GPU kernel alone (f32 or f64, as the row) against the f64 CPU reference, rayon-parallel over elements on every core of the host the run was on, its output allocated once outside the timer; total vs cpu: every stage of the GPU pass (prepare, allocate, upload, kernel, download).".into(),
         ],
     }
 }
@@ -832,7 +915,7 @@ fn stage_figures(id: &str, r: &Rows) -> Vec<Figure> {
             }
             if series.iter().any(|s| !s.reference && s.points.len() > 1) {
                 figs.push(Figure {
-                    name: format!("{id}-stage-times-{}-{}-{v}", g.0, g.2),
+                    name: format!("{id}-stage-times-{}-{}-{}-{v}", g.0, g.2, g.3),
                     title: format!("Fig. 2: stage times per element, stacked ({v}, {} {}, {})", g.0, g.1, g.2),
                     x_label: "degree p".into(),
                     y_label: "microseconds per element (cumulative)".into(),
@@ -854,13 +937,13 @@ fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
             let pts: Vec<(f64, f64)> = r
                 .degrees()
                 .into_iter()
-                .filter_map(|d| r.find(&g, v, "kernel", d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.gflops[i])))
+                .filter_map(|d| r.find(&g, v, "kernel", d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.paper_gflops[i])))
                 .collect();
             if !pts.is_empty() {
                 series.push(Series { label: v.to_string(), points: pts, reference: false });
             }
         }
-        let cpu: Vec<(f64, f64)> = r.degrees().into_iter().filter_map(|d| r.cpu(d).map(|i| (d as f64, r.gflops[i]))).collect();
+        let cpu: Vec<(f64, f64)> = r.degrees().into_iter().filter_map(|d| r.cpu(d).map(|i| (d as f64, r.paper_gflops[i]))).collect();
         if !cpu.is_empty() {
             series.push(Series { label: "CPU reference (f64, this host)".into(), points: cpu, reference: false });
         }
@@ -875,7 +958,7 @@ fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
         });
         if series.iter().any(|s| !s.reference && s.points.len() > 1) {
             figs.push(Figure {
-                name: format!("{id}-gflops-{}-{}", g.0, g.2),
+                name: format!("{id}-gflops-{}-{}-{}", g.0, g.2, g.3),
                 title: format!("Fig. 3: kernel GFLOP/s against degree ({} {}, {})", g.0, g.1, g.2),
                 x_label: "degree p".into(),
                 y_label: "GFLOP/s (paper's flop count)".into(),

@@ -85,6 +85,9 @@ pub fn element_flops(nsh: usize, nq: usize) -> f64 {
     nq as f64 * (63.0 * (nsh * nsh) as f64 + 20.0 * nsh as f64)
 }
 
+/// Shape functions of the highest degree (p = 7: 8 x 36).
+pub const MAX_NSH: usize = 288;
+
 /// Algorithm 2 for one element, f64: the loop over quadrature points outermost, derivatives in
 /// physical coordinates at each point, then every 3x3 block (r, s) updated with
 /// K_ik = lambda a_i b_k + mu a_k b_i + mu (a . b) delta_ik, a = grad phi_r, b = grad phi_s.
@@ -94,7 +97,9 @@ pub fn element_matrix(re: &Reference, x: &[[f64; 3]; 6], lame: (f64, f64), out: 
     debug_assert_eq!(out.len(), n * n);
     out.iter_mut().for_each(|v| *v = 0.0);
     let (lam, mu) = lame;
-    let mut psi = vec![[0.0f64; 3]; nsh];
+    // A stack array: this runs inside the timed CPU reference, which must not allocate.
+    let mut psi_store = [[0.0f64; 3]; MAX_NSH];
+    let psi = &mut psi_store[..nsh];
     for (q, pt) in re.quad.iter().enumerate() {
         let t = jacobian_terms(x, pt);
         for (s, p) in psi.iter_mut().enumerate() {
@@ -126,8 +131,14 @@ pub fn element_matrix(re: &Reference, x: &[[f64; 3]; 6], lame: (f64, f64), out: 
 pub fn element_matrices(re: &Reference, mesh: &PrismMesh, elements: &[usize]) -> Vec<f64> {
     let size = element_dofs(re.nsh).pow(2);
     let mut out = vec![0.0; size * elements.len()];
-    out.par_chunks_mut(size).zip(elements).for_each(|(a, &e)| element_matrix(re, &mesh.element_vertices(e), mesh.lame(e), a));
+    element_matrices_into(re, mesh, elements, &mut out);
     out
+}
+
+/// [`element_matrices`] into an existing array (the timed CPU reference allocates nothing).
+pub fn element_matrices_into(re: &Reference, mesh: &PrismMesh, elements: &[usize], out: &mut [f64]) {
+    let size = element_dofs(re.nsh).pow(2);
+    out.par_chunks_mut(size).zip(elements).for_each(|(a, &e)| element_matrix(re, &mesh.element_vertices(e), mesh.lame(e), a));
 }
 
 /// Physical position of a reference point of element e (the prism map).

@@ -202,6 +202,24 @@ impl Plan {
         self.parts * self.part_blocks
     }
 
+    /// Floating-point operations the kernel executes per element, counted from its source
+    /// (kernels/banas.kern), not the paper's model: per quadrature point and part, 15 per shape
+    /// function for the physical derivatives (3 x (3 mul + 2 add)), 2 for lambda dw and mu dw per
+    /// thread, about 107 for the Jacobian terms with JAC; per 3x3 block update 44 (the dot
+    /// product 5, three diagonal entries 5, six others 4) plus the 6 products lambda a, mu a per
+    /// row a thread owns (REG: per row of its tile, padding rows and columns included; SHM: per
+    /// block, padding blocks skipped).
+    pub fn executed_flops_per_element(&self) -> f64 {
+        let (nq, nsh, parts, wg) = (self.nq as f64, self.nsh as f64, self.parts as f64, self.group_size as f64);
+        let per_part_point = 15.0 * nsh + 2.0 * wg + if self.variant.jac() { 107.0 } else { 0.0 };
+        let blocks = if self.variant.shm() {
+            nsh * nsh * (44.0 + 6.0)
+        } else {
+            parts * wg * (self.rb as f64 * 6.0 + (self.rb * self.cb) as f64 * 44.0)
+        };
+        nq * (parts * per_part_point + blocks)
+    }
+
     pub fn defines(&self, precision: Precision) -> Defines {
         let mut d = Defines::for_precision(precision)
             .with("NSH", self.nsh)
@@ -222,6 +240,25 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn executed_flops_are_below_the_papers_count_for_high_degrees() {
+        let dev = DeviceInfo { max_work_group: 1024, local_mem_bytes: 48 << 10, memory_bytes: 80 << 30, compute_units: 132, ..Default::default() };
+        let tuning = Tuning { output_bytes: 256 << 20, ..Default::default() };
+        for p in [3usize, 5, 7] {
+            let nsh = crate::banas::prism::shape_functions(p);
+            let nq = crate::banas::prism::quadrature(p).unwrap().len();
+            let paper = crate::banas::elasticity::element_flops(nsh, nq);
+            for v in Variant::ALL {
+                let plan = Plan::new(v, nsh, nq, Precision::F32, &dev, &tuning).unwrap();
+                let ratio = paper / plan.executed_flops_per_element();
+                // 63 against 44 per block update, padding and per-part work aside.
+                assert!((1.05..1.5).contains(&ratio), "p = {p} {v:?}: paper / executed = {ratio}");
+            }
+            let cpu = paper / cpu_executed_flops(nsh, nq);
+            assert!((1.3..1.5).contains(&cpu), "cpu: {cpu}");
+        }
+    }
 
     fn h200_like() -> DeviceInfo {
         DeviceInfo { max_work_group: 1024, local_mem_bytes: 48 << 10, memory_bytes: 140 << 30, compute_units: 132, ..Default::default() }
@@ -257,4 +294,12 @@ mod tests {
         dev.local_mem_bytes = 1 << 10;
         assert!(Plan::new(Variant::ShmJac, 288, 336, Precision::F32, &dev, &tuning).is_err());
     }
+}
+
+/// Floating-point operations the f64 CPU reference executes per element (elasticity.rs): per
+/// quadrature point about 107 for the Jacobian terms, 15 per shape function for the physical
+/// derivatives, 9 per row for the scaled rows, 44 per 3x3 block.
+pub fn cpu_executed_flops(nsh: usize, nq: usize) -> f64 {
+    let nsh = nsh as f64;
+    nq as f64 * (107.0 + 24.0 * nsh + 44.0 * nsh * nsh)
 }
