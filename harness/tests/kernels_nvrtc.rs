@@ -70,3 +70,38 @@ fn every_banas_plan_compiles_to_ptx() {
         }
     }
 }
+
+/// Every Cecka kernel at every order an experiment may ask for (1..6), f32 and f64, full and
+/// dummy, atomic and colored: the defines the host passes, not the file's defaults.
+#[test]
+fn every_cecka_kernel_compiles_for_every_order() {
+    if !common::nvrtc_available() {
+        return;
+    }
+    let entries = ["cecka_elements", "cecka_zero", "cecka_global_elements", "cecka_reduce", "cecka_shared", "cecka_local", "cecka_shared_atomic"];
+    for order in 1..=6usize {
+        let en = (order + 1) * (order + 2) / 2;
+        for precision in [Precision::F32, Precision::F64] {
+            for dummy in [0, 1] {
+                for atomic in [0, 1] {
+                    let defines = Defines::for_precision(precision)
+                        .with("EN", en)
+                        .with("ATOMIC", atomic)
+                        .with("DUMMY", dummy)
+                        .with("NK_MAX", 96)
+                        .with("STRIDE", 24)
+                        .with("NB_MAX", 200)
+                        .with("TK_MAX", 1500)
+                        .with("WG", 128)
+                        .with("MIN_BLOCKS", 0)
+                        .with("SA_BATCH", 8);
+                    let ptx = cuda::compile_ptx(&kernels::CECKA, &defines, "compute_90")
+                        .unwrap_or_else(|e| panic!("order {order} {precision} dummy {dummy} atomic {atomic}: {e}"));
+                    for name in entries {
+                        assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing at order {order}");
+                    }
+                }
+            }
+        }
+    }
+}

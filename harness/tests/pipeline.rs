@@ -161,7 +161,7 @@ fn killed_run_keeps_finished_cases_and_resumes() {
     // Slow cases, so the kill lands half-way.
     let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml"))
         .unwrap()
-        .replace("    min_time_s: 0.0\noutputs:", "    min_time_s: 0.15\noutputs:");
+        .replace("    min_time_s: 0.0\n    target_rel_ci: 0.0\noutputs:", "    min_time_s: 0.15\n    target_rel_ci: 0.0\noutputs:");
     assert!(text.contains("min_time_s: 0.15"));
     let exp_path = out.path().join("slow.yaml");
     std::fs::write(&exp_path, &text).unwrap();
@@ -199,6 +199,13 @@ fn killed_run_keeps_finished_cases_and_resumes() {
     let ids = strs(&df, "case_id");
     let unique: std::collections::BTreeSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), 32, "a case ran twice");
+    // The case the kill interrupted (if it had started) is a failed row saying so, not lost.
+    let (status, reason) = (strs(&df, "status"), strs(&df, "reason"));
+    let failed: Vec<usize> = (0..32).filter(|&i| status[i] != "ok").collect();
+    assert!(failed.len() <= 1, "{failed:?}");
+    for i in failed {
+        assert!(reason[i].contains("process ended inside this case"), "{}", reason[i]);
+    }
 }
 
 #[test]

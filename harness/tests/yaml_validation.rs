@@ -170,3 +170,81 @@ fn an_imported_gmsh_mesh_is_read_at_validation_and_its_errors_name_the_mesh_file
     assert!(msg.contains(&format!("problem.mesh: {}:18:", mesh.display())), "{msg}");
     assert!(msg.contains("`three` is not a valid node tag"), "{msg}");
 }
+
+// Gaps found with malformed files (issue 9, item 12): each was accepted, or refused without a line.
+
+#[test]
+fn max_reps_below_min_reps_is_refused_at_its_line() {
+    let (_d, path) = variant_line("  max_reps:", "  max_reps: 5");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "max_reps: 5")), "{e}");
+    assert_eq!(e.column, Some(3), "{e}");
+    assert!(e.message.contains("max_reps") && e.message.contains("min_reps"), "{e}");
+}
+
+#[test]
+fn an_absurd_array_size_is_refused() {
+    let (_d, path) = variant_line("  array_mib:", "  array_mib: [4, 99999999999999999999]");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "99999999999999999999")), "{e}");
+    assert!(e.message.contains("1 TiB"), "{e}");
+}
+
+#[test]
+fn a_zero_group_size_is_refused_at_its_line_and_column() {
+    let (_d, path) = variant("  group_size: 256", "  group_size: 0");
+    let e = refused(&path);
+    assert_eq!((e.line, e.column), (Some(line_of(&path, "group_size: 0")), Some(3)), "{e}");
+}
+
+#[test]
+fn a_missing_benchmark_field_is_located() {
+    let (_d, path) = variant("benchmark: device-bandwidth\n", "");
+    let e = refused(&path);
+    assert!(e.line.is_some() && e.column.is_some(), "{e}");
+    assert!(e.message.contains("missing field `benchmark`"), "{e}");
+}
+
+#[test]
+fn an_id_unsafe_as_a_file_name_is_refused() {
+    let (_d, path) = variant("id: device-bandwidth", "id: ../escape");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "id: ../escape")), "{e}");
+    assert!(e.message.contains("not safe as a file name"), "{e}");
+}
+
+#[test]
+fn more_than_64_colors_is_refused() {
+    let text = std::fs::read_to_string(shipped().join("cecka-colors.yaml")).unwrap();
+    let line = text.lines().find(|l| l.trim_start().starts_with("colors:")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("colors.yaml");
+    std::fs::write(&path, text.replacen(line, "  colors: [0, 65]", 1)).unwrap();
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "colors: [0, 65]")), "{e}");
+    assert!(e.message.contains("above 64"), "{e}");
+}
+
+#[test]
+fn a_case_too_large_for_this_machine_is_refused_before_it_runs() {
+    let text = std::fs::read_to_string(shipped().join("cecka-orders.yaml")).unwrap();
+    let line = text.lines().find(|l| l.starts_with("  level:")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.yaml");
+    std::fs::write(&path, text.replacen(line, "  level: [8]", 1)).unwrap();
+    let e = refused(&path);
+    assert!(e.message.contains("GB of host memory"), "{e}");
+    assert!(e.line.is_some(), "{e}");
+}
+
+#[test]
+fn the_command_line_takes_several_files() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg("validate")
+        .arg(shipped().join("device-bandwidth.yaml"))
+        .arg(shipped().join("cecka-sizes.yaml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("ok ")).count(), 2);
+}
