@@ -95,26 +95,16 @@ fn banas_variants_verify_on_cuda() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn cuda_timed_regions_leave_out_host_time() {
-    use fembench::device::{Arg, DeviceExt, Launch};
     let dev = device::open(Backend::Cuda, 0).unwrap();
-    let module = dev.compile(&fembench::kernels::CACHE_FLUSH, &Defines::new()).unwrap();
-    let fill = dev.kernel(&module, "fb_fill_u32").unwrap();
-    let buf = dev.alloc(4096).unwrap();
-    let args = [Arg::Buf(&buf), Arg::U32(7), Arg::I64(1024)];
-    let t = dev
-        .time_events(&mut || {
-            dev.launch(&fill, Launch::cover(1024, 64), &args)?;
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            dev.launch(&fill, Launch::cover(1024, 64), &args)
-        })
-        .unwrap();
-    assert!(t < 0.005, "the region counted host time: {t} s");
-    assert!(dev.time_events(&mut || dev.synchronize()).is_err());
+    common::check_gated_timing(dev.as_ref(), 50, 0.005);
     assert!(dev.healthy());
-    let words: Vec<u32> = dev.download_vec(&buf, 1024).unwrap();
-    assert!(words.iter().all(|&w| w == 7));
+    // Pinned host memory, copied both ways inside timed regions.
+    let mut src = dev.alloc_host(4096).unwrap();
+    assert!(src.pinned());
+    src.typed_mut::<u32>().iter_mut().for_each(|w| *w = 7);
+    let mut buf = dev.alloc(4096).unwrap();
+    dev.time_events(&mut || dev.upload_async(&mut buf, &src, 4096)).unwrap();
     let mut host = dev.alloc_host(4096).unwrap();
-    assert!(host.pinned());
     dev.time_events(&mut || dev.download_async(&buf, &mut host, 4096)).unwrap();
     assert!(host.typed::<u32>().iter().all(|&w| w == 7));
 }

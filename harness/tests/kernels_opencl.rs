@@ -3,7 +3,7 @@
 mod common;
 
 use fembench::benchmark::load;
-use fembench::device::{Arg, Backend, DeviceError, DeviceExt, Launch};
+use fembench::device::{Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};
 use fembench::results::RunDir;
 use fembench::runner::{run, RunOptions};
@@ -95,28 +95,7 @@ fn cecka_methods_match_the_reference_on_opencl() {
 fn timed_regions_leave_out_host_time_between_launches() {
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
-    let module = dev.compile(&fembench::kernels::CACHE_FLUSH, &Defines::new()).unwrap();
-    let fill = dev.kernel(&module, "fb_fill_u32").unwrap();
-    let buf = dev.alloc(4096).unwrap();
-    let args = [Arg::Buf(&buf), Arg::U32(7), Arg::I64(1024)];
-    let t = dev
-        .time_events(&mut || {
-            dev.launch(&fill, Launch::cover(1024, 64), &args)?;
-            std::thread::sleep(std::time::Duration::from_millis(80));
-            dev.launch(&fill, Launch::cover(1024, 64), &args)
-        })
-        .unwrap();
-    assert!(t < 0.040, "the region counted the host's 80 ms sleep: {t} s");
-    // A blocking call inside a region would wait on the closed gate: refused, and the device
-    // stays usable.
-    let r = dev.time_events(&mut || {
-        dev.launch(&fill, Launch::cover(1024, 64), &args)?;
-        dev.synchronize()
-    });
-    assert!(r.is_err());
-    dev.synchronize().unwrap();
-    let words: Vec<u32> = dev.download_vec(&buf, 1024).unwrap();
-    assert!(words.iter().all(|&w| w == 7));
+    common::check_gated_timing(dev.as_ref(), 80, 0.040);
 }
 
 #[test]

@@ -7,58 +7,30 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fembench::benchmark::{load, CaseCtx, CaseError, Experiment, Measured};
+use fembench::benchmark::{load, CaseError, Experiment, Measured};
 use fembench::device::{Backend, DeviceError};
-use fembench::experiment::{BenchmarkKind, ParamValue, Params};
-use fembench::measure::{CacheMode, MeasurePolicy, Timer, Timing};
-use fembench::report::{report_run, ReportCtx, ReportError, ReportItem};
+use fembench::measure::{CacheMode, Timer, Timing};
+use fembench::report::report_run;
 use fembench::results::RunDir;
 use fembench::runner::{run, RunOptions};
-use fembench::Precision;
 use polars::prelude::DataFrame;
 
-/// A stand-in benchmark whose cases succeed, give a wrong answer, fail on the device, panic, or
-/// skip, by index.
-struct Scripted;
-
+/// Cases that succeed, give a wrong answer, fail on the device, panic, or succeed, by index.
 const OUTCOMES: [&str; 5] = ["ok", "wrong", "device-error", "panic", "ok"];
 
-impl Experiment for Scripted {
-    fn id(&self) -> &str {
-        "scripted"
-    }
-    fn kind(&self) -> BenchmarkKind {
-        BenchmarkKind::DeviceBandwidth
-    }
-    fn path(&self) -> &Path {
-        Path::new("scripted.yaml")
-    }
-    fn text(&self) -> &str {
-        "scripted"
-    }
-    fn backends(&self) -> &[Backend] {
-        &[Backend::Cpu]
-    }
-    fn precisions(&self) -> &[Precision] {
-        &[Precision::F64]
-    }
-    fn policy(&self, _quick: bool) -> MeasurePolicy {
-        MeasurePolicy { warmup: 0, min_reps: 3, min_time_s: 0.0, ..Default::default() }
-    }
-    fn points(&self, _quick: bool) -> Vec<Params> {
-        (0..OUTCOMES.len()).map(|i| Params::default().push("i", ParamValue::Int(i as i64))).collect()
-    }
-    fn run_point(&self, _ctx: &mut CaseCtx, _quick: bool, index: usize) -> Result<Vec<Measured>, CaseError> {
-        let timing = Timing { samples: vec![1e-3, 2e-3, 3e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
-        match OUTCOMES[index] {
-            "ok" => Ok(vec![Measured::verified("m", timing, 0.0, 1e-12).bytes(1e6)]),
-            "wrong" => Ok(vec![Measured::verified("m", timing, 0.5, 1e-12).bytes(1e6)]),
-            "device-error" => Err(CaseError::Device(DeviceError::OutOfMemory { bytes: 1 << 40, detail: "test".into() })),
-            _ => panic!("scripted panic"),
-        }
-    }
-    fn report(&self, _rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        Ok(vec![])
+fn scripted() -> common::Scripted {
+    common::Scripted {
+        id: "scripted",
+        cases: OUTCOMES.len(),
+        outcome: |index| {
+            let timing = Timing { samples: vec![1e-3, 2e-3, 3e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
+            match OUTCOMES[index] {
+                "ok" => Ok(vec![Measured::verified("m", timing, 0.0, 1e-12).bytes(1e6)]),
+                "wrong" => Ok(vec![Measured::verified("m", timing, 0.5, 1e-12).bytes(1e6)]),
+                "device-error" => Err(CaseError::Device(DeviceError::OutOfMemory { bytes: 1 << 40, detail: "test".into() })),
+                _ => panic!("scripted panic"),
+            }
+        },
     }
 }
 
@@ -73,7 +45,7 @@ fn f64s(df: &DataFrame, col: &str) -> Vec<Option<f64>> {
 #[test]
 fn failures_become_rows_and_the_run_goes_on() {
     let out = tempfile::tempdir().unwrap();
-    let exps: Vec<Box<dyn Experiment>> = vec![Box::new(Scripted)];
+    let exps: Vec<Box<dyn Experiment>> = vec![Box::new(scripted())];
     let s = run(&exps, &RunOptions { out_dir: out.path().into(), ..Default::default() }).unwrap();
     assert_eq!(s.cases_run, 5);
     assert_eq!((s.rows_ok, s.rows_failed), (2, 3));

@@ -7,11 +7,11 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fembench::benchmark::{load, CaseCtx, CaseError, Experiment, Measured};
+use fembench::benchmark::{load, CaseError, Experiment, Measured};
 use fembench::device::Backend;
-use fembench::experiment::{BenchmarkKind, ParamValue, Params};
-use fembench::measure::{CacheMode, MeasurePolicy, Timer, Timing};
-use fembench::report::{report_run, ReportCtx, ReportError, ReportItem};
+use fembench::experiment::{ParamValue, Params};
+use fembench::measure::{CacheMode, Timer, Timing};
+use fembench::report::report_run;
 use fembench::results::{rows_to_frame, Row, RunDir};
 use fembench::runner::{case_id, run, RunOptions};
 use fembench::Precision;
@@ -58,51 +58,26 @@ fn resume_honours_backend_restriction() {
     assert_eq!(run(&[bandwidth()], &same).unwrap().cases_run, 2);
 }
 
-/// A benchmark whose first case fails and the rest succeed.
-struct Flaky;
-
-impl Experiment for Flaky {
-    fn id(&self) -> &str {
-        "flaky"
-    }
-    fn kind(&self) -> BenchmarkKind {
-        BenchmarkKind::DeviceBandwidth
-    }
-    fn path(&self) -> &Path {
-        Path::new("flaky.yaml")
-    }
-    fn text(&self) -> &str {
-        "flaky"
-    }
-    fn backends(&self) -> &[Backend] {
-        &[Backend::Cpu]
-    }
-    fn precisions(&self) -> &[Precision] {
-        &[Precision::F64]
-    }
-    fn policy(&self, _quick: bool) -> MeasurePolicy {
-        MeasurePolicy { warmup: 0, min_reps: 3, min_time_s: 0.0, ..Default::default() }
-    }
-    fn points(&self, _quick: bool) -> Vec<Params> {
-        (0..3).map(|i| Params::default().push("i", ParamValue::Int(i))).collect()
-    }
-    fn run_point(&self, _ctx: &mut CaseCtx, _quick: bool, index: usize) -> Result<Vec<Measured>, CaseError> {
-        if index == 0 {
-            return Err(CaseError::Failed("first attempt fails".into()));
-        }
-        let t = Timing { samples: vec![1e-3, 2e-3, 4e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
-        // An extra named like a parameter and one named like a fixed column: stored, not fatal.
-        Ok(vec![Measured::verified("m", t, 0.0, 1.0).extra("i", 7.0).extra("status", 1.0)])
-    }
-    fn report(&self, _rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        Ok(vec![])
+/// A benchmark whose first case fails and the rest succeed, with an extra named like a
+/// parameter and one named like a fixed column (stored, not fatal).
+fn flaky() -> common::Scripted {
+    common::Scripted {
+        id: "flaky",
+        cases: 3,
+        outcome: |index| {
+            if index == 0 {
+                return Err(CaseError::Failed("first attempt fails".into()));
+            }
+            let t = Timing { samples: vec![1e-3, 2e-3, 4e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
+            Ok(vec![Measured::verified("m", t, 0.0, 1.0).extra("i", 7.0).extra("status", 1.0)])
+        },
     }
 }
 
 #[test]
 fn retry_runs_failed_cases_again_and_extras_never_clash_with_columns() {
     let out = tempfile::tempdir().unwrap();
-    let exps: Vec<Box<dyn Experiment>> = vec![Box::new(Flaky)];
+    let exps: Vec<Box<dyn Experiment>> = vec![Box::new(flaky())];
     let s = run(&exps, &RunOptions { out_dir: out.path().into(), ..Default::default() }).unwrap();
     assert_eq!((s.rows_ok, s.rows_failed), (2, 1));
     let df = RunDir::open(&s.run_dir).unwrap().read_experiment("flaky").unwrap().unwrap();

@@ -22,9 +22,17 @@ fn variant(from: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
 /// The shipped bandwidth experiment with the whole line that starts with `prefix` replaced (so a
 /// test does not depend on the shipped values).
 fn variant_line(prefix: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
-    let text = std::fs::read_to_string(shipped().join("device-bandwidth.yaml")).unwrap();
-    let line = text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line starts with `{prefix}`"));
-    variant(line, to)
+    variant_of("device-bandwidth.yaml", prefix, to)
+}
+
+/// A shipped experiment with its first line that starts with `prefix` replaced.
+fn variant_of(file: &str, prefix: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
+    let text = std::fs::read_to_string(shipped().join(file)).unwrap();
+    let line = text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line of {file} starts with `{prefix}`"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("variant.yaml");
+    std::fs::write(&path, text.replacen(line, to, 1)).unwrap();
+    (dir, path)
 }
 
 fn line_of(path: &Path, needle: &str) -> u32 {
@@ -215,11 +223,7 @@ fn an_id_unsafe_as_a_file_name_is_refused() {
 
 #[test]
 fn more_than_64_colors_is_refused() {
-    let text = std::fs::read_to_string(shipped().join("cecka-colors.yaml")).unwrap();
-    let line = text.lines().find(|l| l.trim_start().starts_with("colors:")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("colors.yaml");
-    std::fs::write(&path, text.replacen(line, "  colors: [0, 65]", 1)).unwrap();
+    let (_d, path) = variant_of("cecka-colors.yaml", "  colors:", "  colors: [0, 65]");
     let e = refused(&path);
     assert_eq!(e.line, Some(line_of(&path, "colors: [0, 65]")), "{e}");
     assert!(e.message.contains("above 64"), "{e}");
@@ -227,11 +231,7 @@ fn more_than_64_colors_is_refused() {
 
 #[test]
 fn a_case_too_large_for_this_machine_is_refused_before_it_runs() {
-    let text = std::fs::read_to_string(shipped().join("cecka-orders.yaml")).unwrap();
-    let line = text.lines().find(|l| l.starts_with("  level:")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("huge.yaml");
-    std::fs::write(&path, text.replacen(line, "  level: [8]", 1)).unwrap();
+    let (_d, path) = variant_of("cecka-orders.yaml", "  level:", "  level: [8]");
     let e = refused(&path);
     assert!(e.message.contains("GB of host memory"), "{e}");
     assert!(e.line.is_some(), "{e}");

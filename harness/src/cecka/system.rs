@@ -220,6 +220,35 @@ pub fn assemble_by_search(p: &Problem) -> System {
     s
 }
 
+/// An element's straight-sided geometry from its three vertices: edge vectors a = x1 - x0 and
+/// b = x2 - x0, the determinant, the coefficients of the three-term combination, the third
+/// edge's length and the largest coordinate magnitude.
+struct Geometry {
+    det: f64,
+    cxx: f64,
+    cxy: f64,
+    cyy: f64,
+    edges: [f64; 3],
+    xmax: f64,
+}
+
+fn geometry(p: &Problem, e: usize) -> Geometry {
+    let nodes = p.mesh.element(e);
+    let pt = |a: usize| (p.mesh.x[nodes[a] as usize], p.mesh.y[nodes[a] as usize]);
+    let ((x0, y0), (x1, y1), (x2, y2)) = (pt(0), pt(1), pt(2));
+    let (ax, ay, bx, by) = (x1 - x0, y1 - y0, x2 - x0, y2 - y0);
+    let det = ax * by - ay * bx;
+    let inv = 1.0 / det;
+    Geometry {
+        det,
+        cxx: (bx * bx + by * by) * inv,
+        cxy: -(ax * bx + ay * by) * inv,
+        cyy: (ax * ax + ay * ay) * inv,
+        edges: [(ax * ax + ay * ay).sqrt(), (bx * bx + by * by).sqrt(), ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt()],
+        xmax: [x0, y0, x1, y1, x2, y2].iter().fold(0.0f64, |m, v| m.max(v.abs())),
+    }
+}
+
 /// The system the dummy element subroutine of the kernels assembles (Fig. 13b/14b: every
 /// A^e(i, j) = cxx + cxy + cyy, F^e(i) = f det - sum_j A^e(i, j) g_j), so that a dummy kernel's
 /// output is checked like any other: a dummy that writes nothing fails.
@@ -228,12 +257,8 @@ pub fn assemble_dummy(p: &Problem) -> System {
     let mut s = System { vals: vec![0.0; p.nnz()], rhs: vec![0.0; p.n_free] };
     for e in 0..p.ne() {
         let nodes = p.mesh.element(e);
-        let pt = |a: usize| (p.mesh.x[nodes[a] as usize], p.mesh.y[nodes[a] as usize]);
-        let ((x0, y0), (x1, y1), (x2, y2)) = (pt(0), pt(1), pt(2));
-        let (ax, ay, bx, by) = (x1 - x0, y1 - y0, x2 - x0, y2 - y0);
-        let det = ax * by - ay * bx;
-        let inv = 1.0 / det;
-        let aij = (bx * bx + by * by) * inv - (ax * bx + ay * by) * inv + (ax * ax + ay * ay) * inv;
+        let Geometry { det, cxx, cxy, cyy, .. } = geometry(p, e);
+        let aij = cxx + cxy + cyy;
         let slots = &p.slots[e * en * en..(e + 1) * en * en];
         for i in 0..en {
             let mut fi = SOURCE_F * det;
@@ -284,15 +309,9 @@ pub fn error_bounds(p: &Problem, dummy: bool) -> Bounds {
     let r = &p.refs;
     for e in 0..p.ne() {
         let nodes = p.mesh.element(e);
-        let pt = |a: usize| (p.mesh.x[nodes[a] as usize], p.mesh.y[nodes[a] as usize]);
-        let ((x0, y0), (x1, y1), (x2, y2)) = (pt(0), pt(1), pt(2));
-        let (ax, ay, bx, by) = (x1 - x0, y1 - y0, x2 - x0, y2 - y0);
-        let det = ax * by - ay * bx;
-        let (cxx, cxy, cyy) = ((bx * bx + by * by) / det, -(ax * bx + ay * by) / det, (ax * ax + ay * ay) / det);
-        let edge = [(ax * ax + ay * ay).sqrt(), (bx * bx + by * by).sqrt(), ((x2 - x1).powi(2) + (y2 - y1).powi(2)).sqrt()];
+        let Geometry { det, cxx, cxy, cyy, edges: edge, xmax } = geometry(p, e);
         // The coefficients' magnitudes without cancellation: |b|^2, |a||b|, |a|^2 over |det|.
         let (mxx, mxy, myy) = (edge[1] * edge[1] / det.abs(), edge[0] * edge[1] / det.abs(), edge[0] * edge[0] / det.abs());
-        let xmax = [x0, y0, x1, y1, x2, y2].iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let kappa = xmax / edge.iter().copied().fold(f64::INFINITY, f64::min);
         let w = C + 16.0 * kappa;
         let slots = &p.slots[e * en * en..(e + 1) * en * en];

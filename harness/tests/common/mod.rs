@@ -48,3 +48,81 @@ pub fn nvrtc_available() -> bool {
     eprintln!("skipping: NVRTC not found");
     false
 }
+
+/// Times two fills of a small buffer with a host sleep between them inside one gated region:
+/// the region must leave the sleep out (under `limit_s`), refuse a synchronising call, and
+/// leave the device usable with the fills done. Shared by the PoCL and the CUDA tests.
+pub fn check_gated_timing(dev: &dyn Device, sleep_ms: u64, limit_s: f64) {
+    use fembench::device::{Arg, DeviceExt, Launch};
+    use fembench::kernels::Defines;
+    let module = dev.compile(&fembench::kernels::CACHE_FLUSH, &Defines::new()).unwrap();
+    let fill = dev.kernel(&module, "fb_fill_u32").unwrap();
+    let buf = dev.alloc(4096).unwrap();
+    let args = [Arg::Buf(&buf), Arg::U32(7), Arg::I64(1024)];
+    let t = dev
+        .time_events(&mut || {
+            dev.launch(&fill, Launch::cover(1024, 64), &args)?;
+            std::thread::sleep(std::time::Duration::from_millis(sleep_ms));
+            dev.launch(&fill, Launch::cover(1024, 64), &args)
+        })
+        .unwrap();
+    assert!(t < limit_s, "the region counted the host's {sleep_ms} ms sleep: {t} s");
+    let r = dev.time_events(&mut || {
+        dev.launch(&fill, Launch::cover(1024, 64), &args)?;
+        dev.synchronize()
+    });
+    assert!(r.is_err(), "a synchronising call inside a region was allowed");
+    dev.synchronize().unwrap();
+    let words: Vec<u32> = dev.download_vec(&buf, 1024).unwrap();
+    assert!(words.iter().all(|&w| w == 7));
+}
+
+/// A stand-in experiment whose cases return whatever `outcome` says, by index: for tests of the
+/// runner and the results pipeline that need failures, panics and odd extras on demand.
+pub struct Scripted {
+    pub id: &'static str,
+    pub cases: usize,
+    pub outcome: fn(usize) -> Result<Vec<fembench::benchmark::Measured>, fembench::benchmark::CaseError>,
+}
+
+impl fembench::benchmark::Experiment for Scripted {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn kind(&self) -> fembench::experiment::BenchmarkKind {
+        fembench::experiment::BenchmarkKind::DeviceBandwidth
+    }
+    fn path(&self) -> &Path {
+        Path::new("scripted.yaml")
+    }
+    fn text(&self) -> &str {
+        self.id
+    }
+    fn backends(&self) -> &[Backend] {
+        &[Backend::Cpu]
+    }
+    fn precisions(&self) -> &[fembench::Precision] {
+        &[fembench::Precision::F64]
+    }
+    fn policy(&self, _quick: bool) -> fembench::measure::MeasurePolicy {
+        fembench::measure::MeasurePolicy { warmup: 0, min_reps: 3, min_time_s: 0.0, ..Default::default() }
+    }
+    fn points(&self, _quick: bool) -> Vec<fembench::experiment::Params> {
+        (0..self.cases).map(|i| fembench::experiment::Params::default().push("i", fembench::experiment::ParamValue::Int(i as i64))).collect()
+    }
+    fn run_point(
+        &self,
+        _ctx: &mut fembench::benchmark::CaseCtx,
+        _quick: bool,
+        index: usize,
+    ) -> Result<Vec<fembench::benchmark::Measured>, fembench::benchmark::CaseError> {
+        (self.outcome)(index)
+    }
+    fn report(
+        &self,
+        _rows: &polars::prelude::DataFrame,
+        _ctx: &fembench::report::ReportCtx,
+    ) -> Result<Vec<fembench::report::ReportItem>, fembench::report::ReportError> {
+        Ok(vec![])
+    }
+}
