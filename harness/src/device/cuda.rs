@@ -137,6 +137,18 @@ struct Gate {
     next: Cell<u32>,
 }
 
+/// Destroys every allocation and all state of device `index`'s primary context, the only way
+/// out of a sticky error. No object of the old context may be used afterwards.
+fn reset_primary_context(index: usize) -> Result<(), DriverError> {
+    // SAFETY: plain driver calls; the runner drops every object of the device before reopening.
+    unsafe {
+        cudarc::driver::sys::cuInit(0).result()?;
+        let mut dev = 0;
+        cudarc::driver::sys::cuDeviceGet(&mut dev, index as i32).result()?;
+        cudarc::driver::sys::cuDevicePrimaryCtxReset_v2(dev).result()
+    }
+}
+
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -168,7 +180,19 @@ impl CudaDevice {
         if index >= count {
             return Err(DeviceError::NoSuchDevice { backend: Backend::Cuda, index, count });
         }
-        let ctx = CudaContext::new(index).map_err(api("cuCtxCreate"))?;
+        // A primary context left in a sticky error state (an illegal address in an earlier
+        // case) stays broken after its last user lets go: reset it, then retain it afresh.
+        let ctx = match CudaContext::new(index) {
+            Ok(ctx) => ctx,
+            Err(first) => {
+                reset_primary_context(index).map_err(|e| api("cuDevicePrimaryCtxReset")(e))?;
+                CudaContext::new(index).map_err(|e| DeviceError::Api {
+                    backend: Backend::Cuda,
+                    call: "cuCtxCreate",
+                    detail: format!("{e} (before the primary context's reset: {first})"),
+                })?
+            }
+        };
         // One stream, ordered by us: cudarc's per-buffer event tracking would add events to every
         // launch, which we do not want inside timed regions.
         // SAFETY: we use a single stream and synchronise it explicitly.
