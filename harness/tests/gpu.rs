@@ -109,12 +109,16 @@ fn cuda_timed_regions_leave_out_host_time() {
     assert!(host.typed::<u32>().iter().all(|&w| w == 7));
 }
 
-/// After a sticky error (an illegal address), the device reports itself unhealthy, and opening
-/// it again gives a working context: the runner does that so the rest of a run is not lost.
+/// After a sticky error (an illegal address) the device reports itself unhealthy, so the runner
+/// drops it. Seen on the H200 (driver 580): a new context in the same process is refused even
+/// after cuDevicePrimaryCtxReset, with an error that names the illegal address; the runner then
+/// records the remaining CUDA cases as skipped with that reason (`--retry skipped` recovers them
+/// in a fresh process). This test states both facts; it must run last (`zz_`), as it leaves the
+/// process without CUDA.
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn cuda_device_recovers_from_a_sticky_error_by_reopening() {
-    use fembench::device::{Arg, DeviceExt, Launch};
+fn zz_cuda_sticky_error_marks_the_device_unhealthy() {
+    use fembench::device::{Arg, Launch};
     let bad = KernelSource { file: "bad.kern", text: "KERNEL void bad(GLOBAL int *p) { p[(idx_t)1 << 40] = 1; }" };
     {
         let dev = device::open(Backend::Cuda, 0).unwrap();
@@ -125,12 +129,8 @@ fn cuda_device_recovers_from_a_sticky_error_by_reopening() {
         assert!(dev.synchronize().is_err(), "the illegal address went unnoticed");
         assert!(!dev.healthy());
     }
-    let dev = device::open(Backend::Cuda, 0).unwrap();
-    assert!(dev.healthy());
-    let module = dev.compile(&fembench::kernels::CACHE_FLUSH, &Defines::new()).unwrap();
-    let fill = dev.kernel(&module, "fb_fill_u32").unwrap();
-    let buf = dev.alloc(4096).unwrap();
-    dev.launch(&fill, Launch::cover(1024, 64), &[Arg::Buf(&buf), Arg::U32(5), Arg::I64(1024)]).unwrap();
-    let words: Vec<u32> = dev.download_vec(&buf, 1024).unwrap();
-    assert!(words.iter().all(|&w| w == 5));
+    match device::open(Backend::Cuda, 0) {
+        Ok(dev) => assert!(dev.healthy(), "a reopened device must work if the driver gives one"),
+        Err(e) => assert!(e.to_string().contains("illegal"), "{e}"),
+    }
 }
