@@ -4,7 +4,7 @@
 #   make reproduce BACKENDS="cuda opencl"   only those backends
 
 CARGO    ?= cargo
-HARNESS  := target/release/harness
+HARNESS  := $(or $(CARGO_TARGET_DIR),target)/release/harness
 RESULTS  ?= results
 PLOTS    ?= plots
 QUICK    ?=
