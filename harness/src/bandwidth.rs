@@ -112,7 +112,10 @@ impl<'de> Deserialize<'de> for Mib {
         let v = f64::deserialize(d)?;
         // Above 1 TiB no device holds the arrays; such a number is a typo.
         if !(v > 0.0 && v <= (1u64 << 20) as f64) {
-            return Err(serde::de::Error::invalid_value(serde::de::Unexpected::Float(v), &"a size in MiB greater than 0 and at most 1048576 (1 TiB)"));
+            return Err(serde::de::Error::invalid_value(
+                serde::de::Unexpected::Float(v),
+                &"a size in MiB greater than 0 and at most 1048576 (1 TiB)",
+            ));
         }
         Ok(Mib(v))
     }

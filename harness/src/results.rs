@@ -413,7 +413,8 @@ impl RunDir {
             }
             let file = fs::File::open(&p).map_err(io(&p))?;
             let df = ParquetReader::new(file).finish().map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
-            let ids = df.column("case_id").and_then(|c| c.str().cloned()).map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
+            let ids =
+                df.column("case_id").and_then(|c| c.str().cloned()).map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
             if ids.iter().flatten().any(|id| case_ids.contains(id)) {
                 fs::remove_file(&p).map_err(io(&p))?;
                 removed += 1;

@@ -60,7 +60,11 @@ pub enum RunError {
 /// An opened backend, or why it is not available.
 enum Opened {
     /// `flusher`: not yet made (None), made, or the reason it could not be.
-    Gpu { dev: Box<dyn Device>, modules: ModuleCache, flusher: Option<Result<CacheFlusher, String>> },
+    Gpu {
+        dev: Box<dyn Device>,
+        modules: ModuleCache,
+        flusher: Option<Result<CacheFlusher, String>>,
+    },
     Cpu,
     Unavailable(String),
 }
@@ -142,7 +146,8 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     }
     // A resumed run keeps its backends; --backend narrows them further (possibly to none).
     let restrict: Option<Vec<Backend>> = {
-        let stored: Vec<Backend> = if opts.resume.is_some() { meta.backends.iter().filter_map(|b| b.parse().ok()).collect() } else { vec![] };
+        let stored: Vec<Backend> =
+            if opts.resume.is_some() { meta.backends.iter().filter_map(|b| b.parse().ok()).collect() } else { vec![] };
         match (stored.is_empty(), opts.backends.is_empty()) {
             (true, true) => None,
             (true, false) => Some(opts.backends.clone()),

@@ -78,7 +78,8 @@ fn every_cecka_kernel_compiles_for_every_order() {
     if !common::nvrtc_available() {
         return;
     }
-    let entries = ["cecka_elements", "cecka_zero", "cecka_global_elements", "cecka_reduce", "cecka_shared", "cecka_local", "cecka_shared_atomic"];
+    let entries =
+        ["cecka_elements", "cecka_zero", "cecka_global_elements", "cecka_reduce", "cecka_shared", "cecka_local", "cecka_shared_atomic"];
     for order in 1..=6usize {
         let en = (order + 1) * (order + 2) / 2;
         for precision in [Precision::F32, Precision::F64] {

@@ -189,7 +189,10 @@ impl Benchmark for BanasIntegration {
                 return Err((format!("{at}.output_mib"), format!("{at}.output_mib must be in (0, 1048576], got {}", p.output_mib)));
             }
             if !(p.verify_fraction > 0.0 && p.verify_fraction <= 1.0) {
-                return Err((format!("{at}.verify_fraction"), format!("{at}.verify_fraction must be in (0, 1], got {}", p.verify_fraction)));
+                return Err((
+                    format!("{at}.verify_fraction"),
+                    format!("{at}.verify_fraction must be in (0, 1], got {}", p.verify_fraction),
+                ));
             }
             if p.group_size == Some(0) {
                 return Err((format!("{at}.group_size"), format!("{at}.group_size must be at least 1")));

@@ -243,7 +243,13 @@ mod tests {
 
     #[test]
     fn executed_flops_are_below_the_papers_count_for_high_degrees() {
-        let dev = DeviceInfo { max_work_group: 1024, local_mem_bytes: 48 << 10, memory_bytes: 80 << 30, compute_units: 132, ..Default::default() };
+        let dev = DeviceInfo {
+            max_work_group: 1024,
+            local_mem_bytes: 48 << 10,
+            memory_bytes: 80 << 30,
+            compute_units: 132,
+            ..Default::default()
+        };
         let tuning = Tuning { output_bytes: 256 << 20, ..Default::default() };
         for p in [3usize, 5, 7] {
             let nsh = crate::banas::prism::shape_functions(p);

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::nz_plans::{self, GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
 use super::system::{
-    assemble_by_search, assemble_dummy, assemble_parallel_into, assemble_serial, assemble_serial_into, check_bounds, color_elements, compare,
-    error_bounds, Bounds, Problem, System, SOURCE_F,
+    assemble_by_search, assemble_dummy, assemble_parallel_into, assemble_serial, assemble_serial_into, check_bounds, color_elements,
+    compare, error_bounds, Bounds, Problem, System, SOURCE_F,
 };
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
@@ -398,7 +398,8 @@ impl Benchmark for CeckaAssembly {
         let problems = [("problem", Some(&spec.problem)), ("quick.problem", spec.quick.as_ref().and_then(|q| q.problem.as_ref()))];
         for (at, p) in problems {
             let Some(p) = p else { continue };
-            for (name, v) in [("group_size", p.group_size), ("elements_per_block", p.elements_per_block), ("targets_per_thread", p.targets_per_thread)]
+            for (name, v) in
+                [("group_size", p.group_size), ("elements_per_block", p.elements_per_block), ("targets_per_thread", p.targets_per_thread)]
             {
                 if v == Some(0) {
                     return Err((format!("{at}.{name}"), format!("{at}.{name} must be at least 1")));
@@ -793,7 +794,8 @@ fn run_global_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     let max_nodes = shared_limit(dev, problem)? / (3 * s);
     let epb = problem.elements_per_block(Family::GlobalNz);
     let key = [epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)];
-    let cached_plan = cached(&prep.global, key, || nz_plans::global_plan(p, epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)));
+    let cached_plan =
+        cached(&prep.global, key, || nz_plans::global_plan(p, epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)));
     let plan = cached_plan.0.as_ref().map_err(|e| CaseError::Failed(format!("GlobalNZ: {e}")))?;
     let setup_start = Instant::now();
     let nodal = upload_nodal::<T>(dev, p)?;
@@ -960,8 +962,10 @@ fn run_shared_atomic<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prep
         }
         nz_plans::shared_atomic_plan(p, limit / s, epb, &color)
     });
-    let plan =
-        cached_plan.0.as_ref().map_err(|e| CaseError::Failed(format!("SharedAtomic with {limit} bytes of shared memory per block: {e}")))?;
+    let plan = cached_plan
+        .0
+        .as_ref()
+        .map_err(|e| CaseError::Failed(format!("SharedAtomic with {limit} bytes of shared memory per block: {e}")))?;
     let setup_start = Instant::now();
     let calls = plan.calls();
     let nodal = upload_nodal::<T>(dev, p)?;

@@ -206,8 +206,8 @@ impl CudaDevice {
         let events = (ctx.new_event(timing).map_err(api("cuEventCreate"))?, ctx.new_event(timing).map_err(api("cuEventCreate"))?);
         // SAFETY: 4 bytes of pinned host memory, mapped into the device's address space; freed in Drop.
         let gate = unsafe {
-            let host = cudarc::driver::result::malloc_host(4, cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP).map_err(api("cuMemHostAlloc"))?
-                as *mut u32;
+            let host = cudarc::driver::result::malloc_host(4, cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP)
+                .map_err(api("cuMemHostAlloc"))? as *mut u32;
             host.write_volatile(0);
             let mut device = 0;
             cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut device, host as *mut _, 0)

@@ -240,9 +240,10 @@ impl Device for OpenClDevice {
         let global = launch.groups * launch.group_size;
         let local = launch.group_size;
         // SAFETY: one-dimensional sizes that live across the call.
-        let ev = unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &self.wait_list()) }.map_err(|e| {
-            DeviceError::Api { backend: Backend::OpenCl, call: "clEnqueueNDRangeKernel", detail: format!("{}: {e}", kernel.name) }
-        })?;
+        let ev =
+            unsafe { self.queue.enqueue_nd_range_kernel(k.get(), 1, ptr::null(), &global, &local, &self.wait_list()) }.map_err(|e| {
+                DeviceError::Api { backend: Backend::OpenCl, call: "clEnqueueNDRangeKernel", detail: format!("{}: {e}", kernel.name) }
+            })?;
         self.record(ev);
         Ok(())
     }
@@ -264,8 +265,7 @@ impl Device for OpenClDevice {
         *self.gate.borrow_mut() = None;
         let flushed = self.queue.flush().map_err(api("clFlush"));
         // Open the gate whatever happened, so the queue never waits forever.
-        let opened = cl3::event::set_user_event_status(gate, cl3::event::CL_COMPLETE)
-            .map_err(|e| api("clSetUserEventStatus")(ClError(e)));
+        let opened = cl3::event::set_user_event_status(gate, cl3::event::CL_COMPLETE).map_err(|e| api("clSetUserEventStatus")(ClError(e)));
         // SAFETY: the user event was created above and is released once; commands that wait on
         // it hold their own reference.
         let _ = unsafe { cl3::event::release_event(gate) };

@@ -179,13 +179,19 @@ fn report_experiment(
     out: &mut ReportOutput,
     md: &mut String,
 ) -> Result<(), ReportError> {
-    let exp = crate::benchmark::load_with(file, crate::benchmark::Checks::SchemaOnly).map_err(|e| ReportError::Experiment(e.to_string()))?;
+    let exp =
+        crate::benchmark::load_with(file, crate::benchmark::Checks::SchemaOnly).map_err(|e| ReportError::Experiment(e.to_string()))?;
     let Some(rows) = run.read_experiment(exp.id())? else { return Ok(()) };
     let items = exp.report(&rows, ctx)?;
     for item in &items {
         if let ReportItem::Table(t) = item {
             if let Some(r) = t.rows.iter().find(|r| r.len() != t.header.len()) {
-                return Err(ReportError::Experiment(format!("table {}: a row has {} cells for {} columns", t.name, r.len(), t.header.len())));
+                return Err(ReportError::Experiment(format!(
+                    "table {}: a row has {} cells for {} columns",
+                    t.name,
+                    r.len(),
+                    t.header.len()
+                )));
             }
         }
     }

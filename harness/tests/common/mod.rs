@@ -108,7 +108,9 @@ impl fembench::benchmark::Experiment for Scripted {
         fembench::measure::MeasurePolicy { warmup: 0, min_reps: 3, min_time_s: 0.0, ..Default::default() }
     }
     fn points(&self, _quick: bool) -> Vec<fembench::experiment::Params> {
-        (0..self.cases).map(|i| fembench::experiment::Params::default().push("i", fembench::experiment::ParamValue::Int(i as i64))).collect()
+        (0..self.cases)
+            .map(|i| fembench::experiment::Params::default().push("i", fembench::experiment::ParamValue::Int(i as i64)))
+            .collect()
     }
     fn run_point(
         &self,
