@@ -49,15 +49,8 @@ fn every_banas_plan_compiles_to_ptx() {
     if !common::nvrtc_available() {
         return;
     }
-    use fembench::banas::plan::{Plan, Tuning, Variant};
-    let dev = fembench::device::DeviceInfo {
-        max_work_group: 1024,
-        local_mem_bytes: 48 << 10,
-        memory_bytes: 80 << 30,
-        compute_units: 132,
-        ..Default::default()
-    };
-    let tuning = Tuning { output_bytes: 256 << 20, ..Default::default() };
+    use fembench::banas::plan::{hopper_like, Plan, Variant};
+    let (dev, tuning) = hopper_like();
     for p in 1..=7 {
         let nsh = fembench::banas::prism::shape_functions(p);
         let nq = fembench::banas::prism::quadrature(p).unwrap().len();

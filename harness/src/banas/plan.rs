@@ -243,14 +243,7 @@ mod tests {
 
     #[test]
     fn executed_flops_are_below_the_papers_count_for_high_degrees() {
-        let dev = DeviceInfo {
-            max_work_group: 1024,
-            local_mem_bytes: 48 << 10,
-            memory_bytes: 80 << 30,
-            compute_units: 132,
-            ..Default::default()
-        };
-        let tuning = Tuning { output_bytes: 256 << 20, ..Default::default() };
+        let (dev, tuning) = hopper_like();
         for p in [3usize, 5, 7] {
             let nsh = crate::banas::prism::shape_functions(p);
             let nq = crate::banas::prism::quadrature(p).unwrap().len();
@@ -300,6 +293,15 @@ mod tests {
         dev.local_mem_bytes = 1 << 10;
         assert!(Plan::new(Variant::ShmJac, 288, 336, Precision::F32, &dev, &tuning).is_err());
     }
+}
+
+/// The limits an H100/H200 reports (1024 threads, 48 KiB of static shared memory per block, 132
+/// SMs, 80 GiB) and the default 256 MiB launch: for planning without a device (NVRTC compile
+/// tests, flop-count tests).
+pub fn hopper_like() -> (DeviceInfo, Tuning) {
+    let dev =
+        DeviceInfo { max_work_group: 1024, local_mem_bytes: 48 << 10, memory_bytes: 80 << 30, compute_units: 132, ..Default::default() };
+    (dev, Tuning { output_bytes: 256 << 20, ..Default::default() })
 }
 
 /// Floating-point operations the f64 CPU reference executes per element (elasticity.rs): per

@@ -262,7 +262,7 @@ struct Prepared {
     dummy_reference: OnceLock<System>,
     bounds: OnceLock<Bounds>,
     dummy_bounds: OnceLock<Bounds>,
-    colors: Mutex<BTreeMap<u32, Timed<Vec<Vec<u32>>>>>,
+    colors: Mutex<BTreeMap<u32, Timed<Arc<Vec<Vec<u32>>>>>>,
     /// Plans by their parameters; failures are kept too (a partition that does not fit is
     /// not retried for the next precision or backend with the same limits).
     global: Mutex<BTreeMap<[usize; 4], Timed<GlobalPlan>>>,
@@ -299,9 +299,9 @@ impl Prepared {
     }
     /// The element coloring with at least `min` colors, and the seconds it took.
     fn colors(&self, min: u32) -> Result<(Arc<Vec<Vec<u32>>>, f64), CaseError> {
-        let c = cached(&self.colors, min, || color_elements(&self.problem.mesh, min as usize));
+        let c = cached(&self.colors, min, || color_elements(&self.problem.mesh, min as usize).map(Arc::new));
         match &c.0 {
-            Ok(groups) => Ok((Arc::new(groups.clone()), c.1)),
+            Ok(groups) => Ok((groups.clone(), c.1)),
             Err(e) => Err(CaseError::Failed(e.clone())),
         }
     }
