@@ -12,9 +12,10 @@ fn bench(c: &mut Criterion) {
         for kernel in StreamKernel::ALL {
             let d = HostData::<f64>::new(kernel, n, &p);
             let mut out = d.output();
+            let scratch = d.scratch();
             group.throughput(Throughput::Bytes(kernel.bytes(n, 8, p.scatter_fan_in as usize) as u64));
             group.bench_with_input(BenchmarkId::new(kernel.as_str(), format!("{mib}MiB")), &d, |b, d| {
-                b.iter(|| cpu_kernel(kernel, d, &mut out, p.scalar))
+                b.iter(|| cpu_kernel(kernel, d, &mut out, p.scalar, &scratch))
             });
         }
     }

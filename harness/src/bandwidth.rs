@@ -273,6 +273,12 @@ impl<T: Real> HostData<T> {
         vec![T::nan(); self.output_len()]
     }
 
+    /// The scatter-add's atomic targets (empty for every other kernel).
+    pub fn scratch(&self) -> Vec<T::Atomic> {
+        let n = if self.kind == StreamKernel::ScatterAdd { self.targets } else { 0 };
+        (0..n).map(|_| T::atomic(T::default())).collect()
+    }
+
     fn output_len(&self) -> usize {
         match self.kind {
             StreamKernel::ScatterAdd => self.targets,
@@ -500,8 +506,10 @@ fn run_cpu<T: Real>(ctx: &mut CaseCtx, p: &Problem, kernel: StreamKernel, d: &Ho
     let s = std::mem::size_of::<T>();
     let scalar = T::from_f64(p.scalar).to_f64();
     let mut out = d.output();
+    // The scatter-add's atomic targets are allocated here, outside the timer.
+    let scratch = d.scratch();
     let timing = measure_host::<()>(ctx.policy, &mut || {
-        cpu_kernel(kernel, d, &mut out, scalar);
+        cpu_kernel(kernel, d, &mut out, scalar, &scratch);
         Ok(())
     })
     .map_err(|_| CaseError::Failed("host kernel failed".into()))?;
@@ -517,8 +525,9 @@ fn run_cpu<T: Real>(ctx: &mut CaseCtx, p: &Problem, kernel: StreamKernel, d: &Ho
 /// Sequential run length of the CPU kernels (the dot product's error bound depends on it).
 const CPU_CHUNK: usize = 1 << 14;
 
-/// One execution of a kernel on the host with rayon (also what `cargo bench` measures).
-pub fn cpu_kernel<T: Real>(kernel: StreamKernel, d: &HostData<T>, out: &mut [T], scalar: f64) {
+/// One execution of a kernel on the host with rayon (also what `cargo bench` measures). `scratch`
+/// ([`HostData::scratch`]) holds the scatter-add's atomic targets, so no execution allocates.
+pub fn cpu_kernel<T: Real>(kernel: StreamKernel, d: &HostData<T>, out: &mut [T], scalar: f64, scratch: &[T::Atomic]) {
     use StreamKernel::*;
     match kernel {
         Memcpy => out.par_chunks_mut(CPU_CHUNK).zip(d.a.par_chunks(CPU_CHUNK)).for_each(|(o, a)| o.copy_from_slice(a)),
@@ -535,9 +544,10 @@ pub fn cpu_kernel<T: Real>(kernel: StreamKernel, d: &HostData<T>, out: &mut [T],
         }
         Gather => out.par_iter_mut().zip(&d.map).for_each(|(o, &j)| *o = d.a[j as usize]),
         ScatterAdd => {
-            let y: Vec<T::Atomic> = (0..d.targets).map(|_| T::atomic(T::default())).collect();
+            let y = &scratch[..d.targets];
+            y.par_iter().for_each(|c| T::atomic_store(c, T::default()));
             d.a.par_iter().zip(&d.map).for_each(|(x, &j)| T::atomic_add(&y[j as usize], *x));
-            out.iter_mut().zip(&y).for_each(|(o, c)| *o = T::atomic_load(c));
+            out.par_iter_mut().zip(y).for_each(|(o, c)| *o = T::atomic_load(c));
         }
     }
 }

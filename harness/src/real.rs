@@ -20,6 +20,7 @@ pub trait Real: bytemuck::Pod + Default + Copy + Send + Sync + PartialOrd + std:
     /// Compare-and-swap add, as the OpenCL kernels do it.
     fn atomic_add(cell: &Self::Atomic, v: Self);
     fn atomic_load(cell: &Self::Atomic) -> Self;
+    fn atomic_store(cell: &Self::Atomic, v: Self);
 }
 
 impl Real for f32 {
@@ -41,6 +42,9 @@ impl Real for f32 {
     fn atomic_load(cell: &AtomicU32) -> Self {
         f32::from_bits(cell.load(Ordering::Relaxed))
     }
+    fn atomic_store(cell: &AtomicU32, v: Self) {
+        cell.store(v.to_bits(), Ordering::Relaxed)
+    }
 }
 
 impl Real for f64 {
@@ -61,6 +65,9 @@ impl Real for f64 {
     }
     fn atomic_load(cell: &AtomicU64) -> Self {
         f64::from_bits(cell.load(Ordering::Relaxed))
+    }
+    fn atomic_store(cell: &AtomicU64, v: Self) {
+        cell.store(v.to_bits(), Ordering::Relaxed)
     }
 }
 
