@@ -6,6 +6,13 @@
  * choices as -D options (FB_REAL_IS_DOUBLE, BLOCK, ...), so one compile function serves NVRTC and
  * every OpenCL driver, PoCL included.
  */
+/* The harness compiles one module per kernel it launches and defines FB_SELECT=1 and
+ * FB_ONLY_<kernel name>=1; a kernel file may then skip its other, expensive kernels
+ * (#if !FB_SELECT || defined(FB_ONLY_name)). Without FB_SELECT every kernel is compiled. */
+#ifndef FB_SELECT
+#define FB_SELECT 0
+#endif
+
 #ifndef FB_REAL_IS_DOUBLE
 #define FB_REAL_IS_DOUBLE 0
 #endif

@@ -28,16 +28,28 @@ pub enum Target<'a> {
 #[derive(Default)]
 pub struct ModuleCache {
     modules: HashMap<(&'static str, Defines), Module>,
+    /// Seconds spent compiling (or loading from the on-disk cache) since the last `take_compile_s`.
+    compile_s: f64,
 }
 
 impl ModuleCache {
+    /// The module is compiled for this one kernel (`FB_SELECT`, `FB_ONLY_<name>`: see
+    /// `kernels/fembench.h`), so a kernel file's other kernels cost no compile time.
     pub fn kernel(&mut self, dev: &dyn Device, source: &KernelSource, defines: &Defines, name: &str) -> Result<Kernel, DeviceError> {
-        let key = (source.file, defines.clone());
+        let defines = defines.clone().with("FB_SELECT", 1).with(&format!("FB_ONLY_{name}"), 1);
+        let key = (source.file, defines);
         if !self.modules.contains_key(&key) {
-            let m = dev.compile(source, defines)?;
-            self.modules.insert(key.clone(), m);
+            let t0 = std::time::Instant::now();
+            let m = dev.compile(source, &key.1);
+            self.compile_s += t0.elapsed().as_secs_f64();
+            self.modules.insert(key.clone(), m?);
         }
         dev.kernel(&self.modules[&key], name)
+    }
+
+    /// Compile seconds since the last call (each case's `compile_s` column).
+    pub fn take_compile_s(&mut self) -> f64 {
+        std::mem::take(&mut self.compile_s)
     }
 
     /// Fills a buffer with all-ones bits (NaN in f32 and f64) before a checked repetition, so

@@ -7,7 +7,9 @@ use cudarc::driver::{
     sys::{CUdevice_attribute as Attr, CUevent_flags},
     CudaContext, CudaEvent, CudaStream, DevicePtr, DriverError, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{CompileError, CompileOptions};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+
+use super::kernel_cache;
 
 use super::{
     Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, HostBuffer, Kernel, KernelInner, Launch, Module,
@@ -286,8 +288,18 @@ impl Device for CudaDevice {
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
         let opts =
             CompileOptions { arch: Some(self.arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
-        let ptx =
-            cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), opts).map_err(|e| compile_error(source, e))?;
+        let unit = translation_unit(Backend::Cuda, source);
+        let nvrtc = nvrtc_version().unwrap_or_default();
+        let options = opts.options.join(" ");
+        let key = kernel_cache::key(&[b"cuda", unit.as_bytes(), options.as_bytes(), self.arch.as_bytes(), nvrtc.as_bytes()]);
+        let ptx = match kernel_cache::load(&key, "ptx").and_then(|b| String::from_utf8(b).ok()) {
+            Some(text) => Ptx::from_src(text),
+            None => {
+                let ptx = cudarc::nvrtc::compile_ptx_with_opts(unit, opts).map_err(|e| compile_error(source, e))?;
+                kernel_cache::store(&key, "ptx", ptx.to_src().as_bytes());
+                ptx
+            }
+        };
         let module = self.ctx.load_module(ptx).map_err(api("cuModuleLoadData"))?;
         Ok(Module { file: source.file, inner: ModuleInner::Cuda(module) })
     }

@@ -8,6 +8,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod kernel_cache;
 pub mod opencl;
 
 use std::fmt;

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::ptr;
 
+use super::kernel_cache;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
@@ -199,11 +200,26 @@ impl Device for OpenClDevice {
 
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
         let options = defines.options();
+        let joined = options.join(" ");
         let text = translation_unit(Backend::OpenCl, source);
+        let i = &self.info;
+        let target = format!("{}|{}|{}|{}", i.platform, i.name, i.driver_version, i.runtime_version);
+        let key = kernel_cache::key(&[b"opencl", text.as_bytes(), joined.as_bytes(), target.as_bytes()]);
+        if let Some(binary) = kernel_cache::load(&key, "clbin") {
+            // SAFETY: the program is made for this context's own device.
+            let cached = unsafe { Program::create_from_binary(&self.context, &[self.device.id()], &[&binary]) }
+                .and_then(|mut p| p.build(&[self.device.id()], &joined).map(|_| p));
+            if let Ok(program) = cached {
+                return Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) });
+            }
+        }
         let mut program = Program::create_from_source(&self.context, &text).map_err(api("clCreateProgramWithSource"))?;
-        if let Err(e) = program.build(&[self.device.id()], &options.join(" ")) {
+        if let Err(e) = program.build(&[self.device.id()], &joined) {
             let log = program.get_build_log(self.device.id()).unwrap_or_default();
             return Err(DeviceError::Compile { backend: Backend::OpenCl, file: source.file.into(), options, status: e.to_string(), log });
+        }
+        if let Some(binary) = program.get_binaries().ok().and_then(|b| b.into_iter().next()) {
+            kernel_cache::store(&key, "clbin", &binary);
         }
         Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) })
     }

@@ -1,0 +1,82 @@
+//! On-disk cache of compiled kernels: PTX from NVRTC and OpenCL program binaries.
+//!
+//! NVRTC takes tens of seconds per module at Cecka's orders 5-6, and a user's second run should
+//! not pay that again. An entry is keyed by a SHA-256 of everything that decides the compiled
+//! code: the backend, the whole translation unit (header and kernel file), the `-D` options, the
+//! target (CUDA arch, or OpenCL platform and device) and the compiler and driver versions. A
+//! changed kernel file or driver therefore misses; nothing is ever invalidated by hand.
+//!
+//! Location: `$FEMBENCH_KERNEL_CACHE`, else `$XDG_CACHE_HOME/fembench/kernels`, else
+//! `~/.cache/fembench/kernels`. `FEMBENCH_KERNEL_CACHE=off` turns it off. Writes are atomic
+//! (temporary file, then rename), so two processes can share the folder; a cache that cannot be
+//! written only costs the compilation again.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use sha2::{Digest, Sha256};
+
+/// Modules served from the cache and modules compiled, in this process (for logs and tests).
+pub static HITS: AtomicUsize = AtomicUsize::new(0);
+pub static MISSES: AtomicUsize = AtomicUsize::new(0);
+
+/// The cache folder, or None when turned off or no home is known.
+pub fn dir() -> Option<PathBuf> {
+    match std::env::var_os("FEMBENCH_KERNEL_CACHE") {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|c| c.join("fembench").join("kernels")),
+    }
+}
+
+/// The key of one compilation: each part is length-prefixed, so parts cannot run into each other.
+pub fn key(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    format!("{:x}", h.finalize())
+}
+
+fn path(key: &str, ext: &str) -> Option<PathBuf> {
+    dir().map(|d| d.join(format!("{key}.{ext}")))
+}
+
+/// A cached entry, counted as a hit; None (a miss) when absent, empty or unreadable.
+pub fn load(key: &str, ext: &str) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path(key, ext)?).ok().filter(|b| !b.is_empty());
+    match &bytes {
+        Some(_) => HITS.fetch_add(1, Ordering::Relaxed),
+        None => MISSES.fetch_add(1, Ordering::Relaxed),
+    };
+    bytes
+}
+
+/// Stores an entry; failures are ignored (the cache is an optimisation only).
+pub fn store(key: &str, ext: &str, bytes: &[u8]) {
+    let Some(dir) = dir() else { return };
+    let Some(target) = path(key, ext) else { return };
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".{key}.{ext}.{}", std::process::id()));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, &target).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_separate_parts_and_change_with_any_part() {
+        assert_ne!(key(&[b"ab", b"c"]), key(&[b"a", b"bc"]));
+        assert_ne!(key(&[b"src", b"-DEN=3"]), key(&[b"src", b"-DEN=6"]));
+        assert_eq!(key(&[b"src", b"-DEN=3"]), key(&[b"src", b"-DEN=3"]));
+    }
+}
