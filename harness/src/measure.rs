@@ -80,6 +80,10 @@ pub struct MeasurePolicy {
     /// Stop once the 95% interval of the median is within +- this fraction of it (0: never stop
     /// on noise, only on `max_reps` after the minimum count and time).
     pub target_rel_ci: f64,
+    /// nvbench's timeout: stop once the timed repetitions add up to this many seconds, even if
+    /// the noise target is not met (after `min_reps`). Noisy host timings otherwise run to
+    /// `max_reps`. 0: no limit.
+    pub max_time_s: f64,
 }
 
 impl Default for MeasurePolicy {
@@ -91,6 +95,7 @@ impl Default for MeasurePolicy {
             max_reps: 1000,
             modes: NonEmpty(vec![CacheMode::Warm]),
             target_rel_ci: 0.01,
+            max_time_s: 10.0,
         }
     }
 }
@@ -105,6 +110,7 @@ pub struct MeasureOverride {
     pub max_reps: Option<u32>,
     pub modes: Option<NonEmpty<CacheMode>>,
     pub target_rel_ci: Option<f64>,
+    pub max_time_s: Option<f64>,
 }
 
 impl MeasurePolicy {
@@ -116,6 +122,7 @@ impl MeasurePolicy {
             max_reps: o.max_reps.unwrap_or(self.max_reps),
             modes: o.modes.clone().unwrap_or_else(|| self.modes.clone()),
             target_rel_ci: o.target_rel_ci.unwrap_or(self.target_rel_ci),
+            max_time_s: o.max_time_s.unwrap_or(self.max_time_s),
         }
     }
 
@@ -129,6 +136,12 @@ impl MeasurePolicy {
         }
         if !(self.min_time_s >= 0.0 && self.min_time_s.is_finite()) {
             return Err(("min_time_s", format!("min_time_s must be a finite number >= 0 (got {})", self.min_time_s)));
+        }
+        if !(self.max_time_s >= 0.0 && self.max_time_s.is_finite()) {
+            return Err(("max_time_s", format!("max_time_s must be a finite number >= 0 (got {})", self.max_time_s)));
+        }
+        if self.max_time_s > 0.0 && self.max_time_s < self.min_time_s {
+            return Err(("max_time_s", format!("max_time_s ({}) is below min_time_s ({})", self.max_time_s, self.min_time_s)));
         }
         if !(self.target_rel_ci >= 0.0 && self.target_rel_ci < 1.0) {
             return Err(("target_rel_ci", format!("target_rel_ci must be in [0, 1) (got {})", self.target_rel_ci)));
@@ -146,7 +159,7 @@ impl MeasurePolicy {
         if reps < self.min_reps.max(1) || total < self.min_time_s {
             return false;
         }
-        if self.target_rel_ci <= 0.0 {
+        if self.target_rel_ci <= 0.0 || (self.max_time_s > 0.0 && total >= self.max_time_s) {
             return true;
         }
         // The bootstrap costs O(resamples x n): look again only after 10% more samples.
@@ -317,19 +330,33 @@ mod tests {
 
     #[test]
     fn noisy_samples_repeat_longer_than_steady_ones() {
-        let policy = MeasurePolicy { warmup: 0, min_reps: 10, min_time_s: 0.0, max_reps: 400, target_rel_ci: 0.01, ..Default::default() };
+        let policy = MeasurePolicy {
+            warmup: 0,
+            min_reps: 10,
+            min_time_s: 0.0,
+            max_reps: 400,
+            target_rel_ci: 0.01,
+            max_time_s: 0.0,
+            ..Default::default()
+        };
         let mut rng = crate::stats::SplitMix64::new(3);
         let steady: Vec<f64> = (0..400).map(|_| 1.0 + 0.001 * rng.unit()).collect();
         let noisy: Vec<f64> = (0..400).map(|_| 1.0 + 2.0 * rng.unit()).collect();
-        let reps = |xs: &[f64]| {
+        let reps_with = |p: &MeasurePolicy, xs: &[f64]| {
             let mut last = 0;
-            (1..=xs.len()).find(|&n| policy.done(&xs[..n], &mut last)).unwrap()
+            (1..=xs.len()).find(|&n| p.done(&xs[..n], &mut last)).unwrap()
         };
+        let reps = |xs: &[f64]| reps_with(&policy, xs);
         assert_eq!(reps(&steady), 10, "steady samples stop at min_reps");
         assert_eq!(reps(&noisy), 400, "samples too noisy for +-1% run to max_reps");
         let policy0 = MeasurePolicy { target_rel_ci: 0.0, ..policy.clone() };
         let mut last = 0;
         assert!(policy0.done(&noisy[..10], &mut last), "no noise target: stop at min_reps");
+        // With a time budget (nvbench's timeout), noisy samples stop once it is spent.
+        let budget = MeasurePolicy { max_time_s: 100.0, ..policy.clone() };
+        let n = reps_with(&budget, &noisy);
+        let spent: f64 = noisy[..n].iter().sum();
+        assert!(spent >= 100.0 && spent - noisy[n - 1] < 100.0, "stops at the first repetition past the budget ({n} reps, {spent} s)");
     }
 
     #[test]
