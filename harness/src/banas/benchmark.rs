@@ -385,8 +385,13 @@ fn run_gpu<T: Real>(
             }
             dev.synchronize()?;
             let t_allocate = t0.elapsed().as_secs_f64();
-            // Poison the output: an element the kernel does not write stays NaN.
-            ctx.modules.poison(dev, &bufs[4])?;
+            // Poison the output: an element the kernel does not write stays NaN. The inputs are
+            // filled too, so that every page is mapped before the timed upload: a first write
+            // into memory fresh from the driver costs a variable amount (up to 2.9x the upload
+            // time between back-to-back runs on an H200 before this).
+            for b in &bufs {
+                ctx.modules.poison(dev, b)?;
+            }
             dev.synchronize()?;
 
             let t_upload = dev.time_events(&mut || {
