@@ -163,9 +163,13 @@ fn main() -> ExitCode {
                 Ok(e) => e,
                 Err(code) => return code,
             };
-            let opts = RunOptions { backends, device_index: device, quick, out_dir: out, resume, retry, force, progress: true };
+            let opts =
+                RunOptions { backends: backends.clone(), device_index: device, quick, out_dir: out, resume, retry, force, progress: true };
             match runner::run(&exps, &opts) {
                 Ok(s) => {
+                    if s.devices_reopened > 0 && s.rows_skipped > 0 {
+                        relaunch_for_skipped(&paths, &backends, device, quick, &s.run_dir);
+                    }
                     println!(
                         "run {}: {} cases ({} already done), {} rows ok, {} failed, {} skipped",
                         s.run_dir.display(),
@@ -188,6 +192,33 @@ fn main() -> ExitCode {
         }
         Command::Report { run_dir, plots } => write_report(&run_dir, &plots),
         Command::Export { level, order, out } => export(level, order, &out),
+    }
+}
+
+/// After a sticky device error, the driver can refuse a new context for the rest of this
+/// process, so the cases it skipped run again in a new process (`--resume --retry skipped`),
+/// at most twice in a chain. The rows the new process writes land in the same run folder.
+fn relaunch_for_skipped(paths: &[PathBuf], backends: &[Backend], device: usize, quick: bool, run_dir: &std::path::Path) {
+    const DEPTH: &str = "FEMBENCH_RELAUNCH_DEPTH";
+    let depth: u32 = std::env::var(DEPTH).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    if depth >= 2 {
+        eprintln!("a device was lost again; run `harness run --resume {} --retry skipped` by hand", run_dir.display());
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("run").args(paths).arg("--resume").arg(run_dir).arg("--retry").arg("skipped").arg("--device").arg(device.to_string());
+    for b in backends {
+        cmd.arg("--backend").arg(b.to_string());
+    }
+    if quick {
+        cmd.arg("--quick");
+    }
+    eprintln!("a device was lost during the run; running its skipped cases again in a new process");
+    match cmd.env(DEPTH, (depth + 1).to_string()).status() {
+        Ok(st) if st.success() => {}
+        Ok(st) => eprintln!("the new process ended with {st}"),
+        Err(e) => eprintln!("could not start a new process: {e}"),
     }
 }
 

@@ -47,6 +47,10 @@ pub struct RunSummary {
     pub rows_ok: usize,
     pub rows_failed: usize,
     pub rows_skipped: usize,
+    /// Devices found in an error state after a case and opened again (a sticky CUDA error).
+    /// The driver may refuse a new context in this process; a new process then runs the
+    /// skipped cases (`harness run` does this itself).
+    pub devices_reopened: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +231,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         let policy = e.policy(quick);
         run.mark_started(e.id(), &case.id)?;
         let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
+        let case_start = std::time::Instant::now();
         let mut outcome: Result<Vec<Measured>, CaseError> = match target {
             _ if too_big.is_some() => Err(CaseError::Failed(too_big.unwrap_or_default())),
             Opened::Unavailable(reason) => Err(CaseError::Skipped(reason.clone())),
@@ -261,6 +266,21 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 guarded(|| e.run_point(&mut ctx, quick, case.point))
             }
         };
+        // Where a case's wall time goes besides its timed repetitions: compiling (or loading
+        // compiled kernels from the disk cache), building problems, verifying.
+        let wall_s = case_start.elapsed().as_secs_f64();
+        let compile_s = match &mut *target {
+            Opened::Gpu { modules, .. } => Some(modules.take_compile_s()),
+            _ => None,
+        };
+        if let Ok(measured) = &mut outcome {
+            for m in measured.iter_mut() {
+                m.extras.push(("case_wall_s".into(), wall_s));
+                if let Some(c) = compile_s {
+                    m.extras.push(("compile_s".into(), c));
+                }
+            }
+        }
         // The GPU's clocks, temperature, power and throttle reasons right after the case.
         if let (Opened::Gpu { dev, .. }, Ok(measured)) = (&*target, &mut outcome) {
             let readings = telemetry.read(dev.info());
@@ -289,6 +309,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 if !dev.healthy() {
                     bar.println(format!("{}: device in an error state after {}; opening it again", case.backend, case.id));
                     opened.remove(&case.backend);
+                    summary.devices_reopened += 1;
                 }
             }
         }
