@@ -10,6 +10,7 @@ pub mod banas;
 pub mod bandwidth;
 pub mod benchmark;
 pub mod cecka;
+pub mod compare;
 pub mod device;
 pub mod experiment;
 pub mod kernels;

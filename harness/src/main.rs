@@ -73,6 +73,32 @@ enum Command {
         #[arg(long, default_value = "export")]
         out: PathBuf,
     },
+    /// Compare two stored runs row by row (CI regression tracking): ratio of medians with a
+    /// bootstrap interval and a verdict per row; exits 1 when something regressed.
+    Compare {
+        /// The baseline run folder (e.g. the main branch's stored run).
+        base: PathBuf,
+        /// The run folder to judge.
+        new: PathBuf,
+        /// A change counts only above this many percent (and when significant).
+        #[arg(long, default_value_t = 5.0)]
+        threshold: f64,
+        /// Only these experiments (repeatable).
+        #[arg(long = "experiment")]
+        experiments: Vec<String>,
+        /// table (terminal), markdown (a pull-request comment) or bmf (Bencher Metric Format JSON).
+        #[arg(long, default_value = "table", value_parser = ["table", "markdown", "bmf"])]
+        format: String,
+        /// List the rows judged `same` too.
+        #[arg(long)]
+        all: bool,
+        /// When to exit non-zero.
+        #[arg(long, value_enum, default_value = "regression")]
+        fail_on: fembench::compare::FailOn,
+        /// Compare runs made on different devices or from different experiment files.
+        #[arg(long)]
+        force: bool,
+    },
     /// Build tables and figures from a stored run.
     Report {
         /// A run folder (results/<run-id>).
@@ -191,6 +217,31 @@ fn main() -> ExitCode {
             }
         }
         Command::Report { run_dir, plots } => write_report(&run_dir, &plots),
+        Command::Compare { base, new, threshold, experiments, format, all, fail_on, force } => {
+            if !(threshold >= 0.0 && threshold < 100.0) {
+                eprintln!("error: --threshold must be a percentage in [0, 100) (got {threshold})");
+                return ExitCode::from(2);
+            }
+            let opts = fembench::compare::CompareOptions { threshold: threshold / 100.0, experiments, force };
+            match fembench::compare::compare_runs(&base, &new, &opts) {
+                Ok(c) => {
+                    match format.as_str() {
+                        "bmf" => println!("{}", serde_json::to_string_pretty(&c.to_bmf()).unwrap_or_default()),
+                        "markdown" => print!("{}", c.table(all).to_markdown()),
+                        _ => print!("{}", c.table(all).to_terminal()),
+                    }
+                    if c.fails(fail_on) {
+                        eprintln!("{}", c.summary());
+                        return ExitCode::FAILURE;
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Export { level, order, out } => export(level, order, &out),
     }
 }

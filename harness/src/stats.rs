@@ -98,6 +98,32 @@ pub fn bootstrap_median_ci(samples: &[f64], level: f64, resamples: usize, seed: 
     Interval { low: quantile_sorted(&medians, alpha), high: quantile_sorted(&medians, 1.0 - alpha) }
 }
 
+/// The ratio of medians `median(new) / median(base)` and its percentile-bootstrap interval at
+/// `level`, each sample set resampled on its own (two independent runs). With fewer than 3
+/// samples on a side the interval is unknown (NaN bounds): no verdict can rest on it.
+pub fn bootstrap_ratio_ci(base: &[f64], new: &[f64], level: f64, resamples: usize, seed: u64) -> (f64, Interval) {
+    let ratio = median(new) / median(base);
+    if base.len() < 3 || new.len() < 3 {
+        return (ratio, Interval { low: f64::NAN, high: f64::NAN });
+    }
+    let mut rng = SplitMix64::new(seed ^ ((base.len() as u64) << 32 | new.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let (mut db, mut dn) = (vec![0.0; base.len()], vec![0.0; new.len()]);
+    let mut ratios: Vec<f64> = (0..resamples.max(1))
+        .map(|_| {
+            for d in db.iter_mut() {
+                *d = base[rng.below(base.len())];
+            }
+            for d in dn.iter_mut() {
+                *d = new[rng.below(new.len())];
+            }
+            median_in_place(&mut dn) / median_in_place(&mut db)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let alpha = (1.0 - level) / 2.0;
+    (ratio, Interval { low: quantile_sorted(&ratios, alpha), high: quantile_sorted(&ratios, 1.0 - alpha) })
+}
+
 /// Linear-interpolated quantile of sorted values.
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
