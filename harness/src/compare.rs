@@ -494,8 +494,7 @@ mod tests {
         assert_eq!(judge(&skipped, &skipped, 0.05).2, Verdict::Same);
     }
 
-    /// The newest committed full run (the reference run), whose stored samples the A/A tests
-    /// draw from. A checkout without one fails: these tests must not pass vacuously.
+    /// The committed reference run, whose stored samples the A/A tests draw from. A checkout without one fails: these tests must not pass vacuously.
     fn reference_run() -> RunDir {
         let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
         let mut runs: Vec<PathBuf> = std::fs::read_dir(&results)
@@ -503,7 +502,9 @@ mod tests {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.join("meta.json").is_file() && !p.to_string_lossy().ends_with("-quick"))
             .collect();
-        runs.sort();
+        // The full reference run: the committed run with the most experiments (then the newest).
+        let experiments = |p: &PathBuf| RunDir::open(p).and_then(|r| r.read_meta()).map(|m| m.experiments.len()).unwrap_or(0);
+        runs.sort_by_key(|p| (experiments(p), p.clone()));
         RunDir::open(runs.last().expect("a committed reference run under results/")).expect("the reference run opens")
     }
 
