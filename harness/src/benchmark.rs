@@ -185,6 +185,12 @@ pub trait Benchmark: 'static {
     fn memory_estimate(_problem: &Self::Problem, _point: &Self::Point) -> Option<MemoryEstimate> {
         None
     }
+    /// The backends and precisions a sweep point's method runs on. A combination that cannot
+    /// exist (a CPU reference on CUDA, a GPU kernel on the CPU) is not a case at all, so it gives
+    /// no row; `skipped` stays for run-time reasons (no GPU present, no fp64 on this device).
+    fn case_exists(_point: &Self::Point, _backend: Backend, _precision: Precision) -> bool {
+        true
+    }
     fn run(ctx: &mut CaseCtx, problem: &Self::Problem, point: &Self::Point) -> Result<Vec<Measured>, CaseError>;
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError>;
 }
@@ -221,6 +227,23 @@ pub trait Experiment {
     /// The memory estimate of one sweep point, if the benchmark makes one.
     fn memory_estimate(&self, _quick: bool, _index: usize) -> Option<MemoryEstimate> {
         None
+    }
+    /// Whether sweep point `index` on this backend and precision is a case at all.
+    fn case_exists(&self, _quick: bool, _index: usize, _backend: Backend, _precision: Precision) -> bool {
+        true
+    }
+    /// The cases of the experiment: sweep points times backends times precisions that exist.
+    fn case_count(&self, quick: bool) -> usize {
+        let points = self.points(quick).len();
+        (0..points)
+            .map(|i| {
+                self.backends()
+                    .iter()
+                    .flat_map(|&b| self.precisions().iter().map(move |&p| (b, p)))
+                    .filter(|&(b, p)| self.case_exists(quick, i, b, p))
+                    .count()
+            })
+            .sum()
     }
 }
 
@@ -283,6 +306,9 @@ impl<B: Benchmark> Experiment for Loaded<B> {
     fn memory_estimate(&self, quick: bool, index: usize) -> Option<MemoryEstimate> {
         let points = B::points(self.sweep(quick));
         points.get(index).and_then(|p| B::memory_estimate(self.problem(quick), p))
+    }
+    fn case_exists(&self, quick: bool, index: usize, backend: Backend, precision: Precision) -> bool {
+        B::points(self.sweep(quick)).get(index).is_some_and(|p| B::case_exists(p, backend, precision))
     }
 }
 

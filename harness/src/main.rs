@@ -177,7 +177,7 @@ fn main() -> ExitCode {
         Command::Validate { paths } => match load(&paths) {
             Ok(exps) => {
                 for e in &exps {
-                    let cases = |quick| e.points(quick).len() * e.backends().len() * e.precisions().len();
+                    let cases = |quick| e.case_count(quick);
                     println!("ok {} ({}): {} cases, {} in --quick", e.path().display(), e.kind().as_str(), cases(false), cases(true));
                 }
                 ExitCode::SUCCESS

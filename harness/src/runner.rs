@@ -198,6 +198,9 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                     continue;
                 }
                 for &precision in e.precisions() {
+                    if !e.case_exists(quick, pi, backend, precision) {
+                        continue;
+                    }
                     let id = case_id(backend, precision, &params);
                     if done.contains(&id) {
                         skipped_done += 1;

@@ -15,7 +15,7 @@ use super::elasticity::{element_dofs, element_flops, element_matrices, element_m
 use super::plan::{Plan, Tuning, Variant};
 use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
-use crate::device::{Arg, Buffer, Device, HostBuffer, Launch};
+use crate::device::{Arg, Backend, Buffer, Device, HostBuffer, Launch};
 use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
 use crate::kernels::BANAS;
 use crate::measure::{CacheMode, Timer, Timing};
@@ -199,6 +199,15 @@ impl Benchmark for BanasIntegration {
             }
         }
         Ok(())
+    }
+
+    /// The f64 CPU reference runs on the cpu backend; the four GPU variants on CUDA and OpenCL in
+    /// f32 and f64.
+    fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
+        match backend {
+            Backend::Cpu => point.method.variant().is_none() && precision == Precision::F64,
+            _ => point.method.variant().is_some(),
+        }
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {

@@ -14,7 +14,7 @@ use super::system::{
     compare, error_bounds, Bounds, Problem, System, SOURCE_F,
 };
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
-use crate::device::{Arg, Device, DeviceExt, Launch};
+use crate::device::{Arg, Backend, Device, DeviceExt, Launch};
 use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
 use crate::kernels::{Defines, CECKA};
 use crate::measure::{measure_device, measure_host, Timing};
@@ -426,6 +426,15 @@ impl Benchmark for CeckaAssembly {
         let en = ((point.order + 1) * (point.order + 2) / 2) as f64;
         let per_element = en * en * (4.0 + 28.0 + 8.0) + en * 40.0;
         Some(MemoryEstimate { host_bytes: ne * per_element, device_bytes: ne * en * en * 16.0 })
+    }
+
+    /// The CPU methods run on the cpu backend in f64 (the paper's baseline); the GPU methods on
+    /// CUDA and OpenCL in f32 and f64.
+    fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
+        match backend {
+            Backend::Cpu => point.method.on_cpu() && precision == Precision::F64,
+            _ => !point.method.on_cpu(),
+        }
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
