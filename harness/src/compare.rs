@@ -348,19 +348,12 @@ fn read_sides(run: &RunDir, experiment: &str) -> Result<BTreeMap<Key, Side>, Com
 /// What makes two runs incomparable: devices, and experiment files that differ.
 fn differences(base: &RunMeta, new: &RunMeta, experiments: &[String]) -> Vec<String> {
     let mut d = Vec::new();
-    let devices = |m: &RunMeta| -> Vec<String> {
-        m.devices
-            .iter()
-            .filter(|d| d.backend.is_some())
-            .map(|d| format!("{}: {}", d.backend.map(|b| b.to_string()).unwrap_or_default(), d.name))
-            .collect()
-    };
-    let (bd, nd) = (devices(base), devices(new));
-    for b in &bd {
-        let backend = b.split(':').next().unwrap_or("");
-        if let Some(n) = nd.iter().find(|n| n.split(':').next() == Some(backend)) {
-            if n != b {
-                d.push(format!("devices differ: {b} (base) vs {n} (new)"));
+    // A backend opened in both runs must have been the same device.
+    for b in &base.devices {
+        let Some(backend) = b.backend else { continue };
+        if let Some(n) = new.devices.iter().find(|n| n.backend == Some(backend)) {
+            if n.name != b.name {
+                d.push(format!("{backend} devices differ: {} (base) vs {} (new)", b.name, n.name));
             }
         }
     }
@@ -404,36 +397,20 @@ pub fn compare_runs(base_dir: &Path, new_dir: &Path, opts: &CompareOptions) -> R
     let mut entries = Vec::new();
     for id in &experiments {
         let (mut b, n) = (read_sides(&base_run, id)?, read_sides(&new_run, id)?);
+        let entry = |key: Key, base: Option<Side>, new: Option<Side>| {
+            let (ratio, interval, verdict) = match (&base, &new) {
+                (Some(b), Some(n)) => judge(b, n, opts.threshold),
+                (None, _) => (None, None, Verdict::Added),
+                (_, None) => (None, None, Verdict::Removed),
+            };
+            Entry { experiment: key.0, case_id: key.1, metric: key.2, mode: key.3, base, new, ratio, interval, verdict }
+        };
         for (key, new_side) in n {
             let base_side = b.remove(&key);
-            let (ratio, interval, verdict) = match &base_side {
-                Some(bs) => judge(bs, &new_side, opts.threshold),
-                None => (None, None, Verdict::Added),
-            };
-            entries.push(Entry {
-                experiment: key.0,
-                case_id: key.1,
-                metric: key.2,
-                mode: key.3,
-                base: base_side,
-                new: Some(new_side),
-                ratio,
-                interval,
-                verdict,
-            });
+            entries.push(entry(key, base_side, Some(new_side)));
         }
         for (key, base_side) in b {
-            entries.push(Entry {
-                experiment: key.0,
-                case_id: key.1,
-                metric: key.2,
-                mode: key.3,
-                base: Some(base_side),
-                new: None,
-                ratio: None,
-                interval: None,
-                verdict: Verdict::Removed,
-            });
+            entries.push(entry(key, Some(base_side), None));
         }
     }
     Ok(Comparison { base, new, threshold: opts.threshold, entries, warnings: diffs })
