@@ -1,7 +1,7 @@
 /* fembench portability header.
  *
  * Every kernel in this folder is written once, in the common subset of CUDA C++ and OpenCL C,
- * against the macros below. The host (harness/src/kernels.rs) prepends `#define FB_CUDA 1` or
+ * against the macros below. The host (harness/device/src/kernels.rs) prepends `#define FB_CUDA 1` or
  * `#define FB_OPENCL 1`, then this header, then the kernel file, and passes precision and tuning
  * choices as -D options (FB_REAL_IS_DOUBLE, BLOCK, ...), so one compile function serves NVRTC and
  * every OpenCL driver, PoCL included.

@@ -1,7 +1,8 @@
 //! How long NVRTC takes to compile each Cecka kernel at each element order (compile time is part
 //! of every case's cost): `cargo run --release --example nvrtc_compile_time`.
+use fembench::cecka::CECKA;
 use fembench::device::cuda;
-use fembench::kernels::{Defines, CECKA};
+use fembench::kernels::Defines;
 use fembench::Precision;
 
 fn main() {

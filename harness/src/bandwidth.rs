@@ -14,8 +14,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
-use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
-use crate::kernels::{Defines, BANDWIDTH};
+use crate::experiment::{cartesian, NonEmpty, ParamValue, Params};
+use crate::kernels::{Defines, KernelSource};
+
+/// BabelStream's kernels plus gather and atomic scatter-add.
+pub const BANDWIDTH: KernelSource = KernelSource { file: "bandwidth.kern", text: include_str!("../../kernels/bandwidth.kern") };
 use crate::measure::{measure_device, measure_host, Timing};
 use crate::real::{permute, unit, Real};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
@@ -174,7 +177,8 @@ pub struct Point {
 }
 
 impl Benchmark for DeviceBandwidth {
-    const KIND: BenchmarkKind = BenchmarkKind::DeviceBandwidth;
+    const NAME: &'static str = "device-bandwidth";
+    const KERNELS: &'static [KernelSource] = &[BANDWIDTH];
     type Sweep = Sweep;
     type Problem = Problem;
     type Outputs = Outputs;

@@ -1,48 +1,42 @@
 //! fembench: a benchmark harness and reproducibility suite for GPU finite-element algorithms.
 //!
-//! The pipeline, one module per step: [`experiment`] (YAML) -> [`benchmark`] cases ->
-//! [`measure`] -> [`results`] (Parquet rows) -> [`report`] (tables and figures). Kernels live in
-//! `kernels/` behind one portability header ([`kernels`]) and run through one [`device`] trait on
-//! CUDA or OpenCL. Each benchmark is one module: [`bandwidth`] measures the device's attainable
-//! bandwidth, the ceiling later reports divide by; [`cecka`] and [`banas`] hold one paper each.
+//! This crate is the top of the house: the benchmark modules, one folder per paper ([`cecka`],
+//! [`banas`]) plus the device-bandwidth ceiling ([`bandwidth`]), and the [`REGISTRY`] that lists
+//! them, one line each. What they are built on lives in crates whose dependencies run one way:
+//! - `fembench-core`: backends, precisions, case parameters, scalar types, statistics;
+//! - `fembench-device`: the [`device::Device`] trait on CUDA and OpenCL, kernel compilation and its
+//!   disk cache, telemetry;
+//! - `fembench-measure`: the measurement policy, the repetition loop, staged timing, cache flushing;
+//! - `fembench-fem`: meshes, Gmsh import, Lagrange elements, coloring, partitioning, packing,
+//!   verification helpers and writers shared by the papers;
+//! - `fembench-bench`: experiments, the [`benchmark::Benchmark`] trait, the runner, rows, reports
+//!   and comparison.
+//!
+//! Adding a paper: a folder here with a type implementing `Benchmark`, and one line in
+//! [`REGISTRY`].
 
 pub mod banas;
 pub mod bandwidth;
-pub mod benchmark;
 pub mod cecka;
-pub mod compare;
-pub mod device;
-pub mod experiment;
-pub mod kernels;
-pub mod measure;
-pub mod real;
-pub mod report;
-pub mod results;
-pub mod runner;
-pub mod stats;
-pub mod telemetry;
 
-use serde::{Deserialize, Serialize};
+pub use fembench_bench::{benchmark, compare, experiment, publish, registry, report, results, runner};
+pub use fembench_core::{real, stats, Backend, Precision};
+pub use fembench_device::{self as device, kernels, telemetry};
+pub use fembench_fem as fem;
+pub use fembench_measure as measure;
 
-/// Floating-point precision of a case's device data and arithmetic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    F32,
-    F64,
+use registry::{entry, Registry};
+
+/// Every benchmark module of this build: one line each.
+pub static REGISTRY: Registry =
+    Registry(&[entry::<bandwidth::DeviceBandwidth>(), entry::<cecka::CeckaAssembly>(), entry::<banas::BanasIntegration>()]);
+
+/// Parses and validates one experiment file of any registered benchmark.
+pub fn load(path: &std::path::Path) -> Result<Box<dyn benchmark::Experiment>, experiment::ExperimentError> {
+    REGISTRY.load(path)
 }
 
-impl Precision {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
-        }
-    }
-}
-
-impl std::fmt::Display for Precision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// Writes the report of a run folder (tables, figures, `report.md`) with this build's registry.
+pub fn report_run(run: &std::path::Path, plots: &std::path::Path) -> Result<publish::ReportOutput, report::ReportError> {
+    publish::report_run(&REGISTRY, run, plots)
 }

@@ -7,8 +7,8 @@ use clap::{Parser, Subcommand};
 
 use fembench::benchmark;
 use fembench::device::{self, Backend};
-use fembench::report;
 use fembench::runner::{self, RunOptions};
+use fembench::{publish, REGISTRY};
 
 #[derive(Parser)]
 #[command(name = "harness", version, about = "fembench: run, verify and report GPU finite-element benchmarks")]
@@ -142,27 +142,10 @@ fn devices() -> ExitCode {
 }
 
 fn load(paths: &[PathBuf]) -> Result<Vec<Box<dyn benchmark::Experiment>>, ExitCode> {
-    let mut all: Vec<Box<dyn benchmark::Experiment>> = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        match benchmark::load_all(path) {
-            Ok(exps) => {
-                for e in exps {
-                    match all.iter().find(|p| p.id() == e.id()) {
-                        Some(prev) => errors.push(fembench::experiment::ExperimentError::plain(
-                            e.path(),
-                            format!("id `{}` is already used by {}", e.id(), prev.path().display()),
-                        )),
-                        None => all.push(e),
-                    }
-                }
-            }
-            Err(errs) => errors.extend(errs),
-        }
-    }
-    if errors.is_empty() {
-        return Ok(all);
-    }
+    let errors = match REGISTRY.load_all(paths) {
+        Ok(all) => return Ok(all),
+        Err(errors) => errors,
+    };
     for e in &errors {
         eprintln!("error: {e}");
     }
@@ -178,7 +161,7 @@ fn main() -> ExitCode {
             Ok(exps) => {
                 for e in &exps {
                     let cases = |quick| e.case_count(quick);
-                    println!("ok {} ({}): {} cases, {} in --quick", e.path().display(), e.kind().as_str(), cases(false), cases(true));
+                    println!("ok {} ({}): {} cases, {} in --quick", e.path().display(), e.kind(), cases(false), cases(true));
                 }
                 ExitCode::SUCCESS
             }
@@ -296,7 +279,7 @@ fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
 }
 
 fn write_report(run_dir: &std::path::Path, plots: &std::path::Path) -> ExitCode {
-    match report::report_run(run_dir, plots) {
+    match publish::report_run(&REGISTRY, run_dir, plots) {
         Ok(out) => {
             print!("{}", out.terminal);
             if let Some(md) = out.markdown_path {

@@ -3,9 +3,9 @@
 
 mod common;
 
-use fembench::benchmark::load;
 use fembench::device::{self, Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};
+use fembench::load;
 use fembench::results::RunDir;
 use fembench::runner::{run, RunOptions, RunSummary};
 

@@ -4,7 +4,7 @@
 mod common;
 
 use fembench::device::{cuda, Backend, DeviceError};
-use fembench::kernels::{self, Defines, KernelSource};
+use fembench::kernels::{Defines, KernelSource};
 use fembench::Precision;
 
 #[test]
@@ -12,7 +12,7 @@ fn every_kernel_compiles_to_ptx() {
     if !common::nvrtc_available() {
         return;
     }
-    for source in kernels::ALL {
+    for source in &fembench::REGISTRY.kernels() {
         for precision in [Precision::F32, Precision::F64] {
             let defines = Defines::for_precision(precision);
             let ptx = cuda::compile_ptx(source, &defines, "compute_90").unwrap_or_else(|e| panic!("{e}"));
@@ -57,7 +57,8 @@ fn every_banas_plan_compiles_to_ptx() {
         for v in Variant::ALL {
             for precision in [Precision::F32, Precision::F64] {
                 let plan = Plan::new(v, nsh, nq, precision, &dev, &tuning).unwrap();
-                let ptx = cuda::compile_ptx(&kernels::BANAS, &plan.defines(precision), "compute_90").unwrap_or_else(|e| panic!("{e}"));
+                let ptx =
+                    cuda::compile_ptx(&fembench::banas::BANAS, &plan.defines(precision), "compute_90").unwrap_or_else(|e| panic!("{e}"));
                 assert!(ptx.contains(".entry banas_integrate("), "p = {p} {v:?} {precision}");
             }
         }
@@ -89,7 +90,7 @@ fn every_cecka_kernel_compiles_for_every_order() {
                         .with("WG", 128)
                         .with("MIN_BLOCKS", 0)
                         .with("SA_BATCH", 8);
-                    let ptx = cuda::compile_ptx(&kernels::CECKA, &defines, "compute_90")
+                    let ptx = cuda::compile_ptx(&fembench::cecka::CECKA, &defines, "compute_90")
                         .unwrap_or_else(|e| panic!("order {order} {precision} dummy {dummy} atomic {atomic}: {e}"));
                     for name in entries {
                         assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing at order {order}");

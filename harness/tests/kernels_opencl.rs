@@ -2,9 +2,9 @@
 
 mod common;
 
-use fembench::benchmark::load;
 use fembench::device::{Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};
+use fembench::load;
 use fembench::results::RunDir;
 use fembench::runner::{run, RunOptions};
 

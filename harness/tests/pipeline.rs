@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fembench::benchmark::{load, CaseError, Experiment, Measured};
+use fembench::benchmark::{CaseError, Experiment, Measured};
 use fembench::device::{Backend, DeviceError};
+use fembench::load;
 use fembench::measure::{CacheMode, Timer, Timing};
-use fembench::report::report_run;
+use fembench::report_run;
 use fembench::results::RunDir;
 use fembench::runner::{run, RunOptions};
 use polars::prelude::DataFrame;

@@ -7,11 +7,12 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use fembench::benchmark::{load, CaseError, Experiment, Measured};
+use fembench::benchmark::{CaseError, Experiment, Measured};
 use fembench::device::Backend;
 use fembench::experiment::{ParamValue, Params};
+use fembench::load;
 use fembench::measure::{CacheMode, Timer, Timing};
-use fembench::report::report_run;
+use fembench::report_run;
 use fembench::results::{rows_to_frame, Row, RunDir};
 use fembench::runner::{case_id, run, RunOptions};
 use fembench::Precision;

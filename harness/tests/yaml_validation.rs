@@ -3,7 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use fembench::benchmark::{load, load_all};
+use fembench::load;
+
+fn load_all(path: &Path) -> Result<Vec<Box<dyn fembench::benchmark::Experiment>>, Vec<fembench::experiment::ExperimentError>> {
+    fembench::REGISTRY.load_all(&[path])
+}
 
 fn shipped() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments")

@@ -14,10 +14,11 @@ use serde::{Deserialize, Serialize};
 use super::elasticity::{element_dofs, element_flops, element_matrices, element_matrices_into, rigid_body_residual, PrismMesh};
 use super::plan::{Plan, Tuning, Variant};
 use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
+use super::BANAS;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
 use crate::device::{Arg, Backend, Buffer, Device, HostBuffer, Launch};
-use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
-use crate::kernels::BANAS;
+use crate::experiment::{cartesian, NonEmpty, ParamValue, Params};
+use crate::kernels::KernelSource;
 use crate::measure::{CacheMode, Timer, Timing};
 use crate::real::Real;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
@@ -158,7 +159,8 @@ fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Pr
 }
 
 impl Benchmark for BanasIntegration {
-    const KIND: BenchmarkKind = BenchmarkKind::BanasIntegration;
+    const NAME: &'static str = "banas-integration";
+    const KERNELS: &'static [KernelSource] = &[BANAS];
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

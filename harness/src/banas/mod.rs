@@ -23,3 +23,7 @@ pub mod plan;
 pub mod prism;
 
 pub use benchmark::BanasIntegration;
+
+/// The kernel file: the four variants by `-D` defines.
+pub const BANAS: crate::kernels::KernelSource =
+    crate::kernels::KernelSource { file: "banas.kern", text: include_str!("../../../kernels/banas.kern") };

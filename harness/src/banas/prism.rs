@@ -8,7 +8,7 @@
 //! Dunavant rules the paper's N_Q implies) times the (p+1)-point Gauss rule in zeta: exact to
 //! degree 2p, N_Q = 6, 18, 48, 80, 150, 231, 336 as in Table 1.
 
-use crate::cecka::lagrange;
+use fembench_fem::lagrange;
 
 /// The highest degree the benchmark runs (the paper's range).
 pub const MAX_DEGREE: usize = 7;

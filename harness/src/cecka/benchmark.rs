@@ -13,10 +13,11 @@ use super::system::{
     assemble_by_search, assemble_dummy, assemble_parallel_into, assemble_serial, assemble_serial_into, check_bounds, color_elements,
     compare, error_bounds, Bounds, Problem, System, SOURCE_F,
 };
+use super::CECKA;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::{Arg, Backend, Device, DeviceExt, Launch};
-use crate::experiment::{cartesian, BenchmarkKind, NonEmpty, ParamValue, Params};
-use crate::kernels::{Defines, CECKA};
+use crate::experiment::{cartesian, NonEmpty, ParamValue, Params};
+use crate::kernels::{Defines, KernelSource};
 use crate::measure::{measure_device, measure_host, Timing};
 use crate::real::Real;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
@@ -178,8 +179,8 @@ pub struct MeshFile {
 }
 
 impl MeshFile {
-    fn read(&self) -> Result<super::mesh::TriMesh, super::gmsh::GmshError> {
-        super::gmsh::read(&self.gmsh, &self.dirichlet)
+    fn read(&self) -> Result<super::mesh::TriMesh, fembench_fem::gmsh::GmshError> {
+        fembench_fem::gmsh::read(&self.gmsh, &self.dirichlet)
     }
 }
 
@@ -345,7 +346,8 @@ fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepa
 }
 
 impl Benchmark for CeckaAssembly {
-    const KIND: BenchmarkKind = BenchmarkKind::CeckaAssembly;
+    const NAME: &'static str = "cecka-assembly";
+    const KERNELS: &'static [KernelSource] = &[CECKA];
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

@@ -1,7 +1,8 @@
 //! Cecka, Lew and Darve 2011, "Assembly of finite element methods on graphics processors":
 //! the steady heat problem on Lagrange triangles of order 1..6 and its assembly into CSR.
 //!
-//! Here: the mesh and order-k numbering ([`mesh`], [`lagrange`]), the system, the element
+//! Here: the plate mesh ([`mesh`]; triangles, Lagrange nodes and Gmsh import are shared, in
+//! `fembench_fem`), the system, the element
 //! subroutine and the CPU baselines ([`system`]), the host-side plans of the by-NZ methods
 //! ([`nz_plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
 //! reports ([`benchmark`]) and Matrix Market export ([`export`]). Kernels: `kernels/cecka.kern`.
@@ -31,10 +32,12 @@
 
 pub mod benchmark;
 pub mod export;
-pub mod gmsh;
-pub mod lagrange;
 pub mod mesh;
 pub mod nz_plans;
 pub mod system;
 
 pub use benchmark::CeckaAssembly;
+
+/// The kernel file: every method, selected by `-D` defines.
+pub const CECKA: crate::kernels::KernelSource =
+    crate::kernels::KernelSource { file: "cecka.kern", text: include_str!("../../../kernels/cecka.kern") };

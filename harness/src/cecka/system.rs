@@ -4,8 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::lagrange::ReferenceIntegrals;
 use super::mesh::{self, LagrangeMesh};
+use fembench_fem::lagrange::ReferenceIntegrals;
 
 /// Heat source f of section 6.1.
 pub const SOURCE_F: f64 = 0.1;

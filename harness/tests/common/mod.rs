@@ -89,8 +89,8 @@ impl fembench::benchmark::Experiment for Scripted {
     fn id(&self) -> &str {
         self.id
     }
-    fn kind(&self) -> fembench::experiment::BenchmarkKind {
-        fembench::experiment::BenchmarkKind::DeviceBandwidth
+    fn kind(&self) -> &'static str {
+        "device-bandwidth"
     }
     fn path(&self) -> &Path {
         Path::new("scripted.yaml")

@@ -23,9 +23,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
-use crate::experiment::NonEmpty;
-use crate::kernels::{self, Defines};
+use fembench_core::NonEmpty;
+use fembench_device::kernels::{self, Defines};
+use fembench_device::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
 
 /// Whether caches are left warm between repetitions or flushed before each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -168,8 +168,8 @@ impl MeasurePolicy {
             return false;
         }
         *last_check = n;
-        let ci = crate::stats::bootstrap_median_ci(samples, 0.95, crate::stats::STOP_RESAMPLES, 0x5eed);
-        ci.relative_half_width(crate::stats::median(samples)) <= self.target_rel_ci
+        let ci = fembench_core::stats::bootstrap_median_ci(samples, 0.95, fembench_core::stats::STOP_RESAMPLES, 0x5eed);
+        ci.relative_half_width(fembench_core::stats::median(samples)) <= self.target_rel_ci
     }
 }
 
@@ -183,11 +183,11 @@ pub struct Timing {
 
 impl Timing {
     pub fn median(&self) -> f64 {
-        crate::stats::median(&self.samples)
+        fembench_core::stats::median(&self.samples)
     }
     /// The 95% bootstrap interval of the median.
-    pub fn median_ci(&self) -> crate::stats::Interval {
-        crate::stats::bootstrap_median_ci(&self.samples, 0.95, crate::stats::REPORT_RESAMPLES, 0x5eed)
+    pub fn median_ci(&self) -> fembench_core::stats::Interval {
+        fembench_core::stats::bootstrap_median_ci(&self.samples, 0.95, fembench_core::stats::REPORT_RESAMPLES, 0x5eed)
     }
     pub fn min(&self) -> f64 {
         self.samples.iter().copied().fold(f64::INFINITY, f64::min)
@@ -250,7 +250,7 @@ pub fn measure_device(
     dev.synchronize()?;
     let flusher = match (mode, flusher) {
         (CacheMode::Cold, None) => {
-            return Err(crate::device::DeviceError::Unsupported("cold mode asked for, but no cache flusher could be made".into()))
+            return Err(fembench_device::DeviceError::Unsupported("cold mode asked for, but no cache flusher could be made".into()))
         }
         (CacheMode::Cold, Some(f)) => Some(f),
         (CacheMode::Warm, _) => None,
@@ -339,7 +339,7 @@ mod tests {
             max_time_s: 0.0,
             ..Default::default()
         };
-        let mut rng = crate::stats::SplitMix64::new(3);
+        let mut rng = fembench_core::stats::SplitMix64::new(3);
         let steady: Vec<f64> = (0..400).map(|_| 1.0 + 0.001 * rng.unit()).collect();
         let noisy: Vec<f64> = (0..400).map(|_| 1.0 + 2.0 * rng.unit()).collect();
         let reps_with = |p: &MeasurePolicy, xs: &[f64]| {
@@ -374,7 +374,7 @@ mod tests {
         // on use proves it.
         struct NoDevice;
         impl Device for NoDevice {
-            fn info(&self) -> &crate::device::DeviceInfo {
+            fn info(&self) -> &fembench_device::DeviceInfo {
                 unimplemented!()
             }
             fn alloc(&self, _: usize) -> DeviceResult<Buffer> {
@@ -389,10 +389,10 @@ mod tests {
             fn copy(&self, _: &mut Buffer, _: &Buffer, _: usize) -> DeviceResult<()> {
                 unimplemented!()
             }
-            fn compile(&self, _: &kernels::KernelSource, _: &Defines) -> DeviceResult<crate::device::Module> {
+            fn compile(&self, _: &kernels::KernelSource, _: &Defines) -> DeviceResult<fembench_device::Module> {
                 unimplemented!()
             }
-            fn kernel(&self, _: &crate::device::Module, _: &str) -> DeviceResult<Kernel> {
+            fn kernel(&self, _: &fembench_device::Module, _: &str) -> DeviceResult<Kernel> {
                 unimplemented!()
             }
             fn launch(&self, _: &Kernel, _: Launch, _: &[Arg]) -> DeviceResult<()> {
@@ -404,15 +404,15 @@ mod tests {
             fn time_events(&self, _: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
                 unimplemented!()
             }
-            fn upload_async(&self, _: &mut Buffer, _: &crate::device::HostBuffer, _: usize) -> DeviceResult<()> {
+            fn upload_async(&self, _: &mut Buffer, _: &fembench_device::HostBuffer, _: usize) -> DeviceResult<()> {
                 unimplemented!()
             }
-            fn download_async(&self, _: &Buffer, _: &mut crate::device::HostBuffer, _: usize) -> DeviceResult<()> {
+            fn download_async(&self, _: &Buffer, _: &mut fembench_device::HostBuffer, _: usize) -> DeviceResult<()> {
                 unimplemented!()
             }
         }
         let policy = MeasurePolicy { warmup: 0, ..Default::default() };
         let r = measure_device(&NoDevice, &policy, CacheMode::Cold, None, &mut || Ok(()));
-        assert!(matches!(r, Err(crate::device::DeviceError::Unsupported(m)) if m.contains("cold")));
+        assert!(matches!(r, Err(fembench_device::DeviceError::Unsupported(m)) if m.contains("cold")));
     }
 }

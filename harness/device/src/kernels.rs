@@ -3,7 +3,7 @@
 //!
 //! Specialisation is libCEED-style: one source, `-D` defines chosen by the host code.
 
-use crate::device::Backend;
+use crate::Backend;
 use crate::Precision;
 
 /// One kernel file of `kernels/`, embedded at build time.
@@ -15,18 +15,11 @@ pub struct KernelSource {
 }
 
 /// The portability header every kernel file is compiled behind.
-pub const PORTABILITY_HEADER: &str = include_str!("../../kernels/fembench.h");
+pub const PORTABILITY_HEADER: &str = include_str!("../../../kernels/fembench.h");
 
-pub const BANDWIDTH: KernelSource = KernelSource { file: "bandwidth.kern", text: include_str!("../../kernels/bandwidth.kern") };
-
-pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", text: include_str!("../../kernels/cache_flush.kern") };
-
-pub const CECKA: KernelSource = KernelSource { file: "cecka.kern", text: include_str!("../../kernels/cecka.kern") };
-
-pub const BANAS: KernelSource = KernelSource { file: "banas.kern", text: include_str!("../../kernels/banas.kern") };
-
-/// Every embedded kernel file; tests compile each of them for every backend.
-pub const ALL: &[KernelSource] = &[BANDWIDTH, CACHE_FLUSH, CECKA, BANAS];
+/// The kernels the harness itself launches: cache flush and NaN poisoning. Each benchmark
+/// declares its own kernel files (`Benchmark::KERNELS`).
+pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", text: include_str!("../../../kernels/cache_flush.kern") };
 
 /// `-D` defines for one compilation, kept in order so compile errors can show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

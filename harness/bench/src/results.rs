@@ -16,8 +16,8 @@ use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::device::DeviceInfo;
 use crate::experiment::{ParamValue, Params};
+use fembench_device::DeviceInfo;
 
 /// How a case ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,60 +6,15 @@
 //! before anything runs. A file is parsed twice: once for its `benchmark:` key alone, then fully
 //! against that benchmark's own sweep, problem and output types.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::de::{DeserializeOwned, Deserializer};
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
-use crate::device::Backend;
-use crate::measure::MeasurePolicy;
-use crate::Precision;
-
-/// The benchmarks an experiment file can drive; each is a module of this crate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BenchmarkKind {
-    /// `bandwidth.rs`: BabelStream kernels plus gather and atomic scatter-add.
-    DeviceBandwidth,
-    /// `cecka/`: Cecka, Lew and Darve 2011, FEM assembly on GPUs.
-    CeckaAssembly,
-    /// `banas/`: Banaś, Płaszewski and Macioł, numerical integration for higher-order prisms.
-    BanasIntegration,
-}
-
-impl BenchmarkKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BenchmarkKind::DeviceBandwidth => "device-bandwidth",
-            BenchmarkKind::CeckaAssembly => "cecka-assembly",
-            BenchmarkKind::BanasIntegration => "banas-integration",
-        }
-    }
-}
-
-/// A list that must hold at least one value (an empty sweep axis would give no cases).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct NonEmpty<T>(pub Vec<T>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for NonEmpty<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Vec::<T>::deserialize(d)?;
-        if v.is_empty() {
-            return Err(serde::de::Error::invalid_length(0, &"a list with at least one value"));
-        }
-        Ok(NonEmpty(v))
-    }
-}
-
-impl<T> std::ops::Deref for NonEmpty<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        &self.0
-    }
-}
+pub use fembench_core::{cartesian, NonEmpty, ParamValue, Params};
+use fembench_core::{Backend, Precision};
+use fembench_measure::MeasurePolicy;
 
 /// One experiment file, typed by its benchmark.
 #[derive(Debug, Clone, Deserialize)]
@@ -72,7 +27,8 @@ pub struct ExperimentSpec<S, P, O> {
     /// Which paper (and which of its tables or figures) this reproduces.
     #[serde(default)]
     pub paper: Option<String>,
-    pub benchmark: BenchmarkKind,
+    /// Which benchmark module runs the file (a name in the registry).
+    pub benchmark: String,
     /// Fixed problem parameters of the benchmark.
     #[serde(default)]
     pub problem: P,
@@ -110,55 +66,7 @@ pub struct QuickSpec<S, P> {
     #[serde(default)]
     pub problem: Option<P>,
     #[serde(default)]
-    pub measure: Option<crate::measure::MeasureOverride>,
-}
-
-/// A parameter value of one case, as it appears in result columns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ParamValue {
-    Int(i64),
-    Float(f64),
-    Str(String),
-}
-
-impl fmt::Display for ParamValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParamValue::Int(v) => write!(f, "{v}"),
-            ParamValue::Float(v) => write!(f, "{v}"),
-            ParamValue::Str(v) => f.write_str(v),
-        }
-    }
-}
-
-/// The named parameters of one case, in sweep order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Params(pub Vec<(String, ParamValue)>);
-
-impl Params {
-    pub fn push(mut self, name: &str, value: ParamValue) -> Self {
-        self.0.push((name.to_string(), value));
-        self
-    }
-    pub fn key(&self) -> String {
-        self.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
-    }
-}
-
-/// Cartesian product of sweep axes, first axis outermost.
-pub fn cartesian<T: Clone>(axes: &[Vec<T>]) -> Vec<Vec<T>> {
-    axes.iter().fold(vec![Vec::new()], |acc, axis| {
-        acc.iter()
-            .flat_map(|prefix| {
-                axis.iter().map(move |v| {
-                    let mut p = prefix.clone();
-                    p.push(v.clone());
-                    p
-                })
-            })
-            .collect()
-    })
+    pub measure: Option<fembench_measure::MeasureOverride>,
 }
 
 /// A bad experiment file: where, and what.
@@ -290,10 +198,10 @@ pub fn parse_spec<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Exp
 }
 
 /// First pass: only the `benchmark:` key, to pick the types of the second pass.
-pub fn benchmark_of(path: &Path, text: &str) -> Result<BenchmarkKind, ExperimentError> {
+pub fn benchmark_of(path: &Path, text: &str) -> Result<String, ExperimentError> {
     #[derive(Deserialize)]
     struct Probe {
-        benchmark: Option<BenchmarkKind>,
+        benchmark: Option<String>,
     }
     let probe: Probe = parse_spec(path, text)?;
     probe.benchmark.ok_or_else(|| {
@@ -328,18 +236,6 @@ pub fn experiment_files(path: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
         Err(ExperimentError::plain(path, "no such file or folder"))
     }
 }
-
-/// Counts of what a loaded experiment would run, for `harness validate`.
-#[derive(Debug, Clone)]
-pub struct Summary {
-    pub id: String,
-    pub benchmark: BenchmarkKind,
-    pub cases: usize,
-    pub quick_cases: usize,
-}
-
-/// Experiment id -> file, to catch two files with one id.
-pub type IdIndex = BTreeMap<String, PathBuf>;
 
 #[cfg(test)]
 mod tests {

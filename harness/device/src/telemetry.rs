@@ -5,7 +5,7 @@
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::Nvml;
 
-use crate::device::DeviceInfo;
+use crate::DeviceInfo;
 
 /// An NVML session, or why there is none (no NVIDIA driver: CPU and PoCL runs).
 pub struct Telemetry {

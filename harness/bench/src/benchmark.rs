@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use polars::prelude::DataFrame;
 use serde::de::DeserializeOwned;
 
-use crate::device::{Backend, Device, DeviceError, Kernel, Module};
-use crate::experiment::{self, BenchmarkKind, ExperimentError, ExperimentSpec, Params};
-use crate::kernels::{Defines, KernelSource};
-use crate::measure::{CacheFlusher, MeasurePolicy, Timing};
+use crate::experiment::{self, ExperimentError, ExperimentSpec, Params};
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::results::Status;
-use crate::Precision;
+use fembench_core::Precision;
+use fembench_device::kernels::{Defines, KernelSource};
+use fembench_device::{Backend, Device, DeviceError, Kernel, Module};
+use fembench_measure::{CacheFlusher, MeasurePolicy, Timing};
 
 /// Where a case runs.
 pub enum Target<'a> {
@@ -54,16 +54,16 @@ impl ModuleCache {
 
     /// Fills a buffer with all-ones bits (NaN in f32 and f64) before a checked repetition, so
     /// that an output the method does not write cannot pass as a result.
-    pub fn poison(&mut self, dev: &dyn Device, buf: &crate::device::Buffer) -> Result<(), DeviceError> {
-        let k = self.kernel(dev, &crate::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+    pub fn poison(&mut self, dev: &dyn Device, buf: &fembench_device::Buffer) -> Result<(), DeviceError> {
+        let k = self.kernel(dev, &fembench_device::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
         let words = buf.bytes() / 4;
         if words == 0 {
             return Ok(());
         }
         dev.launch(
             &k,
-            crate::device::Launch::cover(words.min(1 << 20), 256),
-            &[crate::device::Arg::Buf(buf), crate::device::Arg::U32(u32::MAX), crate::device::Arg::I64(words as i64)],
+            fembench_device::Launch::cover(words.min(1 << 20), 256),
+            &[fembench_device::Arg::Buf(buf), fembench_device::Arg::U32(u32::MAX), fembench_device::Arg::I64(words as i64)],
         )
     }
 }
@@ -166,7 +166,10 @@ impl CaseError {
 /// A benchmark module. Its YAML parts are its own types, so the schema of each experiment file
 /// is checked by serde against exactly what that benchmark understands.
 pub trait Benchmark: 'static {
-    const KIND: BenchmarkKind;
+    /// The `benchmark:` value of its experiment files (kebab-case, unique in the registry).
+    const NAME: &'static str;
+    /// The kernel files it compiles (tests compile every one of them on every backend).
+    const KERNELS: &'static [KernelSource] = &[];
     type Sweep: DeserializeOwned + Clone + Debug;
     type Problem: DeserializeOwned + Default + Clone + Debug;
     type Outputs: DeserializeOwned + Clone + Debug;
@@ -214,7 +217,8 @@ pub type Spec<B> = ExperimentSpec<<B as Benchmark>::Sweep, <B as Benchmark>::Pro
 /// A parsed experiment file of any benchmark, as the runner and reporter see it.
 pub trait Experiment {
     fn id(&self) -> &str;
-    fn kind(&self) -> BenchmarkKind;
+    /// The benchmark module that runs it (`Benchmark::NAME`).
+    fn kind(&self) -> &'static str;
     fn path(&self) -> &Path;
     fn text(&self) -> &str;
     fn backends(&self) -> &[Backend];
@@ -272,8 +276,8 @@ impl<B: Benchmark> Experiment for Loaded<B> {
     fn id(&self) -> &str {
         &self.spec.id
     }
-    fn kind(&self) -> BenchmarkKind {
-        B::KIND
+    fn kind(&self) -> &'static str {
+        B::NAME
     }
     fn path(&self) -> &Path {
         &self.path
@@ -321,7 +325,7 @@ pub enum Checks {
     SchemaOnly,
 }
 
-fn load_as<B: Benchmark>(path: &Path, text: String, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
+pub(crate) fn load_as<B: Benchmark>(path: &Path, text: String, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
     let spec: Spec<B> = experiment::parse_spec(path, &text)?;
     experiment::check_id(&spec.id).map_err(|m| ExperimentError::at(path, &text, "id", m))?;
     spec.measure.check().map_err(|(f, m)| ExperimentError::at(path, &text, &format!("measure.{f}"), format!("measure.{f}: {m}")))?;
@@ -365,44 +369,4 @@ fn check_memory<B: Benchmark>(e: &Loaded<B>) -> Result<(), ExperimentError> {
         }
     }
     Ok(())
-}
-
-/// Parses and validates one experiment file.
-pub fn load(path: &Path) -> Result<Box<dyn Experiment>, ExperimentError> {
-    load_with(path, Checks::Full)
-}
-
-/// Parses one experiment file with the given checks.
-pub fn load_with(path: &Path, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::plain(path, e.to_string()))?;
-    match experiment::benchmark_of(path, &text)? {
-        BenchmarkKind::DeviceBandwidth => load_as::<crate::bandwidth::DeviceBandwidth>(path, text, checks),
-        BenchmarkKind::CeckaAssembly => load_as::<crate::cecka::CeckaAssembly>(path, text, checks),
-        BenchmarkKind::BanasIntegration => load_as::<crate::banas::BanasIntegration>(path, text, checks),
-    }
-}
-
-/// Parses every experiment file under `path` (a file or a folder); all errors are returned, not
-/// only the first, and two files may not share an id.
-pub fn load_all(path: &Path) -> Result<Vec<Box<dyn Experiment>>, Vec<ExperimentError>> {
-    let files = experiment::experiment_files(path).map_err(|e| vec![e])?;
-    let mut out: Vec<Box<dyn Experiment>> = Vec::new();
-    let mut errors = Vec::new();
-    for f in files {
-        match load(&f) {
-            Ok(e) => {
-                if let Some(prev) = out.iter().find(|p| p.id() == e.id()) {
-                    errors.push(ExperimentError::plain(&f, format!("id `{}` is already used by {}", e.id(), prev.path().display())));
-                } else {
-                    out.push(e);
-                }
-            }
-            Err(e) => errors.push(e),
-        }
-    }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
 }

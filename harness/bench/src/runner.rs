@@ -9,11 +9,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
 use crate::benchmark::{CaseCtx, CaseError, Experiment, Measured, ModuleCache, Target};
-use crate::device::{self, Backend, Device};
 use crate::experiment::Params;
-use crate::measure::CacheFlusher;
 use crate::results::{now_string, ExperimentRecord, ResultsError, Row, RunDir, RunMeta, Status};
-use crate::Precision;
+use fembench_core::Precision;
+use fembench_device::{self as device, Backend, Device};
+use fembench_measure::CacheFlusher;
 
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -221,7 +221,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     );
 
     let mut opened: BTreeMap<Backend, Opened> = BTreeMap::new();
-    let telemetry = crate::telemetry::Telemetry::open();
+    let telemetry = fembench_device::telemetry::Telemetry::open();
     for case in &cases {
         let e = &experiments[case.exp];
         bar.set_message(format!("{} {}", e.id(), case.id));
@@ -242,7 +242,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 Err(CaseError::Skipped(format!("{} has no fp64 support", dev.info().name)))
             }
             Opened::Gpu { dev, modules, flusher } => {
-                let needs_flush = policy.modes.contains(&crate::measure::CacheMode::Cold);
+                let needs_flush = policy.modes.contains(&fembench_measure::CacheMode::Cold);
                 if needs_flush && flusher.is_none() {
                     *flusher = Some(CacheFlusher::new(dev.as_ref()).map_err(|e| e.to_string()));
                 }

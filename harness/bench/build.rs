@@ -1,4 +1,5 @@
-//! Records the git commit the harness was built from, for run metadata: `git describe --always
+//! Records the git commit the harness was built from (in this crate, which writes run
+//! metadata), for run metadata: `git describe --always
 //! --dirty`, so a build from a changed tree says `-dirty`.
 //!
 //! Cargo re-runs this script only when a watched path changes, so it watches what moves the
@@ -29,7 +30,23 @@ fn main() {
             }
         }
     }
-    for dir in ["src", "tests", "benches", "examples", "../kernels", "../experiments", "Cargo.toml", "../Cargo.toml"] {
+    for dir in [
+        "src",
+        "build.rs",
+        "Cargo.toml",
+        "../src",
+        "../core",
+        "../device",
+        "../measure",
+        "../fem",
+        "../tests",
+        "../benches",
+        "../examples",
+        "../Cargo.toml",
+        "../../kernels",
+        "../../experiments",
+        "../../Cargo.toml",
+    ] {
         println!("cargo:rerun-if-changed={dir}");
     }
 }

@@ -1,107 +1,13 @@
-//! Reporting: stored rows in, tables (terminal and Markdown, via tabled) and figures (SVG and PNG,
-//! via plotters) out. Reporting never measures; each benchmark module decides what its tables and
-//! figures hold, and this module only renders them.
-
-pub mod figure;
-pub mod frame;
+//! A run's report: every stored experiment's tables and figures, rendered, with the run's
+//! devices and its failed cases. Reads rows, never measures.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use tabled::builder::Builder;
-use tabled::settings::Style;
-
-use crate::results::{ResultsError, RunDir, RunMeta};
-
-/// A table as a benchmark builds it: title, header, string cells, and notes under it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    /// File-name stem, e.g. `device-bandwidth-attainable`.
-    pub name: String,
-    pub title: String,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    pub notes: Vec<String>,
-}
-
-impl Table {
-    fn build(&self) -> tabled::Table {
-        let mut b = Builder::default();
-        b.push_record(self.header.clone());
-        for r in &self.rows {
-            b.push_record(r.clone());
-        }
-        b.build()
-    }
-
-    pub fn to_terminal(&self) -> String {
-        let mut t = self.build();
-        t.with(Style::rounded());
-        let mut s = format!("{}\n{t}\n", self.title);
-        for n in &self.notes {
-            let _ = writeln!(s, "  {n}");
-        }
-        s
-    }
-
-    pub fn to_markdown(&self) -> String {
-        let mut t = self.build();
-        t.with(Style::markdown());
-        let mut s = format!("### {}\n\n{t}\n", self.title);
-        if !self.notes.is_empty() {
-            s.push('\n');
-            for n in &self.notes {
-                let _ = writeln!(s, "- {n}");
-            }
-        }
-        s
-    }
-}
-
-/// One line of a figure.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub label: String,
-    pub points: Vec<(f64, f64)>,
-    /// Drawn dashed-looking (points only), e.g. a paper's published values.
-    pub reference: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    pub name: String,
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub log_x: bool,
-    pub log_y: bool,
-    pub series: Vec<Series>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum ReportItem {
-    Table(Table),
-    Figure(Figure),
-}
-
-/// What a benchmark's report function may read besides its rows.
-pub struct ReportCtx {
-    pub meta: RunMeta,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error(transparent)]
-    Results(#[from] ResultsError),
-    #[error("results table lacks column `{column}`: {detail}")]
-    Column { column: String, detail: String },
-    #[error("drawing {path}: {detail}")]
-    Draw { path: PathBuf, detail: String },
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{0}")]
-    Experiment(String),
-}
+use crate::benchmark::Checks;
+use crate::registry::Registry;
+use crate::report::{figure, frame, ReportCtx, ReportError, ReportItem, Table};
+use crate::results::RunDir;
 
 /// What `harness report` wrote.
 #[derive(Debug, Default)]
@@ -115,7 +21,7 @@ pub struct ReportOutput {
 
 /// Builds every table and figure of a run folder: Markdown to `<run>/report.md`, figures to
 /// `<plots>/<run-id>/`.
-pub fn report_run(run_path: &Path, plots_root: &Path) -> Result<ReportOutput, ReportError> {
+pub fn report_run(registry: &Registry, run_path: &Path, plots_root: &Path) -> Result<ReportOutput, ReportError> {
     let run = RunDir::open(run_path)?;
     let meta = run.read_meta()?;
     let ctx = ReportCtx { meta: meta.clone() };
@@ -153,7 +59,7 @@ pub fn report_run(run_path: &Path, plots_root: &Path) -> Result<ReportOutput, Re
     }
     for file in run.experiment_files()? {
         let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-        match report_experiment(&run, &file, &ctx, run_path, &plots_dir, &mut out, &mut md) {
+        match report_experiment(registry, &run, &file, &ctx, run_path, &plots_dir, &mut out, &mut md) {
             Ok(()) => {}
             Err(e) => {
                 let _ = writeln!(md, "\n## {id}\n\nNot reported: {e}\n");
@@ -171,6 +77,7 @@ pub fn report_run(run_path: &Path, plots_root: &Path) -> Result<ReportOutput, Re
 /// stored copy of the experiment is read with schema checks only: files it names (meshes) are
 /// not opened again, wherever the report runs.
 fn report_experiment(
+    registry: &Registry,
     run: &RunDir,
     file: &Path,
     ctx: &ReportCtx,
@@ -179,8 +86,7 @@ fn report_experiment(
     out: &mut ReportOutput,
     md: &mut String,
 ) -> Result<(), ReportError> {
-    let exp =
-        crate::benchmark::load_with(file, crate::benchmark::Checks::SchemaOnly).map_err(|e| ReportError::Experiment(e.to_string()))?;
+    let exp = registry.load_with(file, Checks::SchemaOnly).map_err(|e| ReportError::Experiment(e.to_string()))?;
     let Some(rows) = run.read_experiment(exp.id())? else { return Ok(()) };
     let items = exp.report(&rows, ctx)?;
     for item in &items {
@@ -267,23 +173,4 @@ fn pathdiff(path: &Path, base: &Path) -> String {
         rel.push(c);
     }
     rel.display().to_string()
-}
-
-/// Formats a number with a sensible number of significant digits for tables.
-pub fn fmt_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else if a == 0.0 {
-        "0".into()
-    } else {
-        format!("{v:.3e}")
-    }
 }

@@ -1,4 +1,4 @@
-//! The device layer: one trait for allocation, transfers, run-time compilation, launches and
+//! fembench-device: the device layer: one trait for allocation, transfers, run-time compilation, launches and
 //! event timing, implemented once for CUDA (cudarc: driver API + NVRTC) and once for OpenCL
 //! (opencl3). Both are loaded dynamically, so a machine without a CUDA driver or an OpenCL loader
 //! still runs everything else and says why a backend is absent.
@@ -9,53 +9,15 @@
 pub mod cpu;
 pub mod cuda;
 pub mod kernel_cache;
+pub mod kernels;
 pub mod opencl;
-
-use std::fmt;
+pub mod telemetry;
 
 use serde::{Deserialize, Serialize};
 
+pub use fembench_core::{Backend, Precision};
+
 use crate::kernels::{Defines, KernelSource};
-
-/// Where a case runs. `cpu` is the host reference implementation, not a kernel backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    Cuda,
-    #[serde(rename = "opencl")]
-    OpenCl,
-    Cpu,
-}
-
-impl Backend {
-    pub const ALL: [Backend; 3] = [Backend::Cuda, Backend::OpenCl, Backend::Cpu];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Cuda => "cuda",
-            Backend::OpenCl => "opencl",
-            Backend::Cpu => "cpu",
-        }
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "cuda" => Ok(Backend::Cuda),
-            "opencl" => Ok(Backend::OpenCl),
-            "cpu" => Ok(Backend::Cpu),
-            _ => Err(format!("unknown backend `{s}`; valid: cuda, opencl, cpu")),
-        }
-    }
-}
 
 /// What `harness devices` prints and what every result row's metadata names.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -23,7 +23,7 @@ use polars::prelude::*;
 
 use crate::report::Table;
 use crate::results::{ResultsError, RunDir, RunMeta};
-use crate::stats::{self, Interval};
+use fembench_core::stats::{self, Interval};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
@@ -419,7 +419,7 @@ pub fn compare_runs(base_dir: &Path, new_dir: &Path, opts: &CompareOptions) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::SplitMix64;
+    use fembench_core::stats::SplitMix64;
 
     fn side(samples: Vec<f64>) -> Side {
         Side { status: "ok".into(), median_s: Some(stats::median(&samples)), ci_low_s: None, ci_high_s: None, samples }
@@ -473,7 +473,7 @@ mod tests {
 
     /// The committed reference run, whose stored samples the A/A tests draw from. A checkout without one fails: these tests must not pass vacuously.
     fn reference_run() -> RunDir {
-        let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+        let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
         let mut runs: Vec<PathBuf> = std::fs::read_dir(&results)
             .expect("results/ is readable")
             .filter_map(|e| e.ok().map(|e| e.path()))

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::mesh::{orient_ccw, TriMesh};
+use crate::trimesh::{orient_ccw, TriMesh};
 
 #[derive(Debug, Clone)]
 pub struct GmshError {
@@ -330,6 +330,31 @@ fn parse_v22(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
     Ok(Raw { nodes, tris, lines })
 }
 
+/// MSH 2.2 text of `m` (the writer `harness export` and the tests use): physical group 1 for its triangles, 10 + i for the Dirichlet edges
+/// of the i-th distinct value.
+pub fn to_msh22(m: &TriMesh) -> (String, BTreeMap<String, f64>) {
+    let mut values: Vec<f64> = m.dirichlet.iter().map(|d| d.1).collect();
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    values.dedup();
+    let mut out = format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{}\n", m.points.len());
+    for (i, p) in m.points.iter().enumerate() {
+        out += &format!("{} {:e} {:e} 0\n", i + 1, p[0], p[1]);
+    }
+    out += &format!("$EndNodes\n$Elements\n{}\n", m.dirichlet.len() + m.tris.len());
+    let mut tag = 0;
+    for &([a, b], g) in &m.dirichlet {
+        tag += 1;
+        let group = 10 + values.iter().position(|&v| v == g).unwrap();
+        out += &format!("{tag} 1 2 {group} {group} {} {}\n", a + 1, b + 1);
+    }
+    for t in &m.tris {
+        tag += 1;
+        out += &format!("{tag} 2 2 1 1 {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    out += "$EndElements\n";
+    (out, values.iter().enumerate().map(|(i, &g)| ((10 + i).to_string(), g)).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,8 +451,8 @@ $EndElements
         // Refined twice and given order-3 nodes: exactly the nodes on x = 0 and x = 1 are
         // prescribed, each with its side's value.
         let m = parse(SQUARE_22, &groups(&[("11", 1.0), ("12", 2.0)])).unwrap();
-        let m = super::super::mesh::refined(m, 2);
-        let lm = super::super::mesh::lagrange(&m, 3);
+        let m = crate::trimesh::refined(m, 2);
+        let lm = crate::trimesh::lagrange(&m, 3);
         for (i, p) in lm.prescribed.iter().enumerate() {
             let x = lm.x[i];
             let expect = if x.abs() < 1e-12 {
@@ -439,44 +464,6 @@ $EndElements
             };
             assert_eq!(*p, expect, "node {i} at x = {x}");
         }
-    }
-
-    /// MSH 2.2 text of `m`: physical group 1 for its triangles, 10 + i for the Dirichlet edges
-    /// of the i-th distinct value.
-    fn to_msh22(m: &TriMesh) -> (String, BTreeMap<String, f64>) {
-        let mut values: Vec<f64> = m.dirichlet.iter().map(|d| d.1).collect();
-        values.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        values.dedup();
-        let mut out = format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{}\n", m.points.len());
-        for (i, p) in m.points.iter().enumerate() {
-            out += &format!("{} {:e} {:e} 0\n", i + 1, p[0], p[1]);
-        }
-        out += &format!("$EndNodes\n$Elements\n{}\n", m.dirichlet.len() + m.tris.len());
-        let mut tag = 0;
-        for &([a, b], g) in &m.dirichlet {
-            tag += 1;
-            let group = 10 + values.iter().position(|&v| v == g).unwrap();
-            out += &format!("{tag} 1 2 {group} {group} {} {}\n", a + 1, b + 1);
-        }
-        for t in &m.tris {
-            tag += 1;
-            out += &format!("{tag} 2 2 1 1 {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
-        }
-        out += "$EndElements\n";
-        (out, values.iter().enumerate().map(|(i, &g)| ((10 + i).to_string(), g)).collect())
-    }
-
-    #[test]
-    fn the_plate_written_as_msh_reads_back_as_the_same_problem() {
-        let plate = super::super::mesh::coarse_plate();
-        let (text, dirichlet) = to_msh22(&plate);
-        let back = parse(&text, &dirichlet).unwrap();
-        assert_eq!(back.points, plate.points);
-        assert_eq!(back.tris, plate.tris);
-        assert_eq!(back.dirichlet, plate.dirichlet);
-        let (a, b) =
-            (super::super::system::Problem::new(1, 2), super::super::system::Problem::from_p1(&super::super::mesh::refined(back, 1), 1, 2));
-        assert_eq!((a.row_ptr, a.col, a.g, a.mesh.elems), (b.row_ptr, b.col, b.g, b.mesh.elems));
     }
 
     #[test]

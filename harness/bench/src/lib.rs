@@ -1,0 +1,16 @@
+//! fembench-bench: the pipeline every benchmark module plugs into. [`experiment`] (YAML) ->
+//! [`benchmark`] cases -> [`runner`] (measured through `fembench-measure`) -> [`results`]
+//! (Parquet rows) -> [`report`] and [`publish`] (tables and figures) and [`compare`] (two runs).
+//! Which benchmark modules exist is the [`registry`], filled in by the harness crate.
+//!
+//! Module dependencies run one way: experiment <- benchmark <- registry <- publish, with
+//! results and report below benchmark; runner and compare sit on top.
+
+pub mod benchmark;
+pub mod compare;
+pub mod experiment;
+pub mod publish;
+pub mod registry;
+pub mod report;
+pub mod results;
+pub mod runner;

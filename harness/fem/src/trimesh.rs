@@ -1,0 +1,208 @@
+//! Straight-sided triangle meshes: the P1 mesh with its Dirichlet edges, uniform refinement,
+//! order-k Lagrange meshes (shared edge nodes, interior nodes) and Z-order renumbering for
+//! locality. Any 2D paper builds its meshes here (spade meshing or Gmsh import, then refinement).
+
+use std::collections::HashMap;
+
+/// A straight-sided P1 triangle mesh (counter-clockwise triangles) with its Dirichlet data.
+#[derive(Debug, Clone)]
+pub struct TriMesh {
+    pub points: Vec<[f64; 2]>,
+    pub tris: Vec<[u32; 3]>,
+    /// Boundary edges with a prescribed value g: every node on them (vertices, and the edge
+    /// nodes of order k) is prescribed.
+    pub dirichlet: Vec<([u32; 2], f64)>,
+}
+
+impl TriMesh {
+    /// Edges used by exactly one triangle.
+    pub fn boundary_edges(&self) -> Vec<[u32; 2]> {
+        let mut count: HashMap<(u32, u32), u32> = HashMap::with_capacity(self.tris.len() * 2);
+        for t in &self.tris {
+            for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+                *count.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+        let mut edges: Vec<[u32; 2]> = count.into_iter().filter(|&(_, c)| c == 1).map(|((a, b), _)| [a, b]).collect();
+        edges.sort_unstable();
+        edges
+    }
+}
+
+/// The triangle's vertices in counter-clockwise order.
+pub fn orient_ccw(points: &[[f64; 2]], t: [u32; 3]) -> [u32; 3] {
+    let [a, b, c] = t.map(|i| points[i as usize]);
+    let cross = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+    if cross < 0.0 {
+        [t[0], t[2], t[1]]
+    } else {
+        t
+    }
+}
+
+/// Splits every triangle into four through its edge midpoints.
+pub fn refine_uniform(m: &TriMesh) -> TriMesh {
+    let mut points = m.points.clone();
+    let mut mid: HashMap<(u32, u32), u32> = HashMap::with_capacity(m.tris.len() * 2);
+    let mut midpoint = |a: u32, b: u32, points: &mut Vec<[f64; 2]>| -> u32 {
+        let key = (a.min(b), a.max(b));
+        *mid.entry(key).or_insert_with(|| {
+            let (p, q) = (points[a as usize], points[b as usize]);
+            points.push([0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1])]);
+            (points.len() - 1) as u32
+        })
+    };
+    let mut tris = Vec::with_capacity(m.tris.len() * 4);
+    for &[a, b, c] in &m.tris {
+        let ab = midpoint(a, b, &mut points);
+        let bc = midpoint(b, c, &mut points);
+        let ca = midpoint(c, a, &mut points);
+        tris.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+    }
+    let dirichlet = m
+        .dirichlet
+        .iter()
+        .flat_map(|&([a, b], g)| {
+            let mid = midpoint(a, b, &mut points);
+            [([a, mid], g), ([mid, b], g)]
+        })
+        .collect();
+    TriMesh { points, tris, dirichlet }
+}
+
+/// `m` refined uniformly `levels` times.
+pub fn refined(mut m: TriMesh, levels: usize) -> TriMesh {
+    for _ in 0..levels {
+        m = refine_uniform(&m);
+    }
+    m
+}
+
+/// An order-k Lagrange mesh: every node with its coordinates, and each element's nodes in the
+/// local order of [`crate::lagrange::reference_nodes`].
+#[derive(Debug, Clone)]
+pub struct LagrangeMesh {
+    pub order: usize,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    /// Element-major: element e's nodes are `elems[e * en .. (e + 1) * en]`.
+    pub elems: Vec<u32>,
+    pub nodes_per_element: usize,
+    /// Prescribed value per node: Some(g) on the Dirichlet edges, None elsewhere.
+    pub prescribed: Vec<Option<f64>>,
+}
+
+impl LagrangeMesh {
+    pub fn num_nodes(&self) -> usize {
+        self.x.len()
+    }
+    pub fn num_elements(&self) -> usize {
+        self.elems.len() / self.nodes_per_element
+    }
+    pub fn element(&self, e: usize) -> &[u32] {
+        &self.elems[e * self.nodes_per_element..(e + 1) * self.nodes_per_element]
+    }
+}
+
+/// Adds shared edge nodes and interior nodes to a P1 mesh (straight sides: nodes interpolate the
+/// vertices), then renumbers nodes and elements along a Z-order curve.
+pub fn lagrange(p1: &TriMesh, k: usize) -> LagrangeMesh {
+    let en = crate::lagrange::nodes_per_element(k);
+    let mut x: Vec<f64> = p1.points.iter().map(|p| p[0]).collect();
+    let mut y: Vec<f64> = p1.points.iter().map(|p| p[1]).collect();
+    let mut edge_base: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut elems = Vec::with_capacity(p1.tris.len() * en);
+    let interp = |a: [f64; 2], b: [f64; 2], t: f64| [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])];
+    for &[v0, v1, v2] in &p1.tris {
+        elems.extend([v0, v1, v2]);
+        for (a, b) in [(v0, v1), (v1, v2), (v2, v0)] {
+            let key = (a.min(b), a.max(b));
+            let base = *edge_base.entry(key).or_insert_with(|| {
+                let base = x.len() as u32;
+                // Stored from the lower-numbered vertex.
+                let (p, q) = (p1.points[key.0 as usize], p1.points[key.1 as usize]);
+                for j in 1..k {
+                    let c = interp(p, q, j as f64 / k as f64);
+                    x.push(c[0]);
+                    y.push(c[1]);
+                }
+                base
+            });
+            for j in 1..k {
+                let idx = if a < b { j - 1 } else { k - j - 1 };
+                elems.push(base + idx as u32);
+            }
+        }
+        let (p0, pa, pb) = (p1.points[v0 as usize], p1.points[v1 as usize], p1.points[v2 as usize]);
+        for j in 1..k {
+            for i in 1..k {
+                if i + j < k {
+                    let (s, t) = (i as f64 / k as f64, j as f64 / k as f64);
+                    x.push(p0[0] + s * (pa[0] - p0[0]) + t * (pb[0] - p0[0]));
+                    y.push(p0[1] + s * (pa[1] - p0[1]) + t * (pb[1] - p0[1]));
+                    elems.push((x.len() - 1) as u32);
+                }
+            }
+        }
+    }
+    // Dirichlet edges: their vertices and edge nodes (a node on two groups keeps the first).
+    let mut prescribed: Vec<Option<f64>> = vec![None; x.len()];
+    for &([a, b], g) in &p1.dirichlet {
+        let base = edge_base.get(&(a.min(b), a.max(b))).copied();
+        let edge_nodes = base.into_iter().flat_map(|base| (0..k.saturating_sub(1)).map(move |j| base + j as u32));
+        for v in [a, b].into_iter().chain(edge_nodes) {
+            prescribed[v as usize].get_or_insert(g);
+        }
+    }
+    let mut m = LagrangeMesh { order: k, x, y, elems, nodes_per_element: en, prescribed };
+    renumber_z_order(&mut m);
+    m
+}
+
+/// Z-order key of (x, y) in the square of side `span` from `lo`.
+fn z_key(x: f64, y: f64, lo: [f64; 2], span: f64) -> u64 {
+    let q = |v: f64, lo: f64| (((v - lo) / span).clamp(0.0, 1.0) * 65535.0) as u64;
+    let spread = |mut v: u64| {
+        v &= 0xFFFF;
+        v = (v | (v << 8)) & 0x00FF_00FF;
+        v = (v | (v << 4)) & 0x0F0F_0F0F;
+        v = (v | (v << 2)) & 0x3333_3333;
+        v = (v | (v << 1)) & 0x5555_5555;
+        v
+    };
+    spread(q(x, lo[0])) | (spread(q(y, lo[1])) << 1)
+}
+
+/// Nodes and elements sorted along a Z-order curve, so that neighbours in the mesh are mostly
+/// neighbours in memory (the locality the paper's node renumbering asks for).
+fn renumber_z_order(m: &mut LagrangeMesh) {
+    let n = m.num_nodes();
+    let bounds = |v: &[f64]| v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let ((x0, x1), (y0, y1)) = (bounds(&m.x), bounds(&m.y));
+    let lo = [x0, y0];
+    let span = (x1 - x0).max(y1 - y0).max(f64::MIN_POSITIVE);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&i| (z_key(m.x[i as usize], m.y[i as usize], lo, span), i));
+    let mut new_of = vec![0u32; n];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old as usize] = new as u32;
+    }
+    m.x = order.iter().map(|&o| m.x[o as usize]).collect();
+    m.y = order.iter().map(|&o| m.y[o as usize]).collect();
+    m.prescribed = order.iter().map(|&o| m.prescribed[o as usize]).collect();
+    for v in m.elems.iter_mut() {
+        *v = new_of[*v as usize];
+    }
+    let en = m.nodes_per_element;
+    let ne = m.num_elements();
+    let mut eorder: Vec<usize> = (0..ne).collect();
+    let centroid_key = |e: usize| {
+        let nodes = &m.elems[e * en..e * en + 3];
+        let cx = nodes.iter().map(|&v| m.x[v as usize]).sum::<f64>() / 3.0;
+        let cy = nodes.iter().map(|&v| m.y[v as usize]).sum::<f64>() / 3.0;
+        z_key(cx, cy, lo, span)
+    };
+    let keys: Vec<u64> = (0..ne).map(centroid_key).collect();
+    eorder.sort_by_key(|&e| (keys[e], e));
+    m.elems = eorder.iter().flat_map(|&e| m.elems[e * en..(e + 1) * en].to_vec()).collect();
+}
