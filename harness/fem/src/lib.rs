@@ -1,9 +1,17 @@
 //! fembench-fem: the finite-element pieces more than one paper needs, with no device code:
 //! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), Gmsh import and
-//! export ([`gmsh`]), element coloring ([`coloring`]), METIS partitions ([`partition`]), LPT
-//! packing of work lists ([`lpt`]), comparison of an assembled system against a reference
-//! ([`verify`]) and Matrix Market output ([`mtx`]).
+//! export ([`gmsh`]), a connectivity view ([`elements`]) that element coloring ([`coloring`]) and
+//! METIS partitions ([`partition`]) work on, LPT packing of work lists ([`lpt`]), comparison of
+//! a result against its reference ([`verify`]), and writers: Matrix Market ([`mtx`]) and VTK
+//! `.vtu` for ParaView ([`vtu`]).
 
+pub mod coloring;
+pub mod elements;
 pub mod gmsh;
 pub mod lagrange;
+pub mod lpt;
+pub mod mtx;
+pub mod partition;
 pub mod trimesh;
+pub mod verify;
+pub mod vtu;

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::elements::Elements;
+
 /// A straight-sided P1 triangle mesh (counter-clockwise triangles) with its Dirichlet data.
 #[derive(Debug, Clone)]
 pub struct TriMesh {
@@ -101,6 +103,10 @@ impl LagrangeMesh {
     }
     pub fn element(&self, e: usize) -> &[u32] {
         &self.elems[e * self.nodes_per_element..(e + 1) * self.nodes_per_element]
+    }
+    /// The connectivity as coloring and partitioning see it (the 3 vertices are the corners).
+    pub fn elements(&self) -> Elements<'_> {
+        Elements { nodes: &self.elems, per_element: self.nodes_per_element, corners: 3, num_nodes: self.num_nodes() }
     }
 }
 

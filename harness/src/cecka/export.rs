@@ -1,6 +1,6 @@
 //! `harness export`: an assembled system as Matrix Market files (the matrix over the free
 //! degrees of freedom and the right-hand side) plus the coordinates of each unknown, to load in
-//! SciPy (`scipy.io.mmread`) or Julia (`MatrixMarket.mmread`).
+//! SciPy (`scipy.io.mmread`) or Julia (`MatrixMarket.mmread`), through `fembench_fem::mtx`.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -12,33 +12,17 @@ use super::system::{Problem, System};
 pub fn write_system(p: &Problem, s: &System, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let header = format!(
-        "% fembench: steady heat problem of Cecka, Lew & Darve 2011, plate with holes, refinement level {}, Lagrange order {}\n\
-         % {} nodes, {} elements; prescribed nodes are not unknowns (their values are folded into b)\n",
+        "fembench: steady heat problem of Cecka, Lew & Darve 2011, plate with holes, refinement level {}, Lagrange order {}\n\
+         {} nodes, {} elements; prescribed nodes are not unknowns (their values are folded into b)",
         p.level,
         p.mesh.order,
         p.mesh.num_nodes(),
         p.ne()
     );
     let a_path = dir.join("A.mtx");
-    let mut w = BufWriter::new(std::fs::File::create(&a_path)?);
-    writeln!(w, "%%MatrixMarket matrix coordinate real general")?;
-    write!(w, "{header}")?;
-    writeln!(w, "{} {} {}", p.n_free, p.n_free, p.nnz())?;
-    for r in 0..p.n_free {
-        for k in p.row_ptr[r] as usize..p.row_ptr[r + 1] as usize {
-            writeln!(w, "{} {} {:.17e}", r + 1, p.col[k] + 1, s.vals[k])?;
-        }
-    }
-    w.flush()?;
+    fembench_fem::mtx::write_csr(&a_path, &header, p.n_free, &p.row_ptr, &p.col, &s.vals)?;
     let b_path = dir.join("b.mtx");
-    let mut w = BufWriter::new(std::fs::File::create(&b_path)?);
-    writeln!(w, "%%MatrixMarket matrix array real general")?;
-    write!(w, "{header}")?;
-    writeln!(w, "{} 1", p.n_free)?;
-    for v in &s.rhs {
-        writeln!(w, "{v:.17e}")?;
-    }
-    w.flush()?;
+    fembench_fem::mtx::write_vector(&b_path, &header, &s.rhs)?;
     let c_path = dir.join("unknowns.csv");
     let mut w = BufWriter::new(std::fs::File::create(&c_path)?);
     writeln!(w, "dof,node,x,y")?;

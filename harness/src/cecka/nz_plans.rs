@@ -12,6 +12,10 @@
 
 use rayon::prelude::*;
 
+pub use fembench_fem::lpt::Packed;
+use fembench_fem::lpt::{pack_lpt, Lists};
+use fembench_fem::partition::{metis_elements, metis_nodes, partition_until};
+
 use super::system::Problem;
 
 pub fn source(s: usize) -> i32 {
@@ -24,74 +28,6 @@ pub fn target(t: usize) -> i32 {
 /// Entries per element of the element data (A^e and F^e).
 pub fn element_entries(en: usize) -> usize {
     en * en + en
-}
-
-/// Packed lists of every thread block: block b owns `data[ptr[b]..ptr[b+1]]`, read in steps of
-/// `lanes` entries (entry of lane l at step r: `ptr[b] + r * lanes + l`), so a block's reads
-/// coalesce (the column-major matrices with blockSize rows of Figs. 5, 6 and 9).
-#[derive(Debug, Clone, Default)]
-pub struct Packed {
-    pub lanes: usize,
-    pub data: Vec<i32>,
-    pub ptr: Vec<u32>,
-}
-
-impl Packed {
-    pub fn blocks(&self) -> usize {
-        self.ptr.len().saturating_sub(1)
-    }
-    /// Share of padding entries (the waste LPT leaves).
-    pub fn padding(&self) -> f64 {
-        let zeros = self.data.par_iter().filter(|&&v| v == 0).count();
-        zeros as f64 / self.data.len().max(1) as f64
-    }
-    fn from_blocks(lanes: usize, blocks: Vec<Vec<i32>>) -> Result<Packed, String> {
-        let total: usize = blocks.iter().map(Vec::len).sum();
-        if total > i32::MAX as usize {
-            return Err(format!("packed array of {total} entries exceeds 32-bit offsets"));
-        }
-        let mut ptr = Vec::with_capacity(blocks.len() + 1);
-        ptr.push(0u32);
-        for b in &blocks {
-            ptr.push(ptr.last().copied().unwrap_or(0) + b.len() as u32);
-        }
-        Ok(Packed { lanes, data: blocks.concat(), ptr })
-    }
-}
-
-/// Lists in CSR form: list i is `entries[offsets[i]..offsets[i + 1]]`.
-pub struct Lists<'a> {
-    pub offsets: &'a [u32],
-    pub entries: &'a [i32],
-}
-
-/// Largest-processing-time packing: lists longest first, each to the lane with the least work
-/// so far; a lane runs its lists one after another; shorter lanes end in zeros.
-pub fn pack_lpt(lists: &Lists, lanes: usize) -> Vec<i32> {
-    let n = lists.offsets.len().saturating_sub(1);
-    let len = |i: usize| (lists.offsets[i + 1] - lists.offsets[i]) as usize;
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(len(i)), i));
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
-        (0..lanes).map(|l| std::cmp::Reverse((0usize, l))).collect();
-    let mut lane_lists: Vec<Vec<usize>> = vec![Vec::new(); lanes];
-    for i in order {
-        let Some(std::cmp::Reverse((load, lane))) = heap.pop() else { break };
-        lane_lists[lane].push(i);
-        heap.push(std::cmp::Reverse((load + len(i), lane)));
-    }
-    let height = heap.iter().map(|r| r.0 .0).max().unwrap_or(0);
-    let mut out = vec![0i32; height * lanes];
-    for (lane, ls) in lane_lists.iter().enumerate() {
-        let mut r = 0;
-        for &i in ls {
-            for &v in &lists.entries[lists.offsets[i] as usize..lists.offsets[i + 1] as usize] {
-                out[r * lanes + lane] = v;
-                r += 1;
-            }
-        }
-    }
-    out
 }
 
 /// Where entry m of element e goes: a CSR slot, nnz + dof for F^e rows, or nowhere (rows or
@@ -154,114 +90,6 @@ pub fn reduction_over_targets(
     Packed::from_blocks(lanes, blocks)
 }
 
-/// The P1 corner connectivity in METIS's mesh form (eptr, eind).
-fn corner_mesh(p: &Problem) -> (Vec<metis::Idx>, Vec<metis::Idx>) {
-    let ne = p.ne();
-    let eptr: Vec<metis::Idx> = (0..=ne).map(|e| (3 * e) as metis::Idx).collect();
-    let eind: Vec<metis::Idx> = (0..ne).flat_map(|e| p.mesh.element(e)[..3].iter().map(|&v| v as metis::Idx)).collect();
-    (eptr, eind)
-}
-
-/// Element partition by METIS k-way on the dual graph (elements adjacent across an edge), as
-/// section 4.2.2.
-pub fn metis_elements(p: &Problem, nparts: usize) -> Result<Vec<i32>, String> {
-    let mut part = vec![0 as metis::Idx; p.ne()];
-    if nparts <= 1 {
-        return Ok(part);
-    }
-    let (eptr, eind) = corner_mesh(p);
-    let dual = metis::mesh_to_dual(&eptr, &eind, 2).map_err(|e| format!("METIS mesh_to_dual: {e}"))?;
-    metis::Graph::new(1, nparts as metis::Idx, dual.xadj(), dual.adjncy())
-        .map_err(|e| format!("METIS graph: {e}"))?
-        .part_kway(&mut part)
-        .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
-    Ok(part)
-}
-
-/// Node partition by METIS k-way on the graph of vertices and mesh edges (section 4.3); edge
-/// and interior nodes of higher orders join the part of vertex 0 of the first element that
-/// holds them.
-pub fn metis_nodes(p: &Problem, nparts: usize) -> Result<Vec<i32>, String> {
-    let n = p.mesh.num_nodes();
-    let mut vid = vec![u32::MAX; n];
-    let mut verts = Vec::new();
-    for e in 0..p.ne() {
-        for &v in &p.mesh.element(e)[..3] {
-            if vid[v as usize] == u32::MAX {
-                vid[v as usize] = verts.len() as u32;
-                verts.push(v);
-            }
-        }
-    }
-    let nv = verts.len();
-    let mut vpart = vec![0 as metis::Idx; nv];
-    if nparts > 1 {
-        let mut edges: Vec<u64> = (0..p.ne())
-            .into_par_iter()
-            .flat_map_iter(|e| {
-                let c = &p.mesh.element(e)[..3];
-                let c = [vid[c[0] as usize] as u64, vid[c[1] as usize] as u64, vid[c[2] as usize] as u64];
-                [(c[0], c[1]), (c[1], c[2]), (c[2], c[0]), (c[1], c[0]), (c[2], c[1]), (c[0], c[2])].map(|(a, b)| (a << 32) | b)
-            })
-            .collect();
-        edges.par_sort_unstable();
-        edges.dedup();
-        let mut xadj = vec![0 as metis::Idx; nv + 1];
-        for &q in &edges {
-            xadj[(q >> 32) as usize + 1] += 1;
-        }
-        for i in 0..nv {
-            xadj[i + 1] += xadj[i];
-        }
-        let adjncy: Vec<metis::Idx> = edges.iter().map(|&q| (q & 0xffff_ffff) as metis::Idx).collect();
-        metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
-            .map_err(|e| format!("METIS graph: {e}"))?
-            .part_kway(&mut vpart)
-            .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
-    }
-    let mut part = vec![-1i32; n];
-    for (i, &v) in verts.iter().enumerate() {
-        part[v as usize] = vpart[i];
-    }
-    for e in 0..p.ne() {
-        let nodes = p.mesh.element(e);
-        let owner = part[nodes[0] as usize];
-        for &v in &nodes[3..] {
-            if part[v as usize] < 0 {
-                part[v as usize] = owner;
-            }
-        }
-    }
-    Ok(part)
-}
-
-/// Partitions with more parts until the largest part fits: `worst(part)` measures a partition's
-/// largest block, `cap` is the limit. Returns the partition, its part count and its worst block.
-fn partition_until(
-    mut nparts: usize,
-    max_parts: usize,
-    cap: usize,
-    what: &str,
-    partition: &dyn Fn(usize) -> Result<Vec<i32>, String>,
-    worst: &dyn Fn(&[i32], usize) -> usize,
-) -> Result<(Vec<i32>, usize, usize), String> {
-    let mut tried = Vec::new();
-    for _ in 0..8 {
-        nparts = nparts.clamp(1, max_parts);
-        let part = partition(nparts)?;
-        let w = worst(&part, nparts);
-        if w <= cap {
-            return Ok((part, nparts, w));
-        }
-        tried.push(format!("{nparts} parts: largest {w}"));
-        if nparts == max_parts {
-            break;
-        }
-        nparts = ((nparts as f64 * w as f64 / cap as f64 * 1.15).ceil() as usize).max(nparts + 1);
-    }
-    Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
-}
-
 /// GlobalNZ (4.2): element partitions, each block's nodes prefetched to shared memory, element
 /// data written to global memory, then reduced by the reduction array.
 pub struct GlobalPlan {
@@ -306,8 +134,14 @@ pub fn global_plan(
             .collect()
     };
     let worst = |part: &[i32], nparts: usize| nodes_of_parts(part, nparts).iter().map(Vec::len).max().unwrap_or(0);
-    let (part, parts, max_n) =
-        partition_until(ne.div_ceil(elements_per_block.max(1)), ne, max_nodes, "nodes per block", &|k| metis_elements(p, k), &worst)?;
+    let (part, parts, max_n) = partition_until(
+        ne.div_ceil(elements_per_block.max(1)),
+        ne,
+        max_nodes,
+        "nodes per block",
+        &|k| metis_elements(p.mesh.elements(), k, 2),
+        &worst,
+    )?;
     let mut elem_order: Vec<u32> = (0..ne as u32).collect();
     elem_order.sort_by_key(|&e| (part[e as usize], e));
     let mut elem_ptr = vec![0u32; parts + 1];
@@ -427,7 +261,7 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
         nverts,
         max_elements,
         "elements per block",
-        &|k| metis_nodes(p, k),
+        &|k| metis_nodes(p.mesh.elements(), k),
         &worst,
     )?;
     let blocks = blocks_of(&part, parts);
@@ -610,7 +444,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         nverts,
         cap,
         "shared words (pair accumulators + 5 x nodes) per block",
-        &|k| metis_nodes(p, k),
+        &|k| metis_nodes(p.mesh.elements(), k),
         &worst,
     )?;
     let blocks = blocks_of(&part, parts);

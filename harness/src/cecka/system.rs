@@ -356,47 +356,10 @@ pub fn error_bounds(p: &Problem, dummy: bool) -> Bounds {
     Bounds { vals, rhs }
 }
 
-/// Elements grouped so that no two in a group share a node. `min_colors` forces at least that
-/// many colors (Fig. 3 varies it); each element takes the least-used color it may have, which
-/// keeps colors balanced.
+/// Elements grouped so that no two in a group share a node (`fembench_fem::coloring`):
+/// `min_colors` forces at least that many colors (Fig. 3 varies it), balanced.
 pub fn color_elements(m: &LagrangeMesh, min_colors: usize) -> Result<Vec<Vec<u32>>, String> {
-    // A first pass finds how many colors greedy coloring needs; the second starts with all of
-    // them open, so the least-used choice spreads elements evenly from the first element on.
-    let first = color_pass(m, min_colors)?;
-    color_pass(m, min_colors.max(first.len()))
-}
-
-fn color_pass(m: &LagrangeMesh, min_colors: usize) -> Result<Vec<Vec<u32>>, String> {
-    let ne = m.num_elements();
-    let mut node_mask = vec![0u64; m.num_nodes()];
-    let mut counts: Vec<usize> = vec![0; min_colors.max(1)];
-    let mut color = vec![0u8; ne];
-    for e in 0..ne {
-        // Conforming meshes: elements sharing any node share a vertex, so vertices suffice.
-        let verts = &m.element(e)[..3];
-        let forbidden = verts.iter().fold(0u64, |acc, &v| acc | node_mask[v as usize]);
-        let best = (0..counts.len()).filter(|&c| forbidden & (1 << c) == 0).min_by_key(|&c| counts[c]);
-        let c = match best {
-            Some(c) => c,
-            None => {
-                if counts.len() == 64 {
-                    return Err("more than 64 colors needed".into());
-                }
-                counts.push(0);
-                counts.len() - 1
-            }
-        };
-        counts[c] += 1;
-        color[e] = c as u8;
-        for &v in verts {
-            node_mask[v as usize] |= 1 << c;
-        }
-    }
-    let mut groups = vec![Vec::new(); counts.len()];
-    for (e, &c) in color.iter().enumerate() {
-        groups[c as usize].push(e as u32);
-    }
-    Ok(groups.into_iter().filter(|g| !g.is_empty()).collect())
+    fembench_fem::coloring::balanced(m.elements(), min_colors)
 }
 
 /// A pointer that may be shared across rayon tasks because the coloring guarantees that tasks
@@ -451,70 +414,17 @@ pub fn assemble_parallel_into(p: &Problem, colors: &[Vec<u32>], s: &mut System) 
     }
 }
 
-/// How far a computed system is from the f64 reference.
-#[derive(Debug, Clone, Copy)]
-pub struct Comparison {
-    /// max |x - ref| / max |ref|, over the matrix and the right-hand side (the pass/fail check).
-    pub max_scaled: f64,
-    /// Table VI's average relative error: (Σ|As-Ad|/|Ad| + Σ|Fs-Fd|/|Fd|) / (NZ + N), over entries
-    /// whose reference is not zero to round-off (|Ad| > 1e-12 max|Ad|).
-    pub avg_relative: f64,
-}
+pub use fembench_fem::verify::Comparison;
 
 /// How many entries exceed their per-entry bound (`bounds` in units of `u`), and the largest
 /// ratio of error to bound; NaN anywhere counts as exceeding.
 pub fn check_bounds(vals: &[f64], rhs: &[f64], reference: &System, bounds: &Bounds, u: f64) -> (usize, f64) {
-    let part = |x: &[f64], r: &[f64], b: &[f64]| -> (usize, f64) {
-        if x.len() != r.len() {
-            return (usize::MAX, f64::INFINITY);
-        }
-        x.par_iter()
-            .zip(r)
-            .zip(b)
-            .map(|((x, r), b)| {
-                let err = (x - r).abs();
-                // A bound of zero (an entry every term of which is zero) still allows tiny noise.
-                let bound = (u * b).max(f64::MIN_POSITIVE);
-                let ratio = err / bound;
-                if ratio.is_nan() || ratio > 1.0 {
-                    (1usize, if ratio.is_nan() { f64::INFINITY } else { ratio })
-                } else {
-                    (0usize, ratio)
-                }
-            })
-            .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)))
-    };
-    let (nv, rv) = part(vals, &reference.vals, &bounds.vals);
-    let (nr, rr) = part(rhs, &reference.rhs, &bounds.rhs);
-    (nv.saturating_add(nr), rv.max(rr))
+    fembench_fem::verify::check_bounds(&[(vals, &reference.vals, &bounds.vals), (rhs, &reference.rhs, &bounds.rhs)], u)
 }
 
+/// The matrix values and the right-hand side against the reference system.
 pub fn compare(vals: &[f64], rhs: &[f64], reference: &System) -> Comparison {
-    let part = |x: &[f64], r: &[f64]| {
-        if x.len() != r.len() {
-            return (f64::NAN, f64::NAN, 0usize);
-        }
-        let scale = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let floor = 1e-12 * scale;
-        let (max_err, rel_sum, count) = x
-            .par_iter()
-            .zip(r)
-            .map(|(a, b)| {
-                let d = (a - b).abs();
-                let d = if a.is_nan() { f64::NAN } else { d };
-                if b.abs() > floor {
-                    (d, d / b.abs(), 1usize)
-                } else {
-                    (d, 0.0, 0usize)
-                }
-            })
-            .reduce(|| (0.0, 0.0, 0), |p, q| (if p.0.is_nan() || q.0.is_nan() { f64::NAN } else { p.0.max(q.0) }, p.1 + q.1, p.2 + q.2));
-        (max_err / scale.max(f64::MIN_POSITIVE), rel_sum, count)
-    };
-    let (ma, ra, ca) = part(vals, &reference.vals);
-    let (mf, rf, cf) = part(rhs, &reference.rhs);
-    let max_scaled = if ma.is_nan() || mf.is_nan() { f64::NAN } else { ma.max(mf) };
-    Comparison { max_scaled, avg_relative: (ra + rf) / (ca + cf).max(1) as f64 }
+    fembench_fem::verify::compare(&[(vals, &reference.vals), (rhs, &reference.rhs)])
 }
 
 #[cfg(test)]

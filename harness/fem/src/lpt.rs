@@ -1,0 +1,73 @@
+//! Work lists packed for thread blocks: each list to the lane with the least work so far
+//! (largest processing time first), read in lane-strided steps so a block's reads coalesce.
+
+use rayon::prelude::*;
+
+/// Packed lists of every thread block: block b owns `data[ptr[b]..ptr[b+1]]`, read in steps of
+/// `lanes` entries (entry of lane l at step r: `ptr[b] + r * lanes + l`), so a block's reads
+/// coalesce (the column-major matrices with blockSize rows of Figs. 5, 6 and 9).
+#[derive(Debug, Clone, Default)]
+pub struct Packed {
+    pub lanes: usize,
+    pub data: Vec<i32>,
+    pub ptr: Vec<u32>,
+}
+
+impl Packed {
+    pub fn blocks(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+    /// Share of padding entries (the waste LPT leaves).
+    pub fn padding(&self) -> f64 {
+        let zeros = self.data.par_iter().filter(|&&v| v == 0).count();
+        zeros as f64 / self.data.len().max(1) as f64
+    }
+    /// Blocks' lists concatenated, with 32-bit offsets.
+    pub fn from_blocks(lanes: usize, blocks: Vec<Vec<i32>>) -> Result<Packed, String> {
+        let total: usize = blocks.iter().map(Vec::len).sum();
+        if total > i32::MAX as usize {
+            return Err(format!("packed array of {total} entries exceeds 32-bit offsets"));
+        }
+        let mut ptr = Vec::with_capacity(blocks.len() + 1);
+        ptr.push(0u32);
+        for b in &blocks {
+            ptr.push(ptr.last().copied().unwrap_or(0) + b.len() as u32);
+        }
+        Ok(Packed { lanes, data: blocks.concat(), ptr })
+    }
+}
+
+/// Lists in CSR form: list i is `entries[offsets[i]..offsets[i + 1]]`.
+pub struct Lists<'a> {
+    pub offsets: &'a [u32],
+    pub entries: &'a [i32],
+}
+
+/// Largest-processing-time packing: lists longest first, each to the lane with the least work
+/// so far; a lane runs its lists one after another; shorter lanes end in zeros.
+pub fn pack_lpt(lists: &Lists, lanes: usize) -> Vec<i32> {
+    let n = lists.offsets.len().saturating_sub(1);
+    let len = |i: usize| (lists.offsets[i + 1] - lists.offsets[i]) as usize;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(len(i)), i));
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
+        (0..lanes).map(|l| std::cmp::Reverse((0usize, l))).collect();
+    let mut lane_lists: Vec<Vec<usize>> = vec![Vec::new(); lanes];
+    for i in order {
+        let Some(std::cmp::Reverse((load, lane))) = heap.pop() else { break };
+        lane_lists[lane].push(i);
+        heap.push(std::cmp::Reverse((load + len(i), lane)));
+    }
+    let height = heap.iter().map(|r| r.0 .0).max().unwrap_or(0);
+    let mut out = vec![0i32; height * lanes];
+    for (lane, ls) in lane_lists.iter().enumerate() {
+        let mut r = 0;
+        for &i in ls {
+            for &v in &lists.entries[lists.offsets[i] as usize..lists.offsets[i + 1] as usize] {
+                out[r * lanes + lane] = v;
+                r += 1;
+            }
+        }
+    }
+    out
+}

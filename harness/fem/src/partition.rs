@@ -1,0 +1,165 @@
+//! Partitions of a mesh into blocks of work: METIS k-way on the element dual graph or on the
+//! vertex graph, and the search for a part count whose largest part fits a limit (shared memory,
+//! a block's node budget).
+
+use rayon::prelude::*;
+
+use crate::elements::Elements;
+
+/// The corner connectivity in METIS's mesh form (eptr, eind).
+fn corner_mesh(m: Elements) -> (Vec<metis::Idx>, Vec<metis::Idx>) {
+    let ne = m.len();
+    let eptr: Vec<metis::Idx> = (0..=ne).map(|e| (m.corners * e) as metis::Idx).collect();
+    let eind: Vec<metis::Idx> = (0..ne).flat_map(|e| m.corners_of(e).iter().map(|&v| v as metis::Idx)).collect();
+    (eptr, eind)
+}
+
+/// Element partition by METIS k-way on the dual graph: elements are adjacent when they share
+/// `ncommon` corners (2 for triangles: an edge; 4 for hexahedra: a face).
+pub fn metis_elements(m: Elements, nparts: usize, ncommon: usize) -> Result<Vec<i32>, String> {
+    let mut part = vec![0 as metis::Idx; m.len()];
+    if nparts <= 1 {
+        return Ok(part);
+    }
+    let (eptr, eind) = corner_mesh(m);
+    let dual = metis::mesh_to_dual(&eptr, &eind, ncommon as metis::Idx).map_err(|e| format!("METIS mesh_to_dual: {e}"))?;
+    metis::Graph::new(1, nparts as metis::Idx, dual.xadj(), dual.adjncy())
+        .map_err(|e| format!("METIS graph: {e}"))?
+        .part_kway(&mut part)
+        .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
+    Ok(part)
+}
+
+/// Node partition by METIS k-way on the graph of vertices (two vertices are adjacent when an
+/// element holds both); the other nodes of higher orders join the part of vertex 0 of the first
+/// element that holds them.
+pub fn metis_nodes(m: Elements, nparts: usize) -> Result<Vec<i32>, String> {
+    let n = m.num_nodes;
+    let mut vid = vec![u32::MAX; n];
+    let mut verts = Vec::new();
+    for e in 0..m.len() {
+        for &v in m.corners_of(e) {
+            if vid[v as usize] == u32::MAX {
+                vid[v as usize] = verts.len() as u32;
+                verts.push(v);
+            }
+        }
+    }
+    let nv = verts.len();
+    let mut vpart = vec![0 as metis::Idx; nv];
+    if nparts > 1 {
+        let mut edges: Vec<u64> = (0..m.len())
+            .into_par_iter()
+            .flat_map_iter(|e| {
+                let c: Vec<u64> = m.corners_of(e).iter().map(|&v| vid[v as usize] as u64).collect();
+                let mut pairs = Vec::with_capacity(c.len() * c.len());
+                for &a in &c {
+                    for &b in &c {
+                        if a != b {
+                            pairs.push((a << 32) | b);
+                        }
+                    }
+                }
+                pairs
+            })
+            .collect();
+        edges.par_sort_unstable();
+        edges.dedup();
+        let mut xadj = vec![0 as metis::Idx; nv + 1];
+        for &q in &edges {
+            xadj[(q >> 32) as usize + 1] += 1;
+        }
+        for i in 0..nv {
+            xadj[i + 1] += xadj[i];
+        }
+        let adjncy: Vec<metis::Idx> = edges.iter().map(|&q| (q & 0xffff_ffff) as metis::Idx).collect();
+        metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
+            .map_err(|e| format!("METIS graph: {e}"))?
+            .part_kway(&mut vpart)
+            .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
+    }
+    let mut part = vec![-1i32; n];
+    for (i, &v) in verts.iter().enumerate() {
+        part[v as usize] = vpart[i];
+    }
+    for e in 0..m.len() {
+        let nodes = m.element(e);
+        let owner = part[nodes[0] as usize];
+        for &v in &nodes[m.corners..] {
+            if part[v as usize] < 0 {
+                part[v as usize] = owner;
+            }
+        }
+    }
+    Ok(part)
+}
+
+/// Partitions with more parts until the largest part fits: `worst(part, nparts)` measures a
+/// partition's largest block, `cap` is the limit. Returns the partition, its part count and its
+/// worst block; an error lists what was tried.
+pub fn partition_until(
+    mut nparts: usize,
+    max_parts: usize,
+    cap: usize,
+    what: &str,
+    partition: &dyn Fn(usize) -> Result<Vec<i32>, String>,
+    worst: &dyn Fn(&[i32], usize) -> usize,
+) -> Result<(Vec<i32>, usize, usize), String> {
+    let mut tried = Vec::new();
+    for _ in 0..8 {
+        nparts = nparts.clamp(1, max_parts);
+        let part = partition(nparts)?;
+        let w = worst(&part, nparts);
+        if w <= cap {
+            return Ok((part, nparts, w));
+        }
+        tried.push(format!("{nparts} parts: largest {w}"));
+        if nparts == max_parts {
+            break;
+        }
+        nparts = ((nparts as f64 * w as f64 / cap as f64 * 1.15).ceil() as usize).max(nparts + 1);
+    }
+    Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two triangles per square of an n x n grid.
+    fn grid(n: usize) -> (Vec<u32>, usize) {
+        let id = |i: usize, j: usize| (j * (n + 1) + i) as u32;
+        let nodes = (0..n)
+            .flat_map(|j| (0..n).flat_map(move |i| [id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j), id(i + 1, j + 1), id(i, j + 1)]))
+            .collect();
+        (nodes, (n + 1) * (n + 1))
+    }
+
+    #[test]
+    fn metis_parts_cover_everything_and_are_balanced() {
+        let (nodes, nn) = grid(16);
+        let m = Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: nn };
+        let part = metis_elements(m, 4, 2).unwrap();
+        let mut sizes = [0usize; 4];
+        part.iter().for_each(|&p| sizes[p as usize] += 1);
+        assert!(sizes.iter().all(|&s| (100..=156).contains(&s)), "{sizes:?}");
+        let np = metis_nodes(m, 4).unwrap();
+        assert_eq!(np.len(), nn);
+        assert!(np.iter().all(|&p| (0..4).contains(&p)));
+    }
+
+    #[test]
+    fn partition_until_grows_the_part_count_until_the_cap_holds() {
+        let (nodes, nn) = grid(16);
+        let m = Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: nn };
+        let worst = |part: &[i32], k: usize| {
+            let mut s = vec![0usize; k];
+            part.iter().for_each(|&p| s[p as usize] += 1);
+            s.into_iter().max().unwrap_or(0)
+        };
+        let (part, k, w) = partition_until(2, 512, 40, "elements", &|k| metis_elements(m, k, 2), &worst).unwrap();
+        assert!(w <= 40 && k >= 13 && part.len() == 512, "{k} parts, largest {w}");
+        let e = partition_until(2, 3, 10, "elements", &|k| metis_elements(m, k, 2), &worst).unwrap_err();
+        assert!(e.contains("at most 10") && e.contains("3 parts"), "{e}");
+    }
+}
