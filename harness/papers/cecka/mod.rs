@@ -31,9 +31,15 @@
 //! Shared memory is not counted: it is the point of the methods that use it.
 
 pub mod benchmark;
+pub mod cost;
 pub mod export;
+pub mod gpu;
 pub mod mesh;
 pub mod nz_plans;
+pub mod paper;
+pub mod prepared;
+pub mod report;
+pub mod spec;
 pub mod system;
 
 pub use benchmark::CeckaAssembly;

@@ -19,8 +19,11 @@
 
 pub mod benchmark;
 pub mod elasticity;
+pub mod paper;
 pub mod plan;
 pub mod prism;
+pub mod report;
+pub mod spec;
 
 pub use benchmark::BanasIntegration;
 

@@ -1,0 +1,410 @@
+//! The Banaś et al. experiments: cases (variant x degree), the staged GPU run the paper's
+//! Tables 6/7 time (input preparation, device memory allocation, input transfer, kernel, output
+//! transfer), the CPU reference, and the reports: Tables 3/4 (the plan), 5-7 (stages), the best
+//! variant per degree, Fig. 2 (stacked stage times) and Fig. 3 (GFLOP/s against p).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use polars::prelude::DataFrame;
+use rayon::prelude::*;
+
+use super::elasticity::{element_dofs, element_flops, element_matrices, element_matrices_into, rigid_body_residual, PrismMesh};
+use super::plan::{Plan, Tuning, Variant};
+use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
+use super::BANAS;
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
+use crate::device::{Arg, Backend, Buffer, Device, HostBuffer, Launch};
+use crate::experiment::{cartesian, ParamValue, Params};
+use crate::kernels::KernelSource;
+use crate::measure::{CacheMode, Timer, Timing};
+use crate::real::Real;
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::Precision;
+
+use super::report::*;
+use super::spec::*;
+
+pub struct BanasIntegration;
+
+/// A mesh, its reference data and the f64 matrices of the elements checked, shared by the
+/// cases of one (degree, elements).
+struct Prepared {
+    re: Reference,
+    mesh: PrismMesh,
+    checked: Vec<usize>,
+    expected: OnceLock<Vec<f64>>,
+}
+
+impl Prepared {
+    fn expected(&self) -> &[f64] {
+        self.expected.get_or_init(|| element_matrices(&self.re, &self.mesh, &self.checked))
+    }
+}
+
+type Cache = Mutex<BTreeMap<(u32, usize), Arc<Prepared>>>;
+
+fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    // A panic while a mesh was built left nothing half-inserted: the cache stays usable.
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = cache.get(&(degree, elements)) {
+        return Ok(p.clone());
+    }
+    // Meshes of another degree are not needed again: sweeps run degree by degree.
+    cache.retain(|k, _| k.0 == degree);
+    let re = Reference::new(degree as usize).map_err(CaseError::Failed)?;
+    let mesh = PrismMesh::with_elements(elements);
+    let m = ((verify_fraction * elements as f64).ceil() as usize).clamp(1, elements);
+    let mut checked: Vec<usize> = (0..m).map(|i| if m == 1 { 0 } else { i * (elements - 1) / (m - 1) }).collect();
+    checked.dedup();
+    let p = Arc::new(Prepared { re, mesh, checked, expected: OnceLock::new() });
+    cache.insert((degree, elements), p.clone());
+    Ok(p)
+}
+
+impl Benchmark for BanasIntegration {
+    const NAME: &'static str = "banas-integration";
+    const KERNELS: &'static [KernelSource] = &[BANAS];
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(s: &Sweep) -> Vec<Point> {
+        let axes = vec![s.degree.iter().map(|&v| v as usize).collect::<Vec<_>>(), (0..s.method.len()).collect()];
+        cartesian(&axes).into_iter().map(|p| Point { method: s.method[p[1]], degree: p[0] as u32 }).collect()
+    }
+
+    fn params(p: &Point) -> Params {
+        Params::default().push("method", ParamValue::Str(p.method.as_str().into())).push("degree", ParamValue::Int(p.degree as i64))
+    }
+
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        let quick = spec.quick.as_ref().and_then(|q| q.sweep.as_ref());
+        for (field, sweep) in [("sweep.degree", Some(&spec.sweep)), ("quick.sweep.degree", quick)] {
+            for &d in sweep.into_iter().flat_map(|s| s.degree.iter()) {
+                if !(1..=MAX_DEGREE as u32).contains(&d) {
+                    return Err((field.into(), format!("{field}: {d} is outside 1..{MAX_DEGREE}")));
+                }
+            }
+        }
+        let problems = [("problem", Some(&spec.problem)), ("quick.problem", spec.quick.as_ref().and_then(|q| q.problem.as_ref()))];
+        for (at, p) in problems {
+            let Some(p) = p else { continue };
+            if !(p.output_mib > 0.0 && p.output_mib <= (1u64 << 20) as f64) {
+                return Err((format!("{at}.output_mib"), format!("{at}.output_mib must be in (0, 1048576], got {}", p.output_mib)));
+            }
+            if !(p.verify_fraction > 0.0 && p.verify_fraction <= 1.0) {
+                return Err((
+                    format!("{at}.verify_fraction"),
+                    format!("{at}.verify_fraction must be in (0, 1], got {}", p.verify_fraction),
+                ));
+            }
+            if p.group_size == Some(0) {
+                return Err((format!("{at}.group_size"), format!("{at}.group_size must be at least 1")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The f64 CPU reference runs on the cpu backend; the four GPU variants on CUDA and OpenCL in
+    /// f32 and f64.
+    fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
+        match backend {
+            Backend::Cpu => point.method.variant().is_none() && precision == Precision::F64,
+            _ => point.method.variant().is_some(),
+        }
+    }
+
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        match (point.method.variant(), &ctx.target, ctx.precision) {
+            (None, Target::Cpu, Precision::F64) => run_cpu(ctx, problem, point),
+            (None, Target::Cpu, Precision::F32) => Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into())),
+            (None, Target::Gpu(_), _) => Err(CaseError::Skipped("cpu-reference runs on the cpu backend".into())),
+            (Some(_), Target::Cpu, _) => Err(CaseError::Skipped("the GPU variants run on GPU backends".into())),
+            (Some(v), Target::Gpu(dev), Precision::F32) => run_gpu::<f32>(ctx, *dev, problem, point, v),
+            (Some(v), Target::Gpu(dev), Precision::F64) => run_gpu::<f64>(ctx, *dev, problem, point, v),
+        }
+    }
+
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let r = Rows::read(rows, ctx)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            items.extend(
+                match t {
+                    TableName::Sizes => vec![sizes_table(&spec.id)],
+                    TableName::Plan => plan_tables(&spec.id, &r),
+                    TableName::Stages => stage_tables(&spec.id, &r),
+                    TableName::Best => vec![best_table(&spec.id, &r)],
+                }
+                .into_iter()
+                .map(ReportItem::Table),
+            );
+        }
+        for f in &spec.outputs.figures {
+            items.extend(
+                match f {
+                    FigureName::StageTimes => stage_figures(&spec.id, &r),
+                    FigureName::GflopsVsDegree => gflops_figures(&spec.id, &r),
+                }
+                .into_iter()
+                .map(ReportItem::Figure),
+            );
+        }
+        Ok(items)
+    }
+}
+
+fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let threads = rayon::current_num_threads();
+    let n = problem.cpu_elements.unwrap_or(8 * threads).max(1);
+    let prep = prepared(point.degree, n, 1.0 / n as f64)?;
+    let all: Vec<usize> = (0..n).collect();
+    // The output is allocated once; every repetition overwrites it in place.
+    let mut out = vec![f64::NAN; element_dofs(prep.re.nsh).pow(2) * n];
+    let t = crate::measure::measure_host::<()>(ctx.policy, &mut || {
+        element_matrices_into(&prep.re, &prep.mesh, &all, &mut out);
+        Ok(())
+    })
+    .map_err(|_| CaseError::Failed("host integration failed".into()))?;
+    // The oracle is checked against closed forms: the six rigid-body modes of element 0.
+    let error = rigid_body_residual(&prep.re, &prep.mesh.element_vertices(0), &out[..element_dofs(prep.re.nsh).pow(2)]);
+    let flops = element_flops(prep.re.nsh, prep.re.nq()) * n as f64;
+    Ok(vec![Measured::verified("kernel", t, error, 1e-10)
+        .flops(super::plan::cpu_executed_flops(prep.re.nsh, prep.re.nq()) * n as f64)
+        .paper_flops(flops)
+        .extra("elements", n as f64)
+        .extra("threads", threads as f64)])
+}
+
+/// Lengths (in reals) of the four input arrays of a launch: derivatives, quadrature, the
+/// per-element geometry (six vertices for JAC, Jacobian terms of every point for NOJAC), Lamé.
+fn input_lengths(prep: &Prepared, jac: bool) -> [usize; 4] {
+    let (nq, ne) = (prep.re.nq(), prep.mesh.len());
+    [prep.re.dphi.len(), 4 * nq, if jac { 18 * ne } else { 10 * nq * ne }, 2 * ne]
+}
+
+/// The "input data preparation" stage: the host arrays of one launch, written into the
+/// (pinned) host buffers the upload reads from.
+fn prepare_inputs<T: Real>(prep: &Prepared, jac: bool, host: &mut [HostBuffer]) {
+    let re = &prep.re;
+    let mesh = &prep.mesh;
+    let [dphi, quad, per_element, lame] = host else { unreachable!("four input buffers") };
+    for (d, &v) in dphi.typed_mut::<T>().iter_mut().zip(&re.dphi) {
+        *d = T::from_f64(v);
+    }
+    for (d, v) in quad.typed_mut::<T>().iter_mut().zip(re.quad.iter().flat_map(|q| [q.xi[0], q.xi[1], q.xi[2], q.w])) {
+        *d = T::from_f64(v);
+    }
+    let per = per_element.typed_mut::<T>();
+    if jac {
+        per.par_chunks_mut(18).enumerate().for_each(|(e, out)| {
+            for (d, v) in out.iter_mut().zip(mesh.element_vertices(e).into_iter().flatten()) {
+                *d = T::from_f64(v);
+            }
+        });
+    } else {
+        let chunk = 10 * re.nq();
+        per.par_chunks_mut(chunk).enumerate().for_each(|(e, out)| {
+            let x = mesh.element_vertices(e);
+            for (d, v) in out.iter_mut().zip(re.quad.iter().flat_map(|pt| jacobian_terms(&x, pt))) {
+                *d = T::from_f64(v);
+            }
+        });
+    }
+    for (e, pair) in lame.typed_mut::<T>().chunks_mut(2).enumerate() {
+        let (l, m) = mesh.lame(e);
+        pair[0] = T::from_f64(l);
+        pair[1] = T::from_f64(m);
+    }
+}
+
+/// One pass's check: the checked elements against the f64 reference (largest relative Frobenius
+/// error), and NaN anywhere in the whole output (left of the poison: an element not written).
+fn check_pass<T: Real>(out: &[T], prep: &Prepared, size: usize) -> f64 {
+    if out.par_iter().any(|v| v.to_f64().is_nan()) {
+        return f64::NAN;
+    }
+    let expected = prep.expected();
+    let mut error: f64 = 0.0;
+    for (k, &e) in prep.checked.iter().enumerate() {
+        let want = &expected[k * size..(k + 1) * size];
+        let got = &out[e * size..(e + 1) * size];
+        let (mut diff, mut norm) = (0.0, 0.0);
+        for (g, w) in got.iter().zip(want) {
+            diff += (g.to_f64() - w).powi(2);
+            norm += w * w;
+        }
+        let rel = (diff / norm).sqrt();
+        error = if rel.is_nan() { f64::NAN } else { error.max(rel) };
+    }
+    error
+}
+
+fn run_gpu<T: Real>(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    problem: &Problem_,
+    point: &Point,
+    variant: Variant,
+) -> Result<Vec<Measured>, CaseError> {
+    let nsh = super::prism::shape_functions(point.degree as usize);
+    let nq = super::prism::quadrature(point.degree as usize).map_err(CaseError::Failed)?.len();
+    let tuning = Tuning {
+        output_bytes: (problem.output_mib * (1u64 << 20) as f64) as usize,
+        group_size: problem.group_size,
+        reg_blocks: problem.reg_blocks,
+        shared_bytes: problem.shared_bytes,
+    };
+    let plan = Plan::new(variant, nsh, nq, T::PRECISION, dev.info(), &tuning).map_err(CaseError::Failed)?;
+    let prep = prepared(point.degree, plan.elements, problem.verify_fraction)?;
+    let ne = prep.mesh.len();
+    let kernel = ctx.modules.kernel(dev, &BANAS, &plan.defines(T::PRECISION), "banas_integrate")?;
+    let size = element_dofs(nsh).pow(2);
+    let out_len = ne * size;
+    let rb = plan.real_bytes;
+    let lengths = input_lengths(&prep, variant.jac());
+    // Host memory of every timed transfer, pinned, allocated once outside every timer.
+    let mut host_in: Vec<HostBuffer> = lengths.iter().map(|&n| dev.alloc_host(n * rb)).collect::<Result<_, _>>()?;
+    let mut host_out = dev.alloc_host(out_len * rb)?;
+    let pinned = host_out.pinned() && host_in.iter().all(|h| h.pinned());
+    let sizes = [lengths[0], lengths[1], lengths[2], lengths[3], out_len];
+    let memory = sizes.iter().sum::<usize>() * rb;
+    let launch = Launch { groups: plan.groups, group_size: plan.group_size };
+
+    let mut rows = Vec::new();
+    let mut worst: f64 = 0.0;
+    let mut passes_checked = 0usize;
+    for &mode in ctx.policy.modes.iter() {
+        let flusher = match mode {
+            CacheMode::Cold => Some(ctx.flusher.ok_or_else(|| CaseError::Failed("cold mode asked for, but no cache flusher".into()))?),
+            CacheMode::Warm => None,
+        };
+        let mut samples: [Vec<f64>; 5] = Default::default();
+        let mut pass = 0usize;
+        let mut last_check = 0;
+        // The paper times each stage of one pass; we repeat whole passes (the first `warmup`
+        // untimed) until the kernel's samples satisfy the policy (count, time, noise).
+        loop {
+            let t0 = Instant::now();
+            prepare_inputs::<T>(&prep, variant.jac(), &mut host_in);
+            let t_prepare = t0.elapsed().as_secs_f64();
+
+            // A real allocation each pass: memory pooled by the last pass goes back first.
+            dev.release_pooled_memory()?;
+            let t0 = Instant::now();
+            let mut bufs: Vec<Buffer> = sizes.iter().map(|&n| dev.alloc((n * rb).max(1))).collect::<Result<_, _>>()?;
+            for b in bufs.iter_mut() {
+                dev.touch(b)?;
+            }
+            dev.synchronize()?;
+            let t_allocate = t0.elapsed().as_secs_f64();
+            // Poison the output: an element the kernel does not write stays NaN. The inputs are
+            // filled too, so that every page is mapped before the timed upload: a first write
+            // into memory fresh from the driver costs a variable amount (up to 2.9x the upload
+            // time between back-to-back runs on an H200 before this).
+            for b in &bufs {
+                ctx.modules.poison(dev, b)?;
+            }
+            dev.synchronize()?;
+
+            let t_upload = dev.time_events(&mut || {
+                for (b, h) in bufs.iter_mut().zip(&host_in) {
+                    let n = h.len();
+                    dev.upload_async(b, h, n)?;
+                }
+                Ok(())
+            })?;
+            if let Some(f) = flusher {
+                f.flush(dev, pass as u32)?;
+            }
+            // The kernel reads vertices (JAC) or Jacobian terms (NOJAC): one buffer fills both slots.
+            let args = [
+                Arg::Buf(&bufs[0]),
+                Arg::Buf(&bufs[1]),
+                Arg::Buf(&bufs[2]),
+                Arg::Buf(&bufs[2]),
+                Arg::Buf(&bufs[3]),
+                Arg::Buf(&bufs[4]),
+                Arg::I32(ne as i32),
+                Arg::I32(plan.parts as i32),
+            ];
+            let t_kernel = dev.time_events(&mut || dev.launch(&kernel, launch, &args))?;
+            let t_download = dev.time_events(&mut || dev.download_async(&bufs[4], &mut host_out, out_len * rb))?;
+            drop(bufs);
+
+            let error = check_pass(&host_out.typed::<T>()[..out_len], &prep, size);
+            worst = if error.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(error) };
+            passes_checked += 1;
+            if pass >= ctx.policy.warmup as usize {
+                for (s, t) in samples.iter_mut().zip([t_prepare, t_allocate, t_upload, t_kernel, t_download]) {
+                    s.push(t);
+                }
+                if ctx.policy.done(&samples[3], &mut last_check) {
+                    break;
+                }
+            }
+            pass += 1;
+        }
+        rows.push((mode, samples));
+    }
+    dev.release_pooled_memory()?;
+
+    let tolerance = if T::PRECISION == Precision::F32 { 1e-4 } else { 1e-10 };
+    let paper_flops = element_flops(nsh, nq) * ne as f64;
+    let executed_flops = plan.executed_flops_per_element() * ne as f64;
+    let extras = [
+        ("elements", ne as f64),
+        ("checked_elements", prep.checked.len() as f64),
+        ("checked_passes", passes_checked as f64),
+        ("pinned_host", pinned as u8 as f64),
+        ("group_size", plan.group_size as f64),
+        ("parts", plan.parts as f64),
+        ("blocks_per_thread", plan.blocks_per_thread as f64),
+        ("reg_rows", plan.rb as f64),
+        ("reg_cols", plan.cb as f64),
+        ("groups", plan.groups as f64),
+        ("shared_bytes", plan.shared_bytes as f64),
+        ("input_mb", plan.input_bytes(variant.jac()) as f64 / 1e6),
+        ("output_mb", (plan.elements * plan.output_bytes_per_element()) as f64 / 1e6),
+        ("performed_blocks", plan.performed_blocks() as f64),
+    ];
+    let mut out = Vec::new();
+    for (mode, samples) in rows {
+        let mut totals = vec![0.0; samples[0].len()];
+        for (stage, s) in STAGES.iter().zip(samples) {
+            for (t, v) in totals.iter_mut().zip(&s) {
+                *t += v;
+            }
+            let timer = if matches!(*stage, "prepare" | "allocate") { Timer::HostWall } else { Timer::DeviceEvent };
+            let mut m = Measured::verified(stage, Timing { samples: s, timer, mode }, worst, tolerance);
+            match *stage {
+                "kernel" => m = m.flops(executed_flops).paper_flops(paper_flops).memory(memory as f64),
+                "upload" => m = m.bytes((lengths.iter().sum::<usize>() * rb) as f64),
+                "download" => m = m.bytes((out_len * rb) as f64),
+                _ => {}
+            }
+            out.push(m);
+        }
+        out.push(
+            Measured::verified("total", Timing { samples: totals, timer: Timer::StageSum, mode }, worst, tolerance)
+                .flops(executed_flops)
+                .paper_flops(paper_flops),
+        );
+    }
+    Ok(out
+        .into_iter()
+        .map(|mut m| {
+            for (k, v) in extras {
+                m = m.extra(k, v);
+            }
+            m
+        })
+        .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports

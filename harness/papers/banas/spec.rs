@@ -1,0 +1,103 @@
+//! The Banaś et al. experiment files' own types: variants, sweep, problem, tables and figures,
+//! a case's sweep point and the stage names.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::Variant;
+use crate::experiment::NonEmpty;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Algorithm 2 in f64 on the host, rayon-parallel over elements (the paper's OpenMP code).
+    CpuReference,
+    RegJac,
+    RegNojac,
+    ShmJac,
+    ShmNojac,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self.variant() {
+            Some(v) => v.as_str(),
+            None => "cpu-reference",
+        }
+    }
+    pub(crate) fn variant(self) -> Option<Variant> {
+        match self {
+            Method::CpuReference => None,
+            Method::RegJac => Some(Variant::RegJac),
+            Method::RegNojac => Some(Variant::RegNojac),
+            Method::ShmJac => Some(Variant::ShmJac),
+            Method::ShmNojac => Some(Variant::ShmNojac),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub method: NonEmpty<Method>,
+    /// Polynomial degree p, 1..7.
+    pub degree: NonEmpty<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Problem_ {
+    /// Element matrices one launch writes, in MiB; the planner fits the elements per launch to
+    /// it and to the device's memory (the paper's launches wrote about 300 MB).
+    pub output_mib: f64,
+    /// Fraction of every launch's elements checked against the f64 reference after every pass
+    /// (evenly spread, first and last included; at least one); the whole output is also scanned
+    /// for NaN left of the poison. Default 0.01.
+    pub verify_fraction: f64,
+    /// Elements the CPU reference integrates per timed repetition (default: 8 per thread).
+    pub cpu_elements: Option<usize>,
+    /// Override the planner's work-group size.
+    pub group_size: Option<usize>,
+    /// REG: override the planner's blocks per thread, as [rows, columns].
+    pub reg_blocks: Option<[usize; 2]>,
+    /// SHM: shared memory for a part of A^e, in bytes (ceiling: the device's limit).
+    pub shared_bytes: Option<usize>,
+}
+
+impl Default for Problem_ {
+    fn default() -> Self {
+        Problem_ { output_mib: 256.0, verify_fraction: 0.01, cpu_elements: None, group_size: None, reg_blocks: None, shared_bytes: None }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableName {
+    /// Table 2: entries of the arrays the integration works on, ours beside the paper's.
+    Sizes,
+    /// Tables 3/4: the plan the host computed from the device's limits.
+    Plan,
+    /// Tables 5/6/7: per element, the time of each stage, flops and GFLOP/s.
+    Stages,
+    /// Per degree: the best variant, its GFLOP/s and fraction of peak, against the CPU.
+    Best,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureName {
+    /// Fig. 2: stage times per element against p, stacked.
+    StageTimes,
+    /// Fig. 3: kernel GFLOP/s against p.
+    GflopsVsDegree,
+}
+
+pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    pub method: Method,
+    pub degree: u32,
+}
+
+/// The stages of one GPU run, in the order the paper's tables list them.
+pub const STAGES: [&str; 5] = ["prepare", "allocate", "upload", "kernel", "download"];

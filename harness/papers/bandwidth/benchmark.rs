@@ -1,0 +1,133 @@
+//! The device-bandwidth benchmark: its cases and how each runs.
+
+use polars::prelude::DataFrame;
+
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec};
+use crate::experiment::{cartesian, ParamValue, Params};
+use crate::kernels::KernelSource;
+
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::Precision;
+
+use super::report::*;
+use super::run::*;
+use super::spec::*;
+use super::BANDWIDTH;
+
+pub struct DeviceBandwidth;
+
+impl Benchmark for DeviceBandwidth {
+    const NAME: &'static str = "device-bandwidth";
+    const KERNELS: &'static [KernelSource] = &[BANDWIDTH];
+    type Sweep = Sweep;
+    type Problem = Problem;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(sweep: &Sweep) -> Vec<Point> {
+        let kernels: Vec<ParamValue> = sweep.kernel.iter().map(|k| ParamValue::Str(k.as_str().into())).collect();
+        let sizes: Vec<ParamValue> = sweep.array_mib.iter().map(|m| ParamValue::Float(m.0)).collect();
+        cartesian(&[kernels, sizes])
+            .into_iter()
+            .map(|p| {
+                let kernel = match &p[0] {
+                    ParamValue::Str(s) => StreamKernel::ALL.into_iter().find(|k| k.as_str() == s).unwrap_or(StreamKernel::Copy),
+                    _ => StreamKernel::Copy,
+                };
+                let mib = match p[1] {
+                    ParamValue::Float(f) => f,
+                    _ => 0.0,
+                };
+                Point { kernel, mib }
+            })
+            .collect()
+    }
+
+    fn params(p: &Point) -> Params {
+        Params::default().push("kernel", ParamValue::Str(p.kernel.as_str().into())).push("array_mib", ParamValue::Float(p.mib))
+    }
+
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        let p = &spec.problem;
+        if p.group_size == 0 || !p.group_size.is_power_of_two() || p.group_size > 1024 {
+            return Err((
+                "problem.group_size".into(),
+                format!(
+                    "problem.group_size must be a power of two up to 1024 (the dot kernel's tree reduction needs it), got {}",
+                    p.group_size
+                ),
+            ));
+        }
+        for (name, v) in [
+            ("elements_per_thread", p.elements_per_thread),
+            ("scatter_fan_in", p.scatter_fan_in),
+            ("dot_groups_per_unit", p.dot_groups_per_unit),
+        ] {
+            if v == 0 {
+                return Err((format!("problem.{name}"), format!("problem.{name} must be at least 1")));
+            }
+        }
+        Ok(())
+    }
+
+    fn run(ctx: &mut CaseCtx, problem: &Problem, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        match ctx.precision {
+            Precision::F32 => run_typed::<f32>(ctx, problem, point),
+            Precision::F64 => run_typed::<f64>(ctx, problem, point),
+        }
+    }
+
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let data = ReportRows::read(rows)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            match t {
+                TableName::AttainableBandwidth => items.push(ReportItem::Table(attainable_table(&spec.id, &data))),
+            }
+        }
+        for f in &spec.outputs.figures {
+            match f {
+                FigureName::BandwidthVsSize => items.extend(size_figures(&spec.id, &data).into_iter().map(ReportItem::Figure)),
+            }
+        }
+        Ok(items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_model_counts_each_array_once() {
+        assert_eq!(StreamKernel::Copy.bytes(1000, 4, 8), 8000.0);
+        assert_eq!(StreamKernel::Triad.bytes(1000, 8, 8), 24000.0);
+        assert_eq!(StreamKernel::Gather.bytes(1000, 4, 8), 4000.0 + 8000.0);
+        assert_eq!(StreamKernel::ScatterAdd.bytes(1000, 4, 8), 4000.0 + 4000.0 + 2.0 * 125.0 * 4.0);
+        assert_eq!(StreamKernel::Triad.flops(10), 20.0);
+    }
+
+    #[test]
+    fn relative_error_flags_nan_and_mismatch() {
+        assert_eq!(relative_error(&[1.0f32, 2.0], &[1.0, 2.0]), 0.0);
+        assert!(relative_error(&[f32::NAN, 2.0], &[1.0, 2.0]).is_nan());
+        assert!(relative_error(&[1.0f64], &[1.0, 2.0]).is_nan());
+        assert!((relative_error(&[1.0f64, 2.0], &[1.0, 2.5]) - 0.5 / (1.0f64 + 6.25).sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn scatter_reference_sums_fan_in_contributions() {
+        let p = Problem { scatter_fan_in: 4, ..Default::default() };
+        let d = HostData::<f32>::new(StreamKernel::ScatterAdd, 64, &p);
+        let y = d.reference(StreamKernel::ScatterAdd, 0.0);
+        assert_eq!(y.len(), 16);
+        let total: f64 = d.a.iter().map(|x| *x as f64).sum();
+        assert_eq!(y.iter().sum::<f64>(), total);
+        // Every target receives exactly fan_in contributions.
+        let mut count = vec![0; 16];
+        for &j in &d.map {
+            count[j as usize] += 1;
+        }
+        assert!(count.iter().all(|&c| c == 4));
+    }
+}

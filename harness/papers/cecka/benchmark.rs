@@ -1,0 +1,249 @@
+//! The Cecka et al. experiments: cases and their runs on each backend (the GPU methods are in
+//! `gpu`, the reports in `report`).
+
+use polars::prelude::DataFrame;
+
+use super::cost::*;
+use super::gpu::*;
+use super::prepared::*;
+use super::report::*;
+use super::spec::*;
+use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
+use super::CECKA;
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::device::Backend;
+use crate::experiment::{cartesian, ParamValue, Params};
+use crate::kernels::KernelSource;
+use crate::measure::measure_host;
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::Precision;
+
+pub struct CeckaAssembly;
+
+impl Benchmark for CeckaAssembly {
+    const NAME: &'static str = "cecka-assembly";
+    const KERNELS: &'static [KernelSource] = &[CECKA];
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(s: &Sweep) -> Vec<Point> {
+        let colors: Vec<u32> = s.colors.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| vec![0]);
+        let axes = vec![
+            s.level.iter().map(|&v| v as i64).collect::<Vec<_>>(),
+            s.order.iter().map(|&v| v as i64).collect(),
+            colors.iter().map(|&v| v as i64).collect(),
+            (0..s.method.len() as i64).collect(),
+        ];
+        cartesian(&axes)
+            .into_iter()
+            .filter_map(|p| {
+                let method = s.method[p[3] as usize];
+                // The color count only matters to colored methods: others run once, at 0.
+                if !method.colored() && p[2] != colors[0] as i64 {
+                    return None;
+                }
+                Some(Point { method, level: p[0] as u32, order: p[1] as u32, colors: if method.colored() { p[2] as u32 } else { 0 } })
+            })
+            .collect()
+    }
+
+    fn params(p: &Point) -> Params {
+        Params::default()
+            .push("method", ParamValue::Str(p.method.as_str().into()))
+            .push("level", ParamValue::Int(p.level as i64))
+            .push("order", ParamValue::Int(p.order as i64))
+            .push("min_colors", ParamValue::Int(p.colors as i64))
+    }
+
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        let quick = spec.quick.as_ref().and_then(|q| q.sweep.as_ref());
+        for (at, sweep) in [("sweep", Some(&spec.sweep)), ("quick.sweep", quick)] {
+            let Some(sweep) = sweep else { continue };
+            if let Some(o) = sweep.order.iter().find(|&&o| !(1..=6).contains(&o)) {
+                return Err((format!("{at}.order"), format!("{at}.order: {o} is outside 1..6")));
+            }
+            if let Some(l) = sweep.level.iter().find(|&&l| l > 8) {
+                return Err((format!("{at}.level"), format!("{at}.level: {l} is above 8 (level 7 is already 4.8M elements)")));
+            }
+            // Colors are bits of a 64-bit mask in the greedy coloring.
+            if let Some(c) = sweep.colors.iter().flat_map(|c| c.iter()).find(|&&c| c > 64) {
+                return Err((format!("{at}.colors"), format!("{at}.colors: {c} is above 64, the most the element coloring supports")));
+            }
+        }
+        let problems = [("problem", Some(&spec.problem)), ("quick.problem", spec.quick.as_ref().and_then(|q| q.problem.as_ref()))];
+        for (at, p) in problems {
+            let Some(p) = p else { continue };
+            for (name, v) in
+                [("group_size", p.group_size), ("elements_per_block", p.elements_per_block), ("targets_per_thread", p.targets_per_thread)]
+            {
+                if v == Some(0) {
+                    return Err((format!("{at}.{name}"), format!("{at}.{name} must be at least 1")));
+                }
+            }
+            if p.group_size.is_some_and(|g| g > 1024) {
+                return Err((format!("{at}.group_size"), format!("{at}.group_size must be at most 1024")));
+            }
+            // An imported mesh is read here, so that `harness validate` names its file and line.
+            if let Some(m) = &p.mesh {
+                m.read().map_err(|e| (format!("{at}.mesh"), format!("{at}.mesh: {e}")))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn memory_estimate(problem: &Problem_, point: &Point) -> Option<MemoryEstimate> {
+        // The plate has 288 P1 elements at level 0 (an imported mesh: its own count, unknown
+        // here; estimate as the plate). Per element: slots (en^2 x 4 B) and, bounding nnz by
+        // ne x en^2, the CSR columns, reference, abs-sum and result arrays (4 + 3 x 8 B), the
+        // packed plans (2 x 4 B) and one device copy of the outputs; two problems are cached.
+        let _ = problem;
+        let ne = 288.0 * 4f64.powi(point.level as i32);
+        let en = ((point.order + 1) * (point.order + 2) / 2) as f64;
+        let per_element = en * en * (4.0 + 28.0 + 8.0) + en * 40.0;
+        Some(MemoryEstimate { host_bytes: ne * per_element, device_bytes: ne * en * en * 16.0 })
+    }
+
+    /// The CPU methods run on the cpu backend in f64 (the paper's baseline); the GPU methods on
+    /// CUDA and OpenCL in f32 and f64.
+    fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
+        match backend {
+            Backend::Cpu => point.method.on_cpu() && precision == Precision::F64,
+            _ => !point.method.on_cpu(),
+        }
+    }
+
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let gpu = matches!(ctx.target, Target::Gpu(_));
+        if gpu == point.method.on_cpu() {
+            return Err(CaseError::Skipped(format!(
+                "{} runs on {}",
+                point.method.as_str(),
+                if gpu { "the cpu backend" } else { "GPU backends" }
+            )));
+        }
+        if !gpu && ctx.precision == Precision::F32 {
+            return Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into()));
+        }
+        let prep = prepared(problem.mesh.as_ref(), point.level, point.order)?;
+        match (ctx.precision, &ctx.target) {
+            (_, Target::Cpu) => run_cpu(ctx, &prep, point),
+            (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),
+            (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, problem, &prep, point),
+        }
+    }
+
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let r = Rows::read(rows)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            items.push(ReportItem::Table(match t {
+                TableName::Table6 => table6(&spec.id, &r),
+                TableName::Timings => timings_table(&spec.id, &r),
+                TableName::Winners => winners_table(&spec.id, &r),
+            }));
+        }
+        for f in &spec.outputs.figures {
+            items.extend(
+                match f {
+                    FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", |i| r.elements[i], "elements", true),
+                    FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", |i| r.order[i], "element order", false),
+                    FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", |i| r.colors_used[i], "number of colors", false),
+                    FigureName::DummySpeedup => dummy_speedup(&spec.id, &r),
+                }
+                .into_iter()
+                .map(ReportItem::Figure),
+            );
+        }
+        Ok(items)
+    }
+}
+
+/// The CPU baselines, f64. The system is allocated once; each timed repetition zeroes it and
+/// assembles (the paper's Algorithm 1 includes the zeroing), so no repetition allocates.
+/// cpu-serial is checked against [`assemble_by_search`] (no precomputed slots), not against
+/// itself; cpu-parallel against the serial reference.
+pub(crate) fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let p = &prep.problem;
+    let (colors, color_secs) = match point.method {
+        Method::CpuParallel => {
+            let (c, t) = prep.colors(point.colors)?;
+            (Some(c), t)
+        }
+        _ => (None, 0.0),
+    };
+    let mut out = System { vals: vec![f64::NAN; p.nnz()], rhs: vec![f64::NAN; p.n_free] };
+    let timing = measure_host::<()>(ctx.policy, &mut || {
+        match &colors {
+            Some(c) => assemble_parallel_into(p, c, &mut out),
+            None => assemble_serial_into(p, &mut out),
+        }
+        Ok(())
+    })
+    .map_err(|_| CaseError::Failed("host assembly failed".into()))?;
+    let independent;
+    let check_against = match point.method {
+        Method::CpuSerial => {
+            independent = assemble_by_search(p);
+            &independent
+        }
+        _ => prep.reference(),
+    };
+    let (over, worst) = check_bounds(&out.vals, &out.rhs, check_against, prep.bounds(false), f64::EPSILON / 2.0);
+    let cmp = compare(&out.vals, &out.rhs, check_against);
+    let (bytes, flops) = cost(p, 8, false);
+    let mut m = Measured::verified(point.method.as_str(), timing, worst, 1.0)
+        .bytes(bytes)
+        .flops(flops)
+        .extra("table6_error", cmp.avg_relative)
+        .extra("entries_over_bound", over as f64)
+        .extra("setup_s", color_secs)
+        .extra("threads", if colors.is_some() { rayon::current_num_threads() as f64 } else { 1.0 });
+    for (k, v) in sizes(prep) {
+        m = m.extra(k, v);
+    }
+    m = m.extra("colors_used", colors.map_or(0.0, |c| c.len() as f64));
+    Ok(vec![m])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[test]
+    fn every_dummy_method_is_a_dummy_of_a_full_method() {
+        let dummies: Vec<Method> = Method::ALL.into_iter().filter(|m| m.as_str().ends_with("-dummy")).collect();
+        assert_eq!(dummies.len(), 6);
+        for m in Method::ALL {
+            assert_eq!(m.dummy(), m.as_str().ends_with("-dummy"), "{m:?}");
+            if m.dummy() {
+                let full = m.full();
+                assert!(!full.dummy() && full != m && full.family() == m.family(), "{m:?} -> {full:?}");
+            } else {
+                assert_eq!(m.full(), m);
+            }
+        }
+        assert!(Method::SharedAtomicDummy.dummy(), "the method a hand list once forgot");
+    }
+
+    #[test]
+    fn dummy_flops_are_not_the_full_count() {
+        for en in [3.0, 6.0, 28.0] {
+            assert!(element_flops(en, true) < 0.5 * element_flops(en, false));
+        }
+    }
+
+    #[test]
+    fn a_panic_while_a_plan_is_made_leaves_the_cache_usable() {
+        let map: Mutex<BTreeMap<u32, Timed<u32>>> = Mutex::new(BTreeMap::new());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cached(&map, 1, || panic!("bug while partitioning"))));
+        assert!(r.is_err());
+        let v = cached(&map, 1, || Ok(7));
+        assert_eq!(v.0, Ok(7));
+        assert_eq!(cached(&map, 1, || Ok(8)).0, Ok(7), "made once");
+    }
+}

@@ -1,0 +1,573 @@
+//! The GPU methods: one launch sequence per method family, written once against the `Device`
+//! trait, each checked against the f64 reference.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::cost::*;
+use super::nz_plans::{self, Packed};
+use super::prepared::*;
+use super::spec::*;
+use super::system::{check_bounds, compare, Problem, SOURCE_F};
+use super::CECKA;
+use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
+use crate::device::{Arg, Device, DeviceExt, Launch};
+use crate::kernels::Defines;
+use crate::measure::{measure_device, Timing};
+use crate::real::Real;
+use crate::Precision;
+
+/// What one GPU method's run leaves for verification and the row.
+pub(crate) struct GpuRun<T> {
+    pub(crate) timings: Vec<Timing>,
+    /// The outputs of the checked repetition (run on poisoned outputs after the timed ones).
+    pub(crate) vals: Vec<T>,
+    pub(crate) rhs: Vec<T>,
+    pub(crate) bytes: f64,
+    pub(crate) flops: f64,
+    pub(crate) memory: f64,
+    /// Host seconds of the method's set-up for this case: its plan (partitions, packing,
+    /// coloring; the time it took when first made) and the uploads of its arrays.
+    pub(crate) setup_s: f64,
+    pub(crate) extras: Vec<(&'static str, f64)>,
+}
+
+pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let run = match point.method.family() {
+        Family::Elem => run_elem::<T>(ctx, problem, prep, point)?,
+        Family::GlobalNz => run_global_nz::<T>(ctx, problem, prep, point)?,
+        Family::SharedNz => run_shared_nz::<T>(ctx, problem, prep, point)?,
+        Family::LocalNz => run_local_nz::<T>(ctx, problem, prep, point)?,
+        Family::SharedAtomic => run_shared_atomic::<T>(ctx, problem, prep, point)?,
+        Family::Cpu => return Err(CaseError::Failed("a CPU method on a GPU target".into())),
+    };
+    let p = &prep.problem;
+    let got_vals: Vec<f64> = run.vals.iter().map(|v| v.to_f64()).collect();
+    let got_rhs: Vec<f64> = run.rhs.iter().map(|v| v.to_f64()).collect();
+    if got_vals.len() != p.nnz() || got_rhs.len() != p.n_free {
+        return Err(CaseError::Failed("the device returned a system of the wrong size".into()));
+    }
+    // Every entry within its own bound (system.rs: element rounding, coordinate rounding and
+    // summation, in units of the precision's u); a dummy kernel against the dummy system.
+    let dummy = point.method.dummy();
+    let reference = if dummy { prep.dummy_reference() } else { prep.reference() };
+    let u = match T::PRECISION {
+        Precision::F32 => f32::EPSILON as f64 / 2.0,
+        Precision::F64 => f64::EPSILON / 2.0,
+    };
+    let (over, worst) = check_bounds(&got_vals, &got_rhs, reference, prep.bounds(dummy), u);
+    let cmp = compare(&got_vals, &got_rhs, reference);
+    // Table VI's average relative error must also stay plausible: 1e-3 in f32 (the paper's
+    // largest is 2.1e-5), 1e-10 in f64.
+    let avg_limit = if T::PRECISION == Precision::F32 { 1e-3 } else { 1e-10 };
+    let error = if cmp.avg_relative.is_nan() || cmp.avg_relative > avg_limit { f64::INFINITY } else { worst };
+    Ok(run
+        .timings
+        .into_iter()
+        .map(|t| {
+            let mut m = Measured::verified(point.method.as_str(), t, error, 1.0).bytes(run.bytes).flops(run.flops).memory(run.memory);
+            if over > 0 || error.is_infinite() {
+                m.reason = Some(format!(
+                    "verification failed: {over} entries over their error bound (largest error/bound {worst:.3e}), average relative error {:.3e} (limit {avg_limit:.0e})",
+                    cmp.avg_relative
+                ));
+            }
+            if !dummy {
+                m = m.extra("table6_error", cmp.avg_relative);
+            }
+            m = m.extra("entries_over_bound", over as f64).extra("setup_s", run.setup_s);
+            for (k, v) in sizes(prep) {
+                m = m.extra(k, v);
+            }
+            for &(k, v) in &run.extras {
+                m = m.extra(k, v);
+            }
+            m
+        })
+        .collect())
+}
+
+pub(crate) fn gpu_of<'a>(ctx: &CaseCtx<'a>) -> Result<&'a dyn Device, CaseError> {
+    match ctx.target {
+        Target::Gpu(dev) => Ok(dev),
+        Target::Cpu => Err(CaseError::Failed("not a GPU target".into())),
+    }
+}
+
+/// Times `body` in every mode the policy asks for, then poisons `outputs` (NaN) and runs one
+/// more, untimed repetition: the one whose outputs are checked.
+pub(crate) fn time_modes(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    outputs: &[&crate::device::Buffer],
+    body: &mut dyn FnMut() -> crate::device::DeviceResult<()>,
+) -> Result<Vec<Timing>, CaseError> {
+    let mut timings = Vec::new();
+    for &mode in ctx.policy.modes.iter() {
+        timings.push(measure_device(dev, ctx.policy, mode, ctx.flusher, body)?);
+    }
+    dev.synchronize()?;
+    for b in outputs {
+        ctx.modules.poison(dev, b)?;
+    }
+    body()?;
+    dev.synchronize()?;
+    Ok(timings)
+}
+
+pub(crate) fn to_real<T: Real>(v: &[f64]) -> Vec<T> {
+    v.par_iter().map(|&x| T::from_f64(x)).collect()
+}
+
+/// The shared memory a block may use: the device's limit, or less if the experiment asks.
+pub(crate) fn shared_limit(dev: &dyn Device, problem: &Problem_) -> Result<usize, CaseError> {
+    let device = dev.info().local_mem_bytes as usize;
+    match problem.shared_bytes {
+        Some(b) if b as usize > device => {
+            Err(CaseError::Failed(format!("problem.shared_bytes = {b} exceeds the device's {device} bytes of shared memory per block")))
+        }
+        Some(b) => Ok(b as usize),
+        None => Ok(device),
+    }
+}
+
+/// Nodal data every NZ method reads: coordinates and prescribed values.
+pub(crate) struct Nodal {
+    pub(crate) x: crate::device::Buffer,
+    pub(crate) y: crate::device::Buffer,
+    pub(crate) g: crate::device::Buffer,
+    pub(crate) refs: crate::device::Buffer,
+    pub(crate) bytes: usize,
+}
+
+pub(crate) fn upload_nodal<T: Real>(dev: &dyn Device, p: &Problem) -> Result<Nodal, CaseError> {
+    let refs = to_real::<T>(&p.refs.packed());
+    Ok(Nodal {
+        x: dev.upload_slice(&to_real::<T>(&p.mesh.x))?,
+        y: dev.upload_slice(&to_real::<T>(&p.mesh.y))?,
+        g: dev.upload_slice(&to_real::<T>(&p.g))?,
+        bytes: (3 * p.mesh.num_nodes() + refs.len()) * std::mem::size_of::<T>(),
+        refs: dev.upload_slice(&refs)?,
+    })
+}
+
+/// The combined output of the NZ methods: CSR values, then the right-hand side.
+pub(crate) fn split_output<T: Real>(dev: &dyn Device, out: &crate::device::Buffer, p: &Problem) -> Result<(Vec<T>, Vec<T>), CaseError> {
+    let mut all = dev.download_vec::<T>(out, nz_plans::num_targets(p))?;
+    let rhs = all.split_off(p.nnz());
+    Ok((all, rhs))
+}
+
+pub(crate) fn sources_in(packed: &Packed) -> usize {
+    packed.data.par_iter().filter(|&&v| v > 0).count()
+}
+
+pub(crate) fn run_elem<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, ne) = (p.en(), p.ne());
+    let s = std::mem::size_of::<T>();
+    let colored = point.method.colored();
+    // Element order on the device: natural for atomics, grouped by color for ElemColor.
+    let setup_start = Instant::now();
+    let (colors, color_secs) = if colored {
+        let (c, t) = prep.colors(point.colors)?;
+        (Some(c), t)
+    } else {
+        (None, 0.0)
+    };
+    let order: Vec<u32> = match &colors {
+        Some(c) => c.iter().flatten().copied().collect(),
+        None => (0..ne as u32).collect(),
+    };
+    let soa_u32 = |width: usize, f: &(dyn Fn(usize, usize) -> u32 + Sync)| -> Vec<u32> {
+        (0..width * ne).into_par_iter().map(|idx| f(idx / ne, order[idx % ne] as usize)).collect()
+    };
+    let conn = soa_u32(en, &|a, e| p.mesh.element(e)[a]);
+    let slots: Vec<i32> = soa_u32(en * en, &|k, e| p.slots[e * en * en + k] as u32).into_iter().map(|v| v as i32).collect();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let conn_b = dev.upload_slice(&conn)?;
+    let dof = dev.upload_slice(&p.dof)?;
+    let slots_b = dev.upload_slice(&slots)?;
+    let nan = vec![T::nan(); p.nnz().max(p.n_free)];
+    let vals = dev.upload_slice(&nan[..p.nnz()])?;
+    let rhs = dev.upload_slice(&nan[..p.n_free])?;
+    let memory = (conn.len() + slots.len() + p.mesh.num_nodes()) * 4 + nodal.bytes + (p.nnz() + p.n_free) * s;
+    drop((conn, slots, nan));
+    let setup_s = setup_start.elapsed().as_secs_f64() + color_secs;
+
+    let gs = problem.group_size(Family::Elem);
+    let defines =
+        Defines::for_precision(T::PRECISION).with("EN", en).with("ATOMIC", (!colored) as u8).with("DUMMY", point.method.dummy() as u8);
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_elements")?;
+    let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
+    let ranges: Vec<(usize, usize)> = match &colors {
+        Some(c) => c
+            .iter()
+            .scan(0usize, |first, g| {
+                let r = (*first, g.len());
+                *first += g.len();
+                Some(r)
+            })
+            .collect(),
+        None => vec![(0, ne)],
+    };
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let timings = time_modes(ctx, dev, &[&vals, &rhs], &mut || {
+        dev.launch(&zero, Launch::cover(p.nnz(), 256), &[Arg::Buf(&vals), Arg::I32(p.nnz() as i32)])?;
+        dev.launch(&zero, Launch::cover(p.n_free, 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
+        for &(first, count) in &ranges {
+            dev.launch(
+                &k,
+                Launch::cover(count, gs),
+                &[
+                    Arg::Buf(&nodal.x),
+                    Arg::Buf(&nodal.y),
+                    Arg::Buf(&conn_b),
+                    Arg::Buf(&dof),
+                    Arg::Buf(&nodal.g),
+                    Arg::Buf(&nodal.refs),
+                    Arg::Buf(&slots_b),
+                    Arg::Buf(&vals),
+                    Arg::Buf(&rhs),
+                    f,
+                    Arg::I32(ne as i32),
+                    Arg::I32(first as i32),
+                    Arg::I32(count as i32),
+                ],
+            )?;
+        }
+        Ok(())
+    })?;
+    let (bytes, flops) = cost(p, s, point.method.dummy());
+    Ok(GpuRun {
+        timings,
+        vals: dev.download_vec::<T>(&vals, p.nnz())?,
+        rhs: dev.download_vec::<T>(&rhs, p.n_free)?,
+        bytes,
+        flops,
+        memory: memory as f64,
+        setup_s,
+        extras: vec![("colors_used", colors.as_ref().map_or(0.0, |c| c.len() as f64))],
+    })
+}
+
+pub(crate) fn run_global_nz<T: Real>(
+    ctx: &mut CaseCtx,
+    problem: &Problem_,
+    prep: &Prepared,
+    point: &Point,
+) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
+    let ee = nz_plans::element_entries(en);
+    let gs = problem.group_size(Family::GlobalNz);
+    let max_nodes = shared_limit(dev, problem)? / (3 * s);
+    let epb = problem.elements_per_block(Family::GlobalNz);
+    let key = [epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)];
+    let cached_plan =
+        cached(&prep.global, key, || nz_plans::global_plan(p, epb, max_nodes, gs, problem.targets_per_block(Family::GlobalNz)));
+    let plan = cached_plan.0.as_ref().map_err(|e| CaseError::Failed(format!("GlobalNZ: {e}")))?;
+    let setup_start = Instant::now();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let node_ptr = dev.upload_slice(&plan.node_ptr)?;
+    let nodes = dev.upload_slice(&plan.nodes)?;
+    let elem_ptr = dev.upload_slice(&plan.elem_ptr)?;
+    let lconn = dev.upload_slice(&plan.local_conn)?;
+    let red = dev.upload_slice(&plan.reduction.data)?;
+    let red_ptr = dev.upload_slice(&plan.reduction.ptr)?;
+    let element_data = dev.alloc(ne * ee * s)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines =
+        Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8).with("NK_MAX", plan.max_nodes.max(1));
+    let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_global_elements")?;
+    let reduce = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_reduce")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
+    let timings = time_modes(ctx, dev, &[&out], &mut || {
+        dev.launch(
+            &elements,
+            Launch { groups: plan.parts, group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&node_ptr),
+                Arg::Buf(&nodes),
+                Arg::Buf(&elem_ptr),
+                Arg::Buf(&lconn),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&element_data),
+                f,
+                Arg::I32(ne as i32),
+            ],
+        )?;
+        dev.launch(
+            &reduce,
+            Launch { groups: plan.reduction.blocks(), group_size: gs },
+            &[Arg::Buf(&red), Arg::Buf(&red_ptr), Arg::Buf(&element_data), Arg::Buf(&out)],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let fetched = plan.nodes.len();
+    let sources = sources_in(&plan.reduction);
+    let bytes = (fetched * 4 + fetched * 3 * s + en * ne * 4 + 2 * (plan.parts + 1) * 4)
+        + ne * ee * s
+        + plan.reduction.data.len() * 4
+        + sources * s
+        + nz_plans::num_targets(p) * s;
+    let memory = nodal.bytes
+        + (plan.node_ptr.len()
+            + plan.nodes.len()
+            + plan.elem_ptr.len()
+            + plan.local_conn.len()
+            + plan.reduction.data.len()
+            + plan.reduction.ptr.len())
+            * 4
+        + (ne * ee + nz_plans::num_targets(p)) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: ne as f64 * element_flops(en as f64, point.method.dummy()) + sources as f64,
+        memory: memory as f64,
+        setup_s,
+        extras: vec![
+            ("blocks", plan.parts as f64),
+            ("max_block_nodes", plan.max_nodes as f64),
+            ("reduction_padding", plan.reduction.padding()),
+        ],
+    })
+}
+
+pub(crate) fn run_shared_nz<T: Real>(
+    ctx: &mut CaseCtx,
+    problem: &Problem_,
+    prep: &Prepared,
+    point: &Point,
+) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, s) = (p.en(), std::mem::size_of::<T>());
+    let gs = problem.group_size(Family::SharedNz);
+    let limit = shared_limit(dev, problem)?;
+    let max_elements = limit / (nz_plans::shared_slot(en) * s);
+    let cached_plan = cached(&prep.shared, [max_elements, gs], || nz_plans::shared_plan(p, max_elements, gs));
+    let plan =
+        cached_plan.0.as_ref().map_err(|e| CaseError::Failed(format!("SharedNZ with {limit} bytes of shared memory per block: {e}")))?;
+    let setup_start = Instant::now();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let scat = dev.upload_slice(&plan.scatter.data)?;
+    let scat_ptr = dev.upload_slice(&plan.scatter.ptr)?;
+    let red = dev.upload_slice(&plan.reduction.data)?;
+    let red_ptr = dev.upload_slice(&plan.reduction.ptr)?;
+    let counts = dev.upload_slice(&plan.block_elements)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8).with("STRIDE", plan.stride);
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
+    let timings = time_modes(ctx, dev, &[&out], &mut || {
+        dev.launch(
+            &k,
+            Launch { groups: plan.parts, group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&scat),
+                Arg::Buf(&scat_ptr),
+                Arg::Buf(&red),
+                Arg::Buf(&red_ptr),
+                Arg::Buf(&counts),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&out),
+                f,
+            ],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let sources = sources_in(&plan.reduction);
+    let bytes = plan.scatter.data.len() * 4
+        + plan.node_fetches * 3 * s
+        + plan.reduction.data.len() * 4
+        + (plan.scatter.ptr.len() + plan.reduction.ptr.len() + plan.block_elements.len()) * 4
+        + nz_plans::num_targets(p) * s;
+    let memory = nodal.bytes
+        + (plan.scatter.data.len()
+            + plan.scatter.ptr.len()
+            + plan.reduction.data.len()
+            + plan.reduction.ptr.len()
+            + plan.block_elements.len())
+            * 4
+        + nz_plans::num_targets(p) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: plan.element_calls as f64 * element_flops(en as f64, point.method.dummy()) + sources as f64,
+        memory: memory as f64,
+        setup_s,
+        extras: vec![
+            ("blocks", plan.parts as f64),
+            ("max_block_elements", plan.stride as f64),
+            ("shared_bytes", (plan.stride * nz_plans::shared_slot(en) * s) as f64),
+            ("element_calls_per_element", plan.element_calls as f64 / p.ne() as f64),
+            ("reduction_padding", plan.reduction.padding()),
+        ],
+    })
+}
+
+pub(crate) fn run_shared_atomic<T: Real>(
+    ctx: &mut CaseCtx,
+    problem: &Problem_,
+    prep: &Prepared,
+    point: &Point,
+) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, s) = (p.en(), std::mem::size_of::<T>());
+    let gs = problem.group_size(Family::SharedAtomic);
+    let limit = shared_limit(dev, problem)?;
+    let epb = problem.elements_per_block(Family::SharedAtomic);
+    // Calls ordered by color within a block: a warp's elements then rarely share a node.
+    let (colors, color_secs) = prep.colors(0)?;
+    let cached_plan = cached(&prep.shared_atomic, [limit / s, epb], || {
+        let mut color = vec![0u8; p.ne()];
+        for (c, group) in colors.iter().enumerate() {
+            for &e in group {
+                color[e as usize] = c as u8;
+            }
+        }
+        nz_plans::shared_atomic_plan(p, limit / s, epb, &color)
+    });
+    let plan = cached_plan
+        .0
+        .as_ref()
+        .map_err(|e| CaseError::Failed(format!("SharedAtomic with {limit} bytes of shared memory per block: {e}")))?;
+    let setup_start = Instant::now();
+    let calls = plan.calls();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let node_ptr = dev.upload_slice(&plan.node_ptr)?;
+    let nodes = dev.upload_slice(&plan.nodes)?;
+    let node_targets = dev.upload_slice(&plan.node_targets)?;
+    let call_ptr = dev.upload_slice(&plan.call_ptr)?;
+    let lconn = dev.upload_slice(&plan.local_conn)?;
+    let lslot = dev.upload_slice(&plan.local_slot)?;
+    let slot_ptr = dev.upload_slice(&plan.slot_ptr)?;
+    let targets = dev.upload_slice(&plan.targets)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines = Defines::for_precision(T::PRECISION)
+        .with("EN", en)
+        .with("DUMMY", point.method.dummy() as u8)
+        .with("NB_MAX", plan.max_nodes.max(1))
+        .with("TK_MAX", plan.max_slots.max(1))
+        .with("WG", gs)
+        .with("MIN_BLOCKS", problem.min_blocks_per_sm.unwrap_or(0))
+        .with("SA_BATCH", problem.load_batch.unwrap_or(8).clamp(1, 16));
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared_atomic")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1 + color_secs;
+    let timings = time_modes(ctx, dev, &[&out], &mut || {
+        dev.launch(
+            &k,
+            Launch { groups: plan.parts, group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&node_ptr),
+                Arg::Buf(&nodes),
+                Arg::Buf(&node_targets),
+                Arg::Buf(&call_ptr),
+                Arg::Buf(&lconn),
+                Arg::Buf(&lslot),
+                Arg::Buf(&slot_ptr),
+                Arg::Buf(&targets),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&out),
+                f,
+                Arg::I32(calls as i32),
+            ],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let fetched = plan.nodes.len();
+    let index_bytes =
+        (plan.node_ptr.len() + plan.call_ptr.len() + plan.slot_ptr.len() + fetched + plan.node_targets.len() + plan.targets.len()) * 4
+            + (plan.local_conn.len() + plan.local_slot.len()) * 2;
+    let bytes = index_bytes + fetched * 3 * s + nz_plans::num_targets(p) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        // Shared-memory atomic additions are memory operations, not counted as flops.
+        flops: calls as f64 * element_flops(en as f64, point.method.dummy()),
+        memory: (nodal.bytes + index_bytes + nz_plans::num_targets(p) * s) as f64,
+        setup_s,
+        extras: vec![
+            ("blocks", plan.parts as f64),
+            ("shared_bytes", ((plan.max_slots + 5 * plan.max_nodes) * s) as f64),
+            ("element_calls_per_element", calls as f64 / p.ne() as f64),
+        ],
+    })
+}
+
+pub(crate) fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
+    let gs = problem.group_size(Family::LocalNz);
+    let cached_plan = cached(&prep.local, [gs, problem.targets_per_block(Family::LocalNz)], || {
+        nz_plans::local_plan(p, gs, problem.targets_per_block(Family::LocalNz))
+    });
+    let plan = cached_plan.0.as_ref().map_err(|e| CaseError::Failed(format!("LocalNZ: {e}")))?;
+    let setup_start = Instant::now();
+    let conn: Vec<u32> = (0..en * ne).into_par_iter().map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let conn_b = dev.upload_slice(&conn)?;
+    let lst = dev.upload_slice(&plan.data)?;
+    let lst_ptr = dev.upload_slice(&plan.ptr)?;
+    let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
+    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8);
+    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_local")?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
+    let timings = time_modes(ctx, dev, &[&out], &mut || {
+        dev.launch(
+            &k,
+            Launch { groups: plan.blocks(), group_size: gs },
+            &[
+                Arg::Buf(&nodal.x),
+                Arg::Buf(&nodal.y),
+                Arg::Buf(&nodal.g),
+                Arg::Buf(&conn_b),
+                Arg::Buf(&lst),
+                Arg::Buf(&lst_ptr),
+                Arg::Buf(&nodal.refs),
+                Arg::Buf(&out),
+                f,
+                Arg::I32(ne as i32),
+            ],
+        )
+    })?;
+    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let calls = sources_in(plan);
+    let bytes = plan.data.len() * 4 + calls * (en * 4 + 3 * en * s) + nz_plans::num_targets(p) * s;
+    let memory = nodal.bytes + (conn.len() + plan.data.len() + plan.ptr.len()) * 4 + nz_plans::num_targets(p) * s;
+    Ok(GpuRun {
+        timings,
+        vals,
+        rhs,
+        bytes: bytes as f64,
+        flops: calls as f64 * (element_flops(en as f64, point.method.dummy()) + 1.0),
+        memory: memory as f64,
+        setup_s,
+        extras: vec![("element_calls_per_element", calls as f64 / ne as f64)],
+    })
+}

@@ -1,0 +1,105 @@
+//! Built problems, their f64 references and the methods' plans, shared by consecutive cases
+//! (one process-wide cache; a plan's set-up time is kept beside it).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use super::nz_plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
+use super::spec::*;
+use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, Bounds, Problem, System};
+use crate::benchmark::CaseError;
+
+/// A plan (or why it could not be made) and the host seconds it took to make: the method's
+/// set-up, reported beside its assembly time.
+pub(crate) type Timed<V> = Arc<(Result<V, String>, f64)>;
+
+/// Built problems and their f64 reference systems, shared by consecutive cases.
+pub(crate) struct Prepared {
+    pub(crate) problem: Problem,
+    pub(crate) reference: OnceLock<System>,
+    /// The dummy subroutine's system, and the per-entry error bounds of both (in units of u).
+    pub(crate) dummy_reference: OnceLock<System>,
+    pub(crate) bounds: OnceLock<Bounds>,
+    pub(crate) dummy_bounds: OnceLock<Bounds>,
+    pub(crate) colors: Mutex<BTreeMap<u32, Timed<Arc<Vec<Vec<u32>>>>>>,
+    /// Plans by their parameters; failures are kept too (a partition that does not fit is
+    /// not retried for the next precision or backend with the same limits).
+    pub(crate) global: Mutex<BTreeMap<[usize; 4], Timed<GlobalPlan>>>,
+    pub(crate) shared: Mutex<BTreeMap<[usize; 2], Timed<SharedPlan>>>,
+    pub(crate) local: Mutex<BTreeMap<[usize; 2], Timed<Packed>>>,
+    pub(crate) shared_atomic: Mutex<BTreeMap<[usize; 2], Timed<SharedAtomicPlan>>>,
+}
+
+/// A cache entry, made if missing. The lock is not held while `make` runs, and a panic inside
+/// `make` inserts nothing, so neither leaves the cache unusable for later cases.
+pub(crate) fn cached<K: Ord + Clone, V>(map: &Mutex<BTreeMap<K, Timed<V>>>, key: K, make: impl FnOnce() -> Result<V, String>) -> Timed<V> {
+    if let Some(v) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return v.clone();
+    }
+    let t0 = Instant::now();
+    let made = make();
+    let v = Arc::new((made, t0.elapsed().as_secs_f64()));
+    map.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_insert(v).clone()
+}
+
+impl Prepared {
+    pub(crate) fn reference(&self) -> &System {
+        self.reference.get_or_init(|| assemble_serial(&self.problem))
+    }
+    pub(crate) fn dummy_reference(&self) -> &System {
+        self.dummy_reference.get_or_init(|| assemble_dummy(&self.problem))
+    }
+    pub(crate) fn bounds(&self, dummy: bool) -> &Bounds {
+        if dummy {
+            self.dummy_bounds.get_or_init(|| error_bounds(&self.problem, true))
+        } else {
+            self.bounds.get_or_init(|| error_bounds(&self.problem, false))
+        }
+    }
+    /// The element coloring with at least `min` colors, and the seconds it took.
+    pub(crate) fn colors(&self, min: u32) -> Result<(Arc<Vec<Vec<u32>>>, f64), CaseError> {
+        let c = cached(&self.colors, min, || color_elements(&self.problem.mesh, min as usize).map(Arc::new));
+        match &c.0 {
+            Ok(groups) => Ok((groups.clone(), c.1)),
+            Err(e) => Err(CaseError::Failed(e.clone())),
+        }
+    }
+}
+
+pub(crate) type ProblemKey = (Option<MeshFile>, u32, u32);
+pub(crate) static CACHE: Mutex<Vec<(ProblemKey, Arc<Prepared>)>> = Mutex::new(Vec::new());
+
+pub(crate) fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
+    // A panic while a problem was built inserted nothing: recover the lock and go on.
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (mesh.cloned(), level, order);
+    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(p.clone());
+    }
+    let problem = match mesh {
+        None => Problem::new(level as usize, order as usize),
+        Some(m) => {
+            let p1 = m.read().map_err(|e| CaseError::Failed(e.to_string()))?;
+            Problem::from_p1(&super::mesh::refined(p1, level as usize), level as usize, order as usize)
+        }
+    };
+    let p = Arc::new(Prepared {
+        problem,
+        reference: OnceLock::new(),
+        dummy_reference: OnceLock::new(),
+        bounds: OnceLock::new(),
+        dummy_bounds: OnceLock::new(),
+        colors: Mutex::new(BTreeMap::new()),
+        global: Mutex::new(BTreeMap::new()),
+        shared: Mutex::new(BTreeMap::new()),
+        local: Mutex::new(BTreeMap::new()),
+        shared_atomic: Mutex::new(BTreeMap::new()),
+    });
+    // Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
+    if cache.len() >= 2 {
+        cache.remove(0);
+    }
+    cache.push((key, p.clone()));
+    Ok(p)
+}
