@@ -19,7 +19,7 @@ pub mod banas;
 pub mod bandwidth;
 pub mod cecka;
 
-pub use fembench_bench::{benchmark, compare, experiment, publish, registry, report, results, runner};
+pub use fembench_bench::{benchmark, cache, compare, experiment, publish, registry, report, results, runner};
 pub use fembench_core::{real, stats, Backend, Precision};
 pub use fembench_device::{self as device, kernels, telemetry};
 pub use fembench_fem as fem;

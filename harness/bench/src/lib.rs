@@ -7,6 +7,7 @@
 //! results and report below benchmark; runner and compare sit on top.
 
 pub mod benchmark;
+pub mod cache;
 pub mod compare;
 pub mod experiment;
 pub mod publish;

@@ -16,12 +16,18 @@
 //! queued) are counted on both. Allocation, freeing and host-side page faults never happen
 //! inside a timed body: callers allocate and fill every buffer before they measure.
 //!
+//! Staged timing (a pass of named stages, each by its own clock, repeated as whole passes) is
+//! [`stages`].
+//!
 //! Measuring never verifies or reports: callers poison their outputs, run one checked
 //! repetition and verify it against the reference after the timed repetitions.
 
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+
+pub mod stages;
+pub use stages::{run_staged, Pass, Staged};
 
 use fembench_core::NonEmpty;
 use fembench_device::kernels::{self, Defines};
@@ -236,6 +242,17 @@ impl CacheFlusher {
     }
 }
 
+/// The one repetition loop: `sample(i)` times repetition i, until the policy's stopping rule
+/// (count, time, noise, budget) is met. Warm-up is the caller's (it differs per clock).
+pub fn repeat<E>(policy: &MeasurePolicy, mut sample: impl FnMut(usize) -> Result<f64, E>) -> Result<Vec<f64>, E> {
+    let mut samples = Vec::new();
+    let mut last_check = 0;
+    while !policy.done(&samples, &mut last_check) {
+        samples.push(sample(samples.len())?);
+    }
+    Ok(samples)
+}
+
 /// Times `body` (which enqueues device work) with device events under `policy`, in one cache mode.
 pub fn measure_device(
     dev: &dyn Device,
@@ -255,14 +272,12 @@ pub fn measure_device(
         (CacheMode::Cold, Some(f)) => Some(f),
         (CacheMode::Warm, _) => None,
     };
-    let mut samples = Vec::new();
-    let mut last_check = 0;
-    while !policy.done(&samples, &mut last_check) {
+    let samples = repeat(policy, |i| {
         if let Some(f) = flusher {
-            f.flush(dev, samples.len() as u32)?;
+            f.flush(dev, i as u32)?;
         }
-        samples.push(dev.time_events(body)?);
-    }
+        dev.time_events(body)
+    })?;
     Ok(Timing { samples, timer: Timer::DeviceEvent, mode })
 }
 
@@ -271,13 +286,11 @@ pub fn measure_host<E>(policy: &MeasurePolicy, body: &mut dyn FnMut() -> Result<
     for _ in 0..policy.warmup {
         body()?;
     }
-    let mut samples = Vec::new();
-    let mut last_check = 0;
-    while !policy.done(&samples, &mut last_check) {
+    let samples = repeat(policy, |_| {
         let start = Instant::now();
         body()?;
-        samples.push(start.elapsed().as_secs_f64());
-    }
+        Ok(start.elapsed().as_secs_f64())
+    })?;
     Ok(Timing { samples, timer: Timer::HostWall, mode: CacheMode::Warm })
 }
 

@@ -3,9 +3,7 @@
 //! transfer), the CPU reference, and the reports: Tables 3/4 (the plan), 5-7 (stages), the best
 //! variant per degree, Fig. 2 (stacked stage times) and Fig. 3 (GFLOP/s against p).
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::sync::{Arc, OnceLock};
 
 use polars::prelude::DataFrame;
 use rayon::prelude::*;
@@ -15,10 +13,11 @@ use super::plan::{Plan, Tuning, Variant};
 use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
 use super::BANAS;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
+use crate::cache::ProblemCache;
 use crate::device::{Arg, Backend, Buffer, Device, HostBuffer, Launch};
 use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
-use crate::measure::{CacheMode, Timer, Timing};
+use crate::measure::{run_staged, CacheMode, Timer};
 use crate::real::Real;
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::Precision;
@@ -27,6 +26,15 @@ use super::report::*;
 use super::spec::*;
 
 pub struct BanasIntegration;
+
+/// The stages of one pass, in table order, with the clock that times each.
+const STAGE_CLOCKS: [(&str, Timer); 5] = [
+    (STAGES[0], Timer::HostWall),
+    (STAGES[1], Timer::HostWall),
+    (STAGES[2], Timer::DeviceEvent),
+    (STAGES[3], Timer::DeviceEvent),
+    (STAGES[4], Timer::DeviceEvent),
+];
 
 /// A mesh, its reference data and the f64 matrices of the elements checked, shared by the
 /// cases of one (degree, elements).
@@ -43,25 +51,20 @@ impl Prepared {
     }
 }
 
-type Cache = Mutex<BTreeMap<(u32, usize), Arc<Prepared>>>;
+/// Every degree's problem of a sweep (small beside the device arrays).
+static CACHE: ProblemCache<(u32, usize), Prepared> = ProblemCache::new(16);
 
 fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    // A panic while a mesh was built left nothing half-inserted: the cache stays usable.
-    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = cache.get(&(degree, elements)) {
-        return Ok(p.clone());
-    }
     // Meshes of another degree are not needed again: sweeps run degree by degree.
-    cache.retain(|k, _| k.0 == degree);
-    let re = Reference::new(degree as usize).map_err(CaseError::Failed)?;
-    let mesh = PrismMesh::with_elements(elements);
-    let m = ((verify_fraction * elements as f64).ceil() as usize).clamp(1, elements);
-    let mut checked: Vec<usize> = (0..m).map(|i| if m == 1 { 0 } else { i * (elements - 1) / (m - 1) }).collect();
-    checked.dedup();
-    let p = Arc::new(Prepared { re, mesh, checked, expected: OnceLock::new() });
-    cache.insert((degree, elements), p.clone());
-    Ok(p)
+    CACHE.retain(|k| k.0 == degree);
+    CACHE.get_or_build((degree, elements), || {
+        let re = Reference::new(degree as usize).map_err(CaseError::Failed)?;
+        let mesh = PrismMesh::with_elements(elements);
+        let m = ((verify_fraction * elements as f64).ceil() as usize).clamp(1, elements);
+        let mut checked: Vec<usize> = (0..m).map(|i| if m == 1 { 0 } else { i * (elements - 1) / (m - 1) }).collect();
+        checked.dedup();
+        Ok(Prepared { re, mesh, checked, expected: OnceLock::new() })
+    })
 }
 
 impl Benchmark for BanasIntegration {
@@ -283,35 +286,31 @@ fn run_gpu<T: Real>(
             CacheMode::Cold => Some(ctx.flusher.ok_or_else(|| CaseError::Failed("cold mode asked for, but no cache flusher".into()))?),
             CacheMode::Warm => None,
         };
-        let mut samples: [Vec<f64>; 5] = Default::default();
-        let mut pass = 0usize;
-        let mut last_check = 0;
         // The paper times each stage of one pass; we repeat whole passes (the first `warmup`
-        // untimed) until the kernel's samples satisfy the policy (count, time, noise).
-        loop {
-            let t0 = Instant::now();
-            prepare_inputs::<T>(&prep, variant.jac(), &mut host_in);
-            let t_prepare = t0.elapsed().as_secs_f64();
-
+        // untimed) until the kernel's samples satisfy the policy (count, time, noise), and
+        // check every pass's output.
+        let modules = &mut *ctx.modules;
+        let staged = run_staged(ctx.policy, mode, &STAGE_CLOCKS, "kernel", |pass| -> Result<(), CaseError> {
+            pass.host("prepare", || prepare_inputs::<T>(&prep, variant.jac(), &mut host_in));
             // A real allocation each pass: memory pooled by the last pass goes back first.
             dev.release_pooled_memory()?;
-            let t0 = Instant::now();
-            let mut bufs: Vec<Buffer> = sizes.iter().map(|&n| dev.alloc((n * rb).max(1))).collect::<Result<_, _>>()?;
-            for b in bufs.iter_mut() {
-                dev.touch(b)?;
-            }
-            dev.synchronize()?;
-            let t_allocate = t0.elapsed().as_secs_f64();
+            let mut bufs = pass.host("allocate", || -> Result<Vec<Buffer>, CaseError> {
+                let mut bufs: Vec<Buffer> = sizes.iter().map(|&n| dev.alloc((n * rb).max(1))).collect::<Result<_, _>>()?;
+                for b in bufs.iter_mut() {
+                    dev.touch(b)?;
+                }
+                dev.synchronize()?;
+                Ok(bufs)
+            })?;
             // Poison the output: an element the kernel does not write stays NaN. The inputs are
             // filled too, so that every page is mapped before the timed upload: a first write
             // into memory fresh from the driver costs a variable amount (up to 2.9x the upload
             // time between back-to-back runs on an H200 before this).
             for b in &bufs {
-                ctx.modules.poison(dev, b)?;
+                modules.poison(dev, b)?;
             }
             dev.synchronize()?;
-
-            let t_upload = dev.time_events(&mut || {
+            pass.device(dev, "upload", &mut || {
                 for (b, h) in bufs.iter_mut().zip(&host_in) {
                     let n = h.len();
                     dev.upload_async(b, h, n)?;
@@ -319,7 +318,7 @@ fn run_gpu<T: Real>(
                 Ok(())
             })?;
             if let Some(f) = flusher {
-                f.flush(dev, pass as u32)?;
+                f.flush(dev, pass.index() as u32)?;
             }
             // The kernel reads vertices (JAC) or Jacobian terms (NOJAC): one buffer fills both slots.
             let args = [
@@ -332,24 +331,15 @@ fn run_gpu<T: Real>(
                 Arg::I32(ne as i32),
                 Arg::I32(plan.parts as i32),
             ];
-            let t_kernel = dev.time_events(&mut || dev.launch(&kernel, launch, &args))?;
-            let t_download = dev.time_events(&mut || dev.download_async(&bufs[4], &mut host_out, out_len * rb))?;
+            pass.device(dev, "kernel", &mut || dev.launch(&kernel, launch, &args))?;
+            pass.device(dev, "download", &mut || dev.download_async(&bufs[4], &mut host_out, out_len * rb))?;
             drop(bufs);
-
             let error = check_pass(&host_out.typed::<T>()[..out_len], &prep, size);
             worst = if error.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(error) };
-            passes_checked += 1;
-            if pass >= ctx.policy.warmup as usize {
-                for (s, t) in samples.iter_mut().zip([t_prepare, t_allocate, t_upload, t_kernel, t_download]) {
-                    s.push(t);
-                }
-                if ctx.policy.done(&samples[3], &mut last_check) {
-                    break;
-                }
-            }
-            pass += 1;
-        }
-        rows.push((mode, samples));
+            Ok(())
+        })?;
+        passes_checked += staged.passes;
+        rows.push(staged);
     }
     dev.release_pooled_memory()?;
 
@@ -373,15 +363,10 @@ fn run_gpu<T: Real>(
         ("performed_blocks", plan.performed_blocks() as f64),
     ];
     let mut out = Vec::new();
-    for (mode, samples) in rows {
-        let mut totals = vec![0.0; samples[0].len()];
-        for (stage, s) in STAGES.iter().zip(samples) {
-            for (t, v) in totals.iter_mut().zip(&s) {
-                *t += v;
-            }
-            let timer = if matches!(*stage, "prepare" | "allocate") { Timer::HostWall } else { Timer::DeviceEvent };
-            let mut m = Measured::verified(stage, Timing { samples: s, timer, mode }, worst, tolerance);
-            match *stage {
+    for staged in rows {
+        for (stage, timing) in staged.stages {
+            let mut m = Measured::verified(stage, timing, worst, tolerance);
+            match stage {
                 "kernel" => m = m.flops(executed_flops).paper_flops(paper_flops).memory(memory as f64),
                 "upload" => m = m.bytes((lengths.iter().sum::<usize>() * rb) as f64),
                 "download" => m = m.bytes((out_len * rb) as f64),
@@ -389,11 +374,7 @@ fn run_gpu<T: Real>(
             }
             out.push(m);
         }
-        out.push(
-            Measured::verified("total", Timing { samples: totals, timer: Timer::StageSum, mode }, worst, tolerance)
-                .flops(executed_flops)
-                .paper_flops(paper_flops),
-        );
+        out.push(Measured::verified("total", staged.total, worst, tolerance).flops(executed_flops).paper_flops(paper_flops));
     }
     Ok(out
         .into_iter()

@@ -9,6 +9,7 @@ use super::nz_plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
 use super::spec::*;
 use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, Bounds, Problem, System};
 use crate::benchmark::CaseError;
+use crate::cache::ProblemCache;
 
 /// A plan (or why it could not be made) and the host seconds it took to make: the method's
 /// set-up, reported beside its assembly time.
@@ -68,15 +69,14 @@ impl Prepared {
 }
 
 pub(crate) type ProblemKey = (Option<MeshFile>, u32, u32);
-pub(crate) static CACHE: Mutex<Vec<(ProblemKey, Arc<Prepared>)>> = Mutex::new(Vec::new());
+/// Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
+static CACHE: ProblemCache<ProblemKey, Prepared> = ProblemCache::new(2);
 
 pub(crate) fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
-    // A panic while a problem was built inserted nothing: recover the lock and go on.
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let key = (mesh.cloned(), level, order);
-    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == key) {
-        return Ok(p.clone());
-    }
+    CACHE.get_or_build((mesh.cloned(), level, order), || build(mesh, level, order))
+}
+
+fn build(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Prepared, CaseError> {
     let problem = match mesh {
         None => Problem::new(level as usize, order as usize),
         Some(m) => {
@@ -84,7 +84,7 @@ pub(crate) fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Resul
             Problem::from_p1(&super::mesh::refined(p1, level as usize), level as usize, order as usize)
         }
     };
-    let p = Arc::new(Prepared {
+    let p = Prepared {
         problem,
         reference: OnceLock::new(),
         dummy_reference: OnceLock::new(),
@@ -95,11 +95,6 @@ pub(crate) fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Resul
         shared: Mutex::new(BTreeMap::new()),
         local: Mutex::new(BTreeMap::new()),
         shared_atomic: Mutex::new(BTreeMap::new()),
-    });
-    // Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
-    if cache.len() >= 2 {
-        cache.remove(0);
-    }
-    cache.push((key, p.clone()));
+    };
     Ok(p)
 }
