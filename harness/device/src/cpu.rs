@@ -1,6 +1,6 @@
 //! The host CPU, as `harness devices` and result metadata describe it.
 
-use super::{Backend, DeviceInfo};
+use crate::api::{Backend, DeviceInfo};
 
 fn cpuinfo_field(field: &str) -> Option<String> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;

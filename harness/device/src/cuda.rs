@@ -9,9 +9,9 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
-use super::kernel_cache;
+use crate::kernel_cache;
 
-use super::{
+use crate::api::{
     Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, HostBuffer, Kernel, KernelInner, Launch, Module,
     ModuleInner,
 };

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::ptr;
 
-use super::kernel_cache;
+use crate::kernel_cache;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
@@ -15,7 +15,7 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_M
 use opencl3::program::Program;
 use opencl3::types::{cl_device_id, cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 
-use super::{
+use crate::api::{
     Arg, Backend, Buffer, BufferMem, Device, DeviceError, DeviceInfo, DeviceResult, HostBuffer, Kernel, KernelInner, Launch, Module,
     ModuleInner,
 };

@@ -9,9 +9,9 @@ use polars::prelude::DataFrame;
 use rayon::prelude::*;
 
 use super::elasticity::{element_dofs, element_flops, element_matrices, element_matrices_into, rigid_body_residual, PrismMesh};
+use super::plan::BANAS;
 use super::plan::{Plan, Tuning, Variant};
 use super::prism::{jacobian_terms, Reference, MAX_DEGREE};
-use super::BANAS;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::device::{Arg, Backend, Buffer, Device, HostBuffer, Launch};

@@ -27,6 +27,4 @@ pub mod spec;
 
 pub use benchmark::BanasIntegration;
 
-/// The kernel file: the four variants by `-D` defines.
-pub const BANAS: crate::kernels::KernelSource =
-    crate::kernels::KernelSource { file: "banas.kern", text: include_str!("../../../kernels/banas.kern") };
+pub use plan::BANAS;

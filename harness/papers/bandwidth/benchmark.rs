@@ -12,7 +12,6 @@ use crate::Precision;
 use super::report::*;
 use super::run::*;
 use super::spec::*;
-use super::BANDWIDTH;
 
 pub struct DeviceBandwidth;
 

@@ -13,10 +13,5 @@ pub mod spec;
 
 pub use benchmark::DeviceBandwidth;
 pub use report::attainable_gbs;
-pub use run::{cpu_kernel, relative_error, HostData};
+pub use run::{cpu_kernel, relative_error, HostData, BANDWIDTH};
 pub use spec::{Problem, StreamKernel};
-
-use crate::kernels::KernelSource;
-
-/// BabelStream's kernels plus gather and atomic scatter-add.
-pub const BANDWIDTH: KernelSource = KernelSource { file: "bandwidth.kern", text: include_str!("../../../kernels/bandwidth.kern") };

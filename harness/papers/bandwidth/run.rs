@@ -8,9 +8,12 @@ use crate::device::{Arg, Device, DeviceExt, Launch};
 use crate::kernels::Defines;
 
 use super::spec::*;
-use super::BANDWIDTH;
 use crate::measure::{measure_device, measure_host, Timing};
 use crate::real::{permute, unit, Real};
+
+/// BabelStream's kernels plus gather and atomic scatter-add.
+pub const BANDWIDTH: crate::kernels::KernelSource =
+    crate::kernels::KernelSource { file: "bandwidth.kern", text: include_str!("../../../kernels/bandwidth.kern") };
 
 /// Host inputs of one case. Arrays a kernel does not use stay empty.
 pub struct HostData<T> {

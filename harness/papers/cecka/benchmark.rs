@@ -9,7 +9,6 @@ use super::prepared::*;
 use super::report::*;
 use super::spec::*;
 use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
-use super::CECKA;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
 use crate::experiment::{cartesian, ParamValue, Params};

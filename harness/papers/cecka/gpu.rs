@@ -10,13 +10,16 @@ use super::nz_plans::{self, Packed};
 use super::prepared::*;
 use super::spec::*;
 use super::system::{check_bounds, compare, Problem, SOURCE_F};
-use super::CECKA;
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
 use crate::kernels::Defines;
 use crate::measure::{measure_device, Timing};
 use crate::real::Real;
 use crate::Precision;
+
+/// The kernel file: every method, selected by `-D` defines.
+pub const CECKA: crate::kernels::KernelSource =
+    crate::kernels::KernelSource { file: "cecka.kern", text: include_str!("../../../kernels/cecka.kern") };
 
 /// What one GPU method's run leaves for verification and the row.
 pub(crate) struct GpuRun<T> {

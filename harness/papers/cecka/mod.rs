@@ -44,6 +44,4 @@ pub mod system;
 
 pub use benchmark::CeckaAssembly;
 
-/// The kernel file: every method, selected by `-D` defines.
-pub const CECKA: crate::kernels::KernelSource =
-    crate::kernels::KernelSource { file: "cecka.kern", text: include_str!("../../../kernels/cecka.kern") };
+pub use gpu::CECKA;

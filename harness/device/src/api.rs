@@ -1,0 +1,303 @@
+//! The device API every backend implements and every algorithm is written against: device
+//! facts, buffers (device and pinned host), compiled modules and kernels, launches, and the
+//! `Device` trait with event timing.
+
+use serde::{Deserialize, Serialize};
+
+pub use fembench_core::{Backend, Precision};
+
+use crate::kernels::{Defines, KernelSource};
+
+/// What `harness devices` prints and what every result row's metadata names.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub backend: Option<Backend>,
+    /// Index within its backend (`--device N`).
+    pub index: usize,
+    pub name: String,
+    /// OpenCL platform name, or "CUDA".
+    pub platform: String,
+    pub driver_version: String,
+    /// CUDA driver API version, or the device's OpenCL version.
+    pub runtime_version: String,
+    pub memory_bytes: u64,
+    pub compute_units: u32,
+    pub fp64: bool,
+    /// Last-level cache size, used for the cold-cache flush and to label cache-resident sizes.
+    pub cache_bytes: u64,
+    /// Shared (local) memory per work-group.
+    pub local_mem_bytes: u64,
+    pub max_work_group: usize,
+    /// e.g. "9.0" for CUDA devices (and NVIDIA devices through OpenCL).
+    pub compute_capability: Option<String>,
+    /// Maximum core clock in MHz, as the driver reports it (0 where unknown).
+    #[serde(default)]
+    pub clock_mhz: u32,
+    /// Largest single allocation the driver allows (OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+    #[serde(default)]
+    pub max_alloc_bytes: u64,
+    /// PCI address as NVML spells it ("00000000:19:00.0"), for NVIDIA devices: how the clocks,
+    /// temperature and power of each case are read.
+    #[serde(default)]
+    pub pci_bus_id: Option<String>,
+}
+
+impl DeviceInfo {
+    /// Theoretical peak in GFLOP/s (one fused multiply-add = 2 flops per lane per clock), from
+    /// the compute units, the clock and the FP32/FP64 lanes per streaming multiprocessor of the
+    /// NVIDIA architecture named by the compute capability. `None` where the lanes are unknown
+    /// (other vendors, or an architecture not listed): reports then print no fraction of peak.
+    pub fn peak_gflops(&self, precision: Precision) -> Option<f64> {
+        let cc = self.compute_capability.as_deref()?;
+        // (FP32 lanes, FP64 lanes) per SM, from NVIDIA's architecture whitepapers.
+        let (f32_lanes, f64_lanes) = match cc {
+            "6.0" => (64, 32),
+            "7.0" => (64, 32),
+            "7.5" => (64, 2),
+            "8.0" => (64, 32),
+            "8.6" | "8.7" | "8.9" => (128, 2),
+            "9.0" => (128, 64),
+            "10.0" => (128, 64),
+            "12.0" => (128, 2),
+            _ => return None,
+        };
+        let lanes = match precision {
+            Precision::F32 => f32_lanes,
+            Precision::F64 => f64_lanes,
+        };
+        (self.clock_mhz > 0).then(|| self.compute_units as f64 * lanes as f64 * 2.0 * self.clock_mhz as f64 * 1e-3)
+    }
+}
+
+/// Errors of the device layer. Every variant keeps what a user needs to act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("{backend} is not available: {reason}")]
+    Unavailable { backend: Backend, reason: String },
+    #[error("{backend} device {index} does not exist ({count} found)")]
+    NoSuchDevice { backend: Backend, index: usize, count: usize },
+    #[error("compiling {file} for {backend} failed ({status})\noptions: {}\n--- compiler log ---\n{log}", options.join(" "))]
+    Compile { backend: Backend, file: String, options: Vec<String>, status: String, log: String },
+    #[error("out of device memory allocating {bytes} bytes: {detail}")]
+    OutOfMemory { bytes: usize, detail: String },
+    #[error("{backend} call {call} failed: {detail}")]
+    Api { backend: Backend, call: &'static str, detail: String },
+    #[error("kernel {kernel} has no argument of this kind: {detail}")]
+    BadArgument { kernel: String, detail: String },
+    #[error("buffer belongs to another backend")]
+    ForeignBuffer,
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+pub type DeviceResult<T> = Result<T, DeviceError>;
+
+/// A device allocation. Owned by the backend that made it.
+pub struct Buffer {
+    pub(crate) bytes: usize,
+    pub(crate) mem: BufferMem,
+}
+
+pub(crate) enum BufferMem {
+    Cuda(cudarc::driver::CudaSlice<u8>),
+    OpenCl(opencl3::memory::Buffer<u8>),
+}
+
+impl Buffer {
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// Host memory for transfers: page-locked (pinned) where the backend can give it, so that a
+/// timed copy runs at the link's DMA speed and never waits on page faults. It belongs to the
+/// device that made it and must not outlive it.
+pub struct HostBuffer {
+    pub(crate) ptr: *mut u8,
+    pub(crate) bytes: usize,
+    pub(crate) pinned: bool,
+    pub(crate) release: Option<Box<dyn FnOnce()>>,
+}
+
+impl HostBuffer {
+    /// # Safety
+    /// `ptr` must be valid for `bytes` bytes until `release` runs (or forever if none).
+    pub(crate) unsafe fn from_raw(ptr: *mut u8, bytes: usize, pinned: bool, release: Option<Box<dyn FnOnce()>>) -> Self {
+        HostBuffer { ptr, bytes, pinned, release }
+    }
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+    /// Whether the memory is page-locked (the table of a timed transfer names it).
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: from_raw's contract.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: from_raw's contract; &mut self is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
+    }
+    /// The buffer as a slice of `T` (the allocation is page-aligned).
+    pub fn typed_mut<T: bytemuck::Pod>(&mut self) -> &mut [T] {
+        let n = self.bytes / std::mem::size_of::<T>() * std::mem::size_of::<T>();
+        bytemuck::cast_slice_mut(&mut self.as_mut_slice()[..n])
+    }
+    pub fn typed<T: bytemuck::Pod>(&self) -> &[T] {
+        bytemuck::cast_slice(&self.as_slice()[..self.bytes / std::mem::size_of::<T>() * std::mem::size_of::<T>()])
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        if let Some(r) = self.release.take() {
+            r();
+        }
+    }
+}
+
+/// A compiled program (CUDA module or OpenCL program) from one kernel file and one set of defines.
+pub struct Module {
+    pub(crate) file: &'static str,
+    pub(crate) inner: ModuleInner,
+}
+
+pub(crate) enum ModuleInner {
+    Cuda(std::sync::Arc<cudarc::driver::CudaModule>),
+    OpenCl(opencl3::program::Program),
+}
+
+/// One kernel entry point of a [`Module`].
+pub struct Kernel {
+    pub(crate) name: String,
+    pub(crate) inner: KernelInner,
+}
+
+pub(crate) enum KernelInner {
+    Cuda(cudarc::driver::CudaFunction),
+    OpenCl(opencl3::kernel::Kernel),
+}
+
+impl Kernel {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A kernel argument. Scalars must match the kernel's parameter types exactly.
+#[derive(Clone, Copy)]
+pub enum Arg<'a> {
+    Buf(&'a Buffer),
+    U32(u32),
+    I32(i32),
+    /// `idx_t` in the kernels.
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl<'a> Arg<'a> {
+    /// A `real` scalar in the precision the kernel was compiled for.
+    pub fn real(precision: Precision, value: f64) -> Arg<'static> {
+        match precision {
+            Precision::F32 => Arg::F32(value as f32),
+            Precision::F64 => Arg::F64(value),
+        }
+    }
+}
+
+/// One-dimensional launch geometry: `groups` work-groups of `group_size` work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    pub groups: usize,
+    pub group_size: usize,
+}
+
+impl Launch {
+    /// Enough groups of `group_size` to cover `items` work-items.
+    pub fn cover(items: usize, group_size: usize) -> Self {
+        Launch { groups: items.div_ceil(group_size).max(1), group_size }
+    }
+}
+
+/// The one interface algorithm host code is written against.
+pub trait Device {
+    fn info(&self) -> &DeviceInfo;
+
+    fn alloc(&self, bytes: usize) -> DeviceResult<Buffer>;
+    fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()>;
+    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()>;
+    /// Device-to-device copy through the API (cuMemcpyDtoD / clEnqueueCopyBuffer): the reference
+    /// a copy kernel is measured against.
+    fn copy(&self, dst: &mut Buffer, src: &Buffer, bytes: usize) -> DeviceResult<()>;
+
+    /// Compiles one kernel file with the given defines. Errors keep options and the compiler log.
+    fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module>;
+    fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel>;
+    /// Enqueues a launch; errors found only at execution surface at the next synchronisation.
+    fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()>;
+    fn synchronize(&self) -> DeviceResult<()>;
+
+    /// Runs `body` (which only enqueues work) behind a gate and returns the device time from
+    /// the gate's opening to the end of the body's last command, in seconds (see
+    /// `measure.rs` for the semantics shared by every backend). A synchronising call inside
+    /// `body` is refused with an error instead of waiting on the closed gate.
+    fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64>;
+
+    /// Host memory for timed transfers: pinned where the backend can give it.
+    fn alloc_host(&self, bytes: usize) -> DeviceResult<HostBuffer> {
+        let mut v = vec![0u8; bytes.max(1)].into_boxed_slice();
+        let ptr = v.as_mut_ptr();
+        let owner = std::cell::Cell::new(Some(v));
+        // SAFETY: the boxed slice lives until the release closure drops it.
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes, false, Some(Box::new(move || drop(owner.take())))) })
+    }
+    /// Enqueues a host-to-device copy of `bytes` bytes without waiting (allowed inside a timed
+    /// body); `src` must stay untouched until the next synchronisation.
+    fn upload_async(&self, dst: &mut Buffer, src: &HostBuffer, bytes: usize) -> DeviceResult<()>;
+    /// Enqueues a device-to-host copy without waiting; read `dst` only after synchronising.
+    fn download_async(&self, src: &Buffer, dst: &mut HostBuffer, bytes: usize) -> DeviceResult<()>;
+
+    /// Returns memory the backend keeps pooled after frees to the driver, so that the next
+    /// allocation is a real one (CUDA's stream-ordered pool). No-op where nothing is pooled.
+    fn release_pooled_memory(&self) -> DeviceResult<()> {
+        Ok(())
+    }
+    /// Forces a buffer's memory to exist on the device (OpenCL drivers allocate lazily, at the
+    /// first use): one byte written.
+    fn touch(&self, _buf: &mut Buffer) -> DeviceResult<()> {
+        Ok(())
+    }
+    /// How allocation is timed on this backend, for the tables that show it.
+    fn allocation_note(&self) -> &'static str {
+        "allocation"
+    }
+    /// False once the device is in an error state that later work cannot leave (CUDA's sticky
+    /// errors after an illegal address): the runner then opens it again.
+    fn healthy(&self) -> bool {
+        true
+    }
+}
+
+/// Typed helpers over the byte-level trait.
+pub trait DeviceExt: Device {
+    fn upload_slice<T: bytemuck::Pod>(&self, data: &[T]) -> DeviceResult<Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut buf = self.alloc(bytes.len().max(1))?;
+        self.upload(&mut buf, bytes)?;
+        Ok(buf)
+    }
+
+    fn download_vec<T: bytemuck::Pod + Default>(&self, src: &Buffer, len: usize) -> DeviceResult<Vec<T>> {
+        let mut out = vec![T::default(); len];
+        self.download(src, bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+}
+
+impl<D: Device + ?Sized> DeviceExt for D {}

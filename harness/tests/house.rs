@@ -1,0 +1,179 @@
+//! The house rules, checked on the sources: crates depend on each other one way (and polars
+//! only where rows and reports are), no module imports one that imports it back, and no source
+//! file grows past 600 lines.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The crates from the bottom up: each may depend only on crates before it.
+const LAYERS: [(&str, &str); 6] = [
+    ("fembench-core", "core"),
+    ("fembench-device", "device"),
+    ("fembench-measure", "measure"),
+    ("fembench-fem", "fem"),
+    ("fembench-bench", "bench"),
+    ("harness", "."),
+];
+
+fn harness_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `[dependencies]` names of a Cargo.toml (dev-dependencies are not layering).
+fn dependencies(manifest: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            section = l.to_string();
+        } else if section == "[dependencies]" {
+            if let Some((name, _)) = l.split_once(['=', '.']) {
+                if !name.trim().is_empty() && !name.starts_with('#') {
+                    out.push(name.trim().to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn crates_depend_one_way_and_polars_only_where_rows_are() {
+    for (i, (name, dir)) in LAYERS.iter().enumerate() {
+        let deps = dependencies(&harness_dir().join(dir).join("Cargo.toml"));
+        for d in deps.iter().filter(|d| d.starts_with("fembench-")) {
+            let layer = LAYERS.iter().position(|(n, _)| n == d).unwrap_or_else(|| panic!("{name} depends on unknown crate {d}"));
+            assert!(layer < i, "{name} depends on {d}, which is not below it");
+        }
+        let rows_and_reports = matches!(*name, "fembench-bench" | "harness");
+        assert_eq!(deps.iter().any(|d| d == "polars"), rows_and_reports, "{name}: polars only in bench and the papers");
+    }
+}
+
+/// Every module of a crate: module path ("" for the root, "cecka::gpu") -> its source, tests
+/// blocks and `*_tests.rs` files left out (a test module importing its parent is no cycle).
+fn modules(root: &Path, lib: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if !name.ends_with(".rs") || name.ends_with("_tests.rs") || name == "main.rs" {
+                continue;
+            }
+            let rel = p.strip_prefix(root).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().to_string()).collect();
+            if p == lib || parts.last().is_some_and(|l| l == "mod") {
+                parts.pop();
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            // Code only: tests blocks and comments (doc links are not imports) left out.
+            let code: String =
+                text.split("#[cfg(test)]").next().unwrap().lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n");
+            out.insert(parts.join("::"), code);
+        }
+    }
+    out
+}
+
+/// The local modules a module refers to (`crate::a::b`, `super::x`, `use child::..`).
+fn references(module: &str, code: &str, all: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let parent = |m: &str| m.rsplit_once("::").map(|(p, _)| p.to_string()).unwrap_or_default();
+    let join = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { format!("{a}::{b}") };
+    // The longest existing module along a path of identifiers from `base`.
+    let resolve = |base: String, idents: &[&str]| -> Option<String> {
+        let mut m = base.clone();
+        let mut found = None;
+        for id in idents {
+            let next = join(&m, id);
+            if all.contains_key(&next) {
+                found = Some(next.clone());
+                m = next;
+            } else {
+                break;
+            }
+        }
+        found.or_else(|| (base != module && all.contains_key(&base)).then_some(base))
+    };
+    let mut out = BTreeSet::new();
+    let tokens: Vec<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).filter(|t| !t.is_empty()).collect();
+    for t in tokens {
+        let idents: Vec<&str> = t.split("::").filter(|s| !s.is_empty()).collect();
+        let Some(first) = idents.first() else { continue };
+        let target = match *first {
+            "crate" => resolve(String::new(), &idents[1..]).filter(|m| !m.is_empty()),
+            "super" => {
+                let mut base = parent(module);
+                let mut rest = &idents[1..];
+                while rest.first() == Some(&"super") {
+                    base = parent(&base);
+                    rest = &rest[1..];
+                }
+                resolve(base, rest)
+            }
+            "self" => resolve(module.to_string(), &idents[1..]),
+            child if idents.len() > 1 && all.contains_key(&join(module, child)) => resolve(module.to_string(), &idents),
+            _ => None,
+        };
+        if let Some(t) = target.filter(|t| t != module) {
+            out.insert(t);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let mut cycles = Vec::new();
+    for (_, dir) in LAYERS {
+        let base = harness_dir().join(dir);
+        let (root, lib) =
+            if dir == "." { (base.join("papers"), base.join("papers/lib.rs")) } else { (base.join("src"), base.join("src/lib.rs")) };
+        let all = modules(&root, &lib);
+        let graph: BTreeMap<&String, BTreeSet<String>> = all.iter().map(|(m, code)| (m, references(m, code, &all))).collect();
+        // Depth-first search for a path back to the start.
+        for start in graph.keys() {
+            let mut stack: Vec<(String, Vec<String>)> = vec![((*start).clone(), vec![(*start).clone()])];
+            let mut seen = BTreeSet::new();
+            while let Some((m, path)) = stack.pop() {
+                for next in graph.get(&m).into_iter().flatten() {
+                    if next == *start {
+                        cycles.push(format!("{dir}: {} -> {start}", path.join(" -> ")));
+                    } else if seen.insert(next.clone()) {
+                        let mut p = path.clone();
+                        p.push(next.clone());
+                        stack.push((next.clone(), p));
+                    }
+                }
+            }
+        }
+    }
+    assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let mut long = Vec::new();
+    let mut stack = vec![harness_dir()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let n = std::fs::read_to_string(&p).unwrap().lines().count();
+                if n > 600 {
+                    long.push(format!("{} ({n} lines)", p.display()));
+                }
+            }
+        }
+    }
+    assert!(long.is_empty(), "split these files:\n{}", long.join("\n"));
+}

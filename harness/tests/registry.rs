@@ -1,0 +1,96 @@
+//! A new benchmark is one type implementing `Benchmark` plus one registry line: this test adds
+//! one (the sum of 1..n on the host, checked against n(n+1)/2), loads its experiment file through
+//! its registry, runs it, and reports it, touching nothing else of the harness.
+
+use std::path::Path;
+
+use fembench::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
+use fembench::experiment::{NonEmpty, ParamValue, Params};
+use fembench::measure::measure_host;
+use fembench::registry::{entry, Registry};
+use fembench::report::{ReportCtx, ReportError, ReportItem, Table};
+use fembench::results::RunDir;
+use fembench::runner::{run, RunOptions};
+use polars::prelude::DataFrame;
+use serde::Deserialize;
+
+struct SumBench;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sweep {
+    n: NonEmpty<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Problem {}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Outputs {}
+
+impl Benchmark for SumBench {
+    const NAME: &'static str = "sum-test";
+    type Sweep = Sweep;
+    type Problem = Problem;
+    type Outputs = Outputs;
+    type Point = u64;
+
+    fn points(sweep: &Sweep) -> Vec<u64> {
+        sweep.n.to_vec()
+    }
+    fn params(n: &u64) -> Params {
+        Params::default().push("n", ParamValue::Int(*n as i64))
+    }
+    fn case_exists(_: &u64, backend: fembench::Backend, _: fembench::Precision) -> bool {
+        backend == fembench::Backend::Cpu
+    }
+    fn run(ctx: &mut CaseCtx, _: &Problem, &n: &u64) -> Result<Vec<Measured>, CaseError> {
+        assert!(matches!(ctx.target, Target::Cpu));
+        let mut sum = f64::NAN;
+        let timing = measure_host::<()>(ctx.policy, &mut || {
+            sum = (1..=n).map(|i| i as f64).sum();
+            Ok(())
+        })
+        .unwrap();
+        let exact = (n * (n + 1) / 2) as f64;
+        Ok(vec![Measured::verified("sum", timing, (sum - exact).abs() / exact, 1e-12)])
+    }
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        Ok(vec![ReportItem::Table(Table {
+            name: format!("{}-rows", spec.id),
+            title: format!("{} rows of the sum test", rows.height()),
+            header: vec!["rows".into()],
+            rows: vec![vec![rows.height().to_string()]],
+            notes: vec![],
+        })])
+    }
+}
+
+/// The whole registry of this test build: one line.
+static REGISTRY: Registry = Registry(&[entry::<SumBench>()]);
+
+#[test]
+fn a_new_benchmark_is_one_registry_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sum.yaml");
+    std::fs::write(
+        &file,
+        "id: sum\ntitle: sum\nbenchmark: sum-test\nsweep: { n: [10, 1000] }\nbackends: [cpu]\nprecisions: [f64]\n\
+         measure: { warmup: 0, min_reps: 3, max_reps: 3, min_time_s: 0 }\noutputs: {}\n",
+    )
+    .unwrap();
+    let exps = REGISTRY.load_all(&[&file]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!((exps[0].kind(), exps[0].case_count(false)), ("sum-test", 2));
+    // The shipped benchmarks are not in this registry: their files are refused by name.
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/cecka-sizes.yaml");
+    let e = REGISTRY.load(&other).err().expect("cecka-assembly is not registered here").to_string();
+    assert!(e.contains("unknown benchmark `cecka-assembly`") && e.contains("`sum-test`"), "{e}");
+
+    let s = run(&exps, &RunOptions { out_dir: dir.path().join("results"), ..Default::default() }).unwrap();
+    assert_eq!((s.rows_ok, s.rows_failed), (2, 0));
+    let df = RunDir::open(&s.run_dir).unwrap().read_experiment("sum").unwrap().unwrap();
+    assert_eq!(df.height(), 2);
+    let out = fembench::publish::report_run(&REGISTRY, &s.run_dir, &dir.path().join("plots")).unwrap();
+    assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
+    assert!(out.terminal.contains("2 rows of the sum test"), "{}", out.terminal);
+}
