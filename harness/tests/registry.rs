@@ -1,6 +1,6 @@
 //! A new benchmark is one type implementing `Benchmark` plus one registry line: this test adds
 //! one (the sum of 1..n on the host, checked against n(n+1)/2), loads its experiment file through
-//! its registry, runs it, and reports it, touching nothing else of the harness.
+//! its registry, runs it (one case fails verification), and reports it, touching nothing else of the harness.
 
 use std::path::Path;
 
@@ -75,22 +75,24 @@ fn a_new_benchmark_is_one_registry_line() {
     let file = dir.path().join("sum.yaml");
     std::fs::write(
         &file,
-        "id: sum\ntitle: sum\nbenchmark: sum-test\nsweep: { n: [10, 1000] }\nbackends: [cpu]\nprecisions: [f64]\n\
+        "id: sum\ntitle: sum\nbenchmark: sum-test\nsweep: { n: [10, 1000, 0] }\nbackends: [cpu]\nprecisions: [f64]\n\
          measure: { warmup: 0, min_reps: 3, max_reps: 3, min_time_s: 0 }\noutputs: {}\n",
     )
     .unwrap();
     let exps = REGISTRY.load_all(&[&file]).unwrap_or_else(|e| panic!("{e:?}"));
-    assert_eq!((exps[0].kind(), exps[0].case_count(false)), ("sum-test", 2));
+    assert_eq!((exps[0].kind(), exps[0].case_count(false)), ("sum-test", 3));
     // The shipped benchmarks are not in this registry: their files are refused by name.
     let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/cecka-sizes.yaml");
     let e = REGISTRY.load(&other).err().expect("cecka-assembly is not registered here").to_string();
     assert!(e.contains("unknown benchmark `cecka-assembly`") && e.contains("`sum-test`"), "{e}");
 
     let s = run(&exps, &RunOptions { out_dir: dir.path().join("results"), ..Default::default() }).unwrap();
-    assert_eq!((s.rows_ok, s.rows_failed), (2, 0));
+    // n = 0: the relative error is 0/0, NaN, and a NaN error fails verification.
+    assert_eq!((s.rows_ok, s.rows_failed), (2, 1));
     let df = RunDir::open(&s.run_dir).unwrap().read_experiment("sum").unwrap().unwrap();
-    assert_eq!(df.height(), 2);
+    assert_eq!(df.height(), 3);
     let out = fembench::publish::report_run(&REGISTRY, &s.run_dir, &dir.path().join("plots")).unwrap();
     assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
-    assert!(out.terminal.contains("2 rows of the sum test"), "{}", out.terminal);
+    assert!(out.terminal.contains("3 rows of the sum test"), "{}", out.terminal);
+    assert!(out.terminal.contains("Failed cases of sum (1)") && out.terminal.contains("verification failed"), "{}", out.terminal);
 }

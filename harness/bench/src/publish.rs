@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use polars::prelude::*;
+
 use crate::benchmark::Checks;
 use crate::registry::Registry;
 use crate::report::{figure, frame, ReportCtx, ReportError, ReportItem, Table};
@@ -132,27 +134,24 @@ fn report_experiment(
 
 /// Every failed case of an experiment with its reason: a wrong answer or a method that cannot
 /// run is a result too.
-fn failures_table(id: &str, rows: &polars::prelude::DataFrame) -> Result<Option<Table>, ReportError> {
-    let status = frame::strs(rows, "status")?;
-    let (case, backend, device, precision, reason) = (
-        frame::strs(rows, "case_id")?,
-        frame::strs(rows, "backend")?,
-        frame::strs(rows, "device")?,
-        frame::strs(rows, "precision")?,
-        frame::strs(rows, "reason")?,
-    );
-    let failed: Vec<Vec<String>> = (0..rows.height())
-        .filter(|&i| status[i] == "failed")
-        .map(|i| vec![case[i].clone(), backend[i].clone(), device[i].clone(), precision[i].clone(), reason[i].clone()])
-        .collect();
-    if failed.is_empty() {
+fn failures_table(id: &str, rows: &DataFrame) -> Result<Option<Table>, ReportError> {
+    const COLUMNS: [&str; 5] = ["case_id", "backend", "device", "precision", "reason"];
+    let failed = rows
+        .clone()
+        .lazy()
+        .filter(col("status").eq(lit("failed")))
+        .select(COLUMNS.map(col))
+        .collect()
+        .map_err(|e| ReportError::Column { column: "status".into(), detail: e.to_string() })?;
+    if failed.height() == 0 {
         return Ok(None);
     }
+    let columns = COLUMNS.iter().map(|c| frame::strs(&failed, c)).collect::<Result<Vec<_>, _>>()?;
     Ok(Some(Table {
         name: format!("{id}-failures"),
-        title: format!("Failed cases of {id} ({})", failed.len()),
+        title: format!("Failed cases of {id} ({})", failed.height()),
         header: ["case", "backend", "device", "precision", "reason"].map(String::from).to_vec(),
-        rows: failed,
+        rows: (0..failed.height()).map(|i| columns.iter().map(|c| c[i].clone()).collect()).collect(),
         notes: vec![],
     }))
 }
