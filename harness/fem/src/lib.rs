@@ -1,13 +1,16 @@
 //! fembench-fem: the finite-element pieces more than one paper needs, with no device code:
-//! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), Gmsh import and
+//! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), structured
+//! hexahedral boxes ([`hexmesh`]), CSR patterns and element slot maps ([`csr`]), Gmsh import and
 //! export ([`gmsh`]), a connectivity view ([`elements`]) that element coloring ([`coloring`]) and
 //! METIS partitions ([`partition`]) work on, LPT packing of work lists ([`lpt`]), comparison of
 //! a result against its reference ([`verify`]), and writers: Matrix Market ([`mtx`]) and VTK
 //! `.vtu` for ParaView ([`vtu`]).
 
 pub mod coloring;
+pub mod csr;
 pub mod elements;
 pub mod gmsh;
+pub mod hexmesh;
 pub mod lagrange;
 pub mod lpt;
 pub mod mtx;

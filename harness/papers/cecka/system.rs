@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::mesh::{self, LagrangeMesh};
+use fembench_fem::csr::{free_dofs, Pattern};
 use fembench_fem::lagrange::ReferenceIntegrals;
 
 /// Heat source f of section 6.1.
@@ -36,64 +37,14 @@ impl Problem {
     pub fn from_p1(p1: &mesh::TriMesh, level: usize, order: usize) -> Problem {
         let mesh = mesh::lagrange(p1, order);
         let refs = ReferenceIntegrals::new(order);
-        let prescribed = mesh.prescribed.clone();
-        let g: Vec<f64> = prescribed.iter().map(|v| v.unwrap_or(0.0)).collect();
-        let mut dof = vec![-1i32; mesh.num_nodes()];
-        let mut n_free = 0usize;
-        for (d, p) in dof.iter_mut().zip(&prescribed) {
-            if p.is_none() {
-                *d = n_free as i32;
-                n_free += 1;
-            }
-        }
-        let en = mesh.nodes_per_element;
-        let ne = mesh.num_elements();
+        let g: Vec<f64> = mesh.prescribed.iter().map(|v| v.unwrap_or(0.0)).collect();
+        let (dof, n_free) = free_dofs(mesh.prescribed.iter().map(Option::is_some));
+        let (en, ne) = (mesh.nodes_per_element, mesh.num_elements());
         // Pattern: every (free row, free column) pair of every element, sorted and unique.
-        let mut pairs: Vec<u64> = (0..ne)
-            .into_par_iter()
-            .flat_map_iter(|e| {
-                let nodes = mesh.element(e);
-                let dof = &dof;
-                nodes.iter().flat_map(move |&a| {
-                    nodes.iter().filter_map(move |&b| {
-                        let (r, c) = (dof[a as usize], dof[b as usize]);
-                        (r >= 0 && c >= 0).then(|| ((r as u64) << 32) | c as u64)
-                    })
-                })
-            })
-            .collect();
-        pairs.par_sort_unstable();
-        pairs.dedup();
-        let mut row_ptr = vec![0u32; n_free + 1];
-        for &p in &pairs {
-            row_ptr[(p >> 32) as usize + 1] += 1;
-        }
-        for r in 0..n_free {
-            row_ptr[r + 1] += row_ptr[r];
-        }
-        let col: Vec<u32> = pairs.iter().map(|&p| p as u32).collect();
-        drop(pairs);
-        let slots: Vec<i32> = (0..ne)
-            .into_par_iter()
-            .flat_map_iter(|e| {
-                let nodes = mesh.element(e);
-                let (dof, row_ptr, col) = (&dof, &row_ptr, &col);
-                nodes.iter().flat_map(move |&a| {
-                    nodes.iter().map(move |&b| {
-                        let (r, c) = (dof[a as usize], dof[b as usize]);
-                        if r < 0 || c < 0 {
-                            return -1;
-                        }
-                        let row = &col[row_ptr[r as usize] as usize..row_ptr[r as usize + 1] as usize];
-                        match row.binary_search(&(c as u32)) {
-                            Ok(i) => (row_ptr[r as usize] as usize + i) as i32,
-                            Err(_) => -1,
-                        }
-                    })
-                })
-            })
-            .collect();
-        debug_assert_eq!(slots.len(), ne * en * en);
+        let element_dofs = |e: usize, out: &mut Vec<i32>| out.extend(mesh.element(e).iter().map(|&v| dof[v as usize]));
+        let pattern = Pattern::of_elements(n_free, ne, element_dofs);
+        let slots = pattern.slots(ne, en, element_dofs);
+        let Pattern { row_ptr, col } = pattern;
         Problem { level, mesh, refs, g, dof, n_free, row_ptr, col, slots }
     }
 
