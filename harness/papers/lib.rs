@@ -15,6 +15,7 @@
 //! Adding a paper: a folder here with a type implementing `Benchmark`, and one line in
 //! [`REGISTRY`].
 
+pub mod acoo;
 pub mod banas;
 pub mod bandwidth;
 pub mod cecka;

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
+
 use crate::elements::Elements;
 
 /// A straight-sided P1 triangle mesh (counter-clockwise triangles) with its Dirichlet data.
@@ -17,6 +19,14 @@ pub struct TriMesh {
 }
 
 impl TriMesh {
+    /// Signed area of each triangle (positive: counter-clockwise).
+    pub fn signed_areas(&self) -> impl Iterator<Item = f64> + '_ {
+        self.tris.iter().map(|t| {
+            let [a, b, c] = t.map(|i| self.points[i as usize]);
+            0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+        })
+    }
+
     /// Edges used by exactly one triangle.
     pub fn boundary_edges(&self) -> Vec<[u32; 2]> {
         let mut count: HashMap<(u32, u32), u32> = HashMap::with_capacity(self.tris.len() * 2);
@@ -40,6 +50,48 @@ pub fn orient_ccw(points: &[[f64; 2]], t: [u32; 3]) -> [u32; 3] {
     } else {
         t
     }
+}
+
+/// A P1 mesh of the region bounded by closed polygons (`loops`: the outer boundary and any
+/// holes), by constrained Delaunay refinement (spade): no angle below `min_angle_deg`, no
+/// triangle larger than `max_area`. Triangles counter-clockwise; Dirichlet edges are the
+/// caller's to set.
+pub fn delaunay(loops: &[Vec<(f64, f64)>], min_angle_deg: f64, max_area: f64) -> TriMesh {
+    let mut cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::new();
+    for pts in loops {
+        let handles: Vec<_> = pts.iter().map(|&(x, y)| cdt.insert(Point2::new(x, y)).expect("finite point")).collect();
+        for i in 0..handles.len() {
+            cdt.add_constraint(handles[i], handles[(i + 1) % handles.len()]);
+        }
+    }
+    let result = cdt.refine(
+        RefinementParameters::<f64>::new()
+            .exclude_outer_faces(true)
+            .keep_constraint_edges()
+            .with_angle_limit(AngleLimit::from_deg(min_angle_deg))
+            .with_max_allowed_area(max_area),
+    );
+    let excluded: std::collections::HashSet<_> = result.excluded_faces.iter().map(|f| f.index()).collect();
+    let mut used: HashMap<usize, u32> = HashMap::new();
+    let mut points = Vec::new();
+    let mut tris = Vec::new();
+    for face in cdt.inner_faces() {
+        if excluded.contains(&face.fix().index()) {
+            continue;
+        }
+        let vs = face.vertices();
+        let mut t = [0u32; 3];
+        for (slot, v) in t.iter_mut().zip(vs.iter()) {
+            let id = v.fix().index();
+            *slot = *used.entry(id).or_insert_with(|| {
+                let p = v.position();
+                points.push([p.x, p.y]);
+                (points.len() - 1) as u32
+            });
+        }
+        tris.push(orient_ccw(&points, t));
+    }
+    TriMesh { points, tris, dirichlet: Vec::new() }
 }
 
 /// Splits every triangle into four through its edge midpoints.

@@ -3,11 +3,7 @@
 //! follow Table VI's sizes (x4 elements per level), then given order-k Lagrange nodes and
 //! renumbered along a Z-order curve for locality (the generic parts: `fembench_fem::trimesh`).
 
-use std::collections::HashMap;
-
-pub use fembench_fem::trimesh::{lagrange, orient_ccw, refine_uniform, refined, LagrangeMesh, TriMesh};
-
-use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
+pub use fembench_fem::trimesh::{delaunay, lagrange, orient_ccw, refine_uniform, refined, LagrangeMesh, TriMesh};
 
 /// Plate [0, 4] x [0, 2] with three circular holes; Dirichlet g = 200 on x = 0, g = 10 on x = 4.
 pub const WIDTH: f64 = 4.0;
@@ -21,13 +17,7 @@ const COARSE_MAX_AREA: f64 = 0.028;
 
 /// The coarse unstructured mesh of the plate with holes.
 pub fn coarse_plate() -> TriMesh {
-    let mut cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::new();
-    let mut add_loop = |pts: Vec<(f64, f64)>| {
-        let handles: Vec<_> = pts.iter().map(|&(x, y)| cdt.insert(Point2::new(x, y)).expect("finite point")).collect();
-        for i in 0..handles.len() {
-            cdt.add_constraint(handles[i], handles[(i + 1) % handles.len()]);
-        }
-    };
+    let mut loops = Vec::new();
     // Outer boundary with a few points per side so Dirichlet sides are split evenly.
     let mut outer = Vec::new();
     let (nx, ny) = (8, 4);
@@ -43,9 +33,9 @@ pub fn coarse_plate() -> TriMesh {
     for j in (1..=ny).rev() {
         outer.push((0.0, HEIGHT * j as f64 / ny as f64));
     }
-    add_loop(outer);
+    loops.push(outer);
     for (cx, cy, r) in HOLES {
-        add_loop(
+        loops.push(
             (0..HOLE_SEGMENTS)
                 .map(|s| {
                     let t = std::f64::consts::TAU * s as f64 / HOLE_SEGMENTS as f64;
@@ -54,34 +44,7 @@ pub fn coarse_plate() -> TriMesh {
                 .collect(),
         );
     }
-    let result = cdt.refine(
-        RefinementParameters::<f64>::new()
-            .exclude_outer_faces(true)
-            .keep_constraint_edges()
-            .with_angle_limit(AngleLimit::from_deg(25.0))
-            .with_max_allowed_area(COARSE_MAX_AREA),
-    );
-    let excluded: std::collections::HashSet<_> = result.excluded_faces.iter().map(|f| f.index()).collect();
-    let mut used: HashMap<usize, u32> = HashMap::new();
-    let mut points = Vec::new();
-    let mut tris = Vec::new();
-    for face in cdt.inner_faces() {
-        if excluded.contains(&face.fix().index()) {
-            continue;
-        }
-        let vs = face.vertices();
-        let mut t = [0u32; 3];
-        for (slot, v) in t.iter_mut().zip(vs.iter()) {
-            let id = v.fix().index();
-            *slot = *used.entry(id).or_insert_with(|| {
-                let p = v.position();
-                points.push([p.x, p.y]);
-                (points.len() - 1) as u32
-            });
-        }
-        tris.push(orient_ccw(&points, t));
-    }
-    let mut m = TriMesh { points, tris, dirichlet: Vec::new() };
+    let mut m = delaunay(&loops, 25.0, COARSE_MAX_AREA);
     // g = 200 on the side x = 0, g = 10 on x = WIDTH.
     let on = |v: u32, x: f64| (m.points[v as usize][0] - x).abs() < 1e-12;
     m.dirichlet = m
@@ -113,15 +76,7 @@ mod tests {
     fn coarse_mesh_is_near_table_vi_first_size_and_valid() {
         let m = coarse_plate();
         assert!((250..=340).contains(&m.tris.len()), "{} triangles", m.tris.len());
-        let area: f64 = m
-            .tris
-            .iter()
-            .map(|t| {
-                let [a, b, c] = t.map(|i| m.points[i as usize]);
-                0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
-            })
-            .inspect(|&a| assert!(a > 0.0, "clockwise or degenerate triangle"))
-            .sum();
+        let area: f64 = m.signed_areas().inspect(|&a| assert!(a > 0.0, "clockwise or degenerate triangle")).sum();
         // Plate minus the polygonal holes.
         let holes: f64 =
             HOLES.iter().map(|&(_, _, r)| 0.5 * HOLE_SEGMENTS as f64 * r * r * (std::f64::consts::TAU / HOLE_SEGMENTS as f64).sin()).sum();
