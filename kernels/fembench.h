@@ -96,3 +96,12 @@ FB_DEFINE_ATOMIC_ADD(fb_atomic_add_local_real, LOCAL)
 #define ATOMIC_ADD_REAL(p, v) fb_atomic_add_real((p), (v))
 #define ATOMIC_ADD_LOCAL_REAL(p, v) fb_atomic_add_local_real((p), (v))
 #endif
+
+/* Integer atomics on 32-bit ints in global memory: exchange (a linked-list push) and add. */
+#if defined(FB_CUDA)
+#define ATOMIC_XCHG_INT(p, v) atomicExch((p), (v))
+#define ATOMIC_ADD_INT(p, v) atomicAdd((p), (v))
+#else
+#define ATOMIC_XCHG_INT(p, v) atomic_xchg((p), (v))
+#define ATOMIC_ADD_INT(p, v) atomic_add((p), (v))
+#endif

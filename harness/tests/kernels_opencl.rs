@@ -184,3 +184,33 @@ fn banas_variants_match_the_reference_on_opencl() {
     }
     assert_eq!((0..df.height()).filter(|&i| method[i] == "cpu-reference" && status[i] == "ok").count(), 4);
 }
+
+#[test]
+fn acoo_methods_solve_the_capacitor_on_opencl() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    drop(dev);
+    let exp = load(&common::experiments_dir().join("acoo-capacitor.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::OpenCl, Backend::Cpu], quick: true, out_dir: out.path().into(), ..Default::default() };
+    let summary = run(&[exp], &opts).unwrap();
+    let df = RunDir::open(&summary.run_dir).unwrap().read_experiment("acoo-capacitor").unwrap().unwrap();
+    let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
+    let (status, method, metric, reason) = (strs("status"), strs("method"), strs("metric"), strs("reason"));
+    let (error, gap, csr) = (nums("error"), nums("iteration_gap"), nums("csr_error"));
+    let mut methods = std::collections::BTreeSet::new();
+    for i in 0..df.height() {
+        assert_eq!(status[i], "ok", "{} {}: {}", method[i], metric[i], reason[i]);
+        // Quick mode: CG to 1e-12, every solution within 1e-8 of the reference, within two
+        // iterations of the reference CG.
+        assert!(error[i] <= 1e-8, "{} error {}", method[i], error[i]);
+        assert!(gap[i] <= 2.0, "{} iteration gap {}", method[i], gap[i]);
+        if method[i] == "a-fem" {
+            // The consolidated lists are exactly the reference CSR pattern, values to rounding.
+            assert!(csr[i] <= 1e-13, "a-fem CSR error {}", csr[i]);
+        }
+        methods.insert(method[i].clone());
+    }
+    assert_eq!(methods.len(), 6, "{methods:?}");
+}

@@ -23,9 +23,20 @@ impl Pass<'_> {
         self.index
     }
 
+    fn index_of(&self, name: &str) -> usize {
+        self.names.iter().position(|(n, _)| *n == name).unwrap_or_else(|| panic!("stage `{name}` is not declared"))
+    }
+
     fn set(&mut self, name: &str, t: f64) {
-        let i = self.names.iter().position(|(n, _)| *n == name).unwrap_or_else(|| panic!("stage `{name}` is not declared"));
+        let i = self.index_of(name);
         self.times[i] = t;
+    }
+
+    /// Adds `seconds` to stage `name` of this pass (a stage timed in several device bodies,
+    /// with host work between them that is not the stage's).
+    pub fn record(&mut self, name: &str, seconds: f64) {
+        let i = self.index_of(name);
+        self.times[i] = if self.times[i].is_nan() { seconds } else { self.times[i] + seconds };
     }
 
     /// Runs host work as stage `name`, timed by the wall clock.
@@ -128,6 +139,14 @@ mod tests {
         })
         .unwrap();
         assert!(s.stages[0].1.samples.iter().all(|t| t.is_nan()) && s.total.samples.iter().all(|t| t.is_nan()));
+        let s = run_staged::<()>(&policy, CacheMode::Warm, &STAGES, "work", |p| {
+            p.record("prepare", 1.0);
+            p.record("prepare", 2.0);
+            p.record("work", 0.5);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((s.stages[0].1.samples.clone(), s.total.samples.clone()), (vec![3.0, 3.0], vec![3.5, 3.5]), "records add up");
         let mut calls = 0;
         let r = run_staged(&policy, CacheMode::Warm, &STAGES, "work", |_| {
             calls += 1;

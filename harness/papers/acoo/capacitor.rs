@@ -135,6 +135,15 @@ impl Capacitor {
     pub fn num_nodes(&self) -> usize {
         self.x.len()
     }
+    /// The connectivity as coloring sees it.
+    pub fn elements(&self) -> fembench_fem::elements::Elements<'_> {
+        fembench_fem::elements::Elements {
+            nodes: bytemuck::cast_slice(&self.tris),
+            per_element: 3,
+            corners: 3,
+            num_nodes: self.num_nodes(),
+        }
+    }
     pub fn num_elements(&self) -> usize {
         self.tris.len()
     }
@@ -143,27 +152,31 @@ impl Capacitor {
         element_matrix(t.map(|v| self.x[v as usize]), t.map(|v| self.y[v as usize]))
     }
 
+    /// Element e's contributions: `val(slot, v)` for the matrix over free nodes, `rhs(row, v)`
+    /// for the right-hand side -K_fd g of its prescribed columns.
+    pub fn contributions(&self, e: usize, mut val: impl FnMut(usize, f64), mut rhs: impl FnMut(usize, f64)) {
+        let (t, k) = (self.tris[e], self.element(e));
+        for i in 0..3 {
+            let r = self.dof[t[i] as usize];
+            if r < 0 {
+                continue;
+            }
+            for j in 0..3 {
+                match self.slots[9 * e + 3 * i + j] {
+                    s if s >= 0 => val(s as usize, k[3 * i + j]),
+                    _ => rhs(r as usize, -k[3 * i + j] * self.g[t[j] as usize]),
+                }
+            }
+        }
+    }
+
     /// Serial assembly (the paper's sequential FEM): CSR values over the free nodes and the
     /// right-hand side -K_fd g, into allocated arrays (zeroed here).
     pub fn assemble_into(&self, vals: &mut [f64], rhs: &mut [f64]) {
         vals.fill(0.0);
         rhs.fill(0.0);
-        for (e, t) in self.tris.iter().enumerate() {
-            let k = self.element(e);
-            for i in 0..3 {
-                let r = self.dof[t[i] as usize];
-                if r < 0 {
-                    continue;
-                }
-                for j in 0..3 {
-                    let s = self.slots[9 * e + 3 * i + j];
-                    if s >= 0 {
-                        vals[s as usize] += k[3 * i + j];
-                    } else {
-                        rhs[r as usize] -= k[3 * i + j] * self.g[t[j] as usize];
-                    }
-                }
-            }
+        for e in 0..self.num_elements() {
+            self.contributions(e, |s, v| vals[s] += v, |r, v| rhs[r] += v);
         }
     }
 
@@ -186,6 +199,16 @@ pub struct Solve {
     pub x: Vec<f64>,
     pub iterations: usize,
     pub relative_residual: f64,
+    /// ||r|| / ||b|| after each iteration.
+    pub history: Vec<f64>,
+}
+
+impl Solve {
+    /// The iteration at which ||r|| <= tol ||b|| was first reached (CG to a tighter tolerance
+    /// passes through every looser one on the way).
+    pub fn iterations_to(&self, tol: f64) -> Option<usize> {
+        self.history.iter().position(|&h| h <= tol).map(|i| i + 1)
+    }
 }
 
 /// Conjugate gradients from x = 0 until ||r|| <= tol ||b|| (or `max_iter`), with the matrix
@@ -197,6 +220,7 @@ pub fn cg(b: &[f64], tol: f64, max_iter: usize, mut apply: impl FnMut(&[f64], &m
     let bb = dot(b, b);
     let mut rr = bb;
     let mut it = 0;
+    let mut history = Vec::new();
     while it < max_iter && rr > tol * tol * bb {
         apply(&p, &mut q);
         let alpha = rr / dot(&p, &q);
@@ -206,9 +230,10 @@ pub fn cg(b: &[f64], tol: f64, max_iter: usize, mut apply: impl FnMut(&[f64], &m
         let beta = rr_new / rr;
         p.par_iter_mut().zip(&r).for_each(|(p, r)| *p = r + beta * *p);
         rr = rr_new;
+        history.push((rr / bb.max(f64::MIN_POSITIVE)).sqrt());
         it += 1;
     }
-    Solve { x, iterations: it, relative_residual: (rr / bb.max(f64::MIN_POSITIVE)).sqrt() }
+    Solve { x, iterations: it, relative_residual: (rr / bb.max(f64::MIN_POSITIVE)).sqrt(), history }
 }
 
 #[cfg(test)]

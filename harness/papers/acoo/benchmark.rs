@@ -1,0 +1,214 @@
+//! The a-COO experiments: cases (method x mesh level) and their runs, on a device or the host.
+
+use std::sync::{Arc, OnceLock};
+
+use polars::prelude::DataFrame;
+
+use super::capacitor::{cg, spmv, Capacitor, Solve};
+use super::gpu::ACOO;
+use super::methods::{run_device, stages_of, MethodRun, STAGES};
+use super::spec::*;
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::cache::ProblemCache;
+use crate::experiment::{ParamValue, Params};
+use crate::kernels::KernelSource;
+use crate::measure::{run_staged, CacheMode, Staged};
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::{Backend, Precision};
+
+pub struct AcooCapacitor;
+
+/// A mesh level's problem and its f64 reference solution, shared by its cases.
+struct Prepared {
+    capacitor: Capacitor,
+    /// CG to 1e-13 on the serial assembly: the solution every method is checked against.
+    reference: OnceLock<Solve>,
+}
+
+static CACHE: ProblemCache<u32, Prepared> = ProblemCache::new(2);
+
+fn prepared(level: u32) -> Result<Arc<Prepared>, CaseError> {
+    CACHE.get_or_build(level, || Ok(Prepared { capacitor: Capacitor::new(level as usize), reference: OnceLock::new() }))
+}
+
+impl Prepared {
+    fn reference(&self, max_iterations: usize) -> &Solve {
+        self.reference.get_or_init(|| {
+            let c = &self.capacitor;
+            let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
+            c.assemble_into(&mut vals, &mut rhs);
+            cg(&rhs, 1e-13, max_iterations, |p, q| spmv(&c.pattern, &vals, p, q))
+        })
+    }
+}
+
+impl Benchmark for AcooCapacitor {
+    const NAME: &'static str = "acoo-capacitor";
+    const KERNELS: &'static [KernelSource] = &[ACOO];
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(sweep: &Sweep) -> Vec<Point> {
+        sweep.level.iter().flat_map(|&level| sweep.method.iter().map(move |&method| Point { method, level })).collect()
+    }
+    fn params(p: &Point) -> Params {
+        Params::default().push("method", ParamValue::Str(p.method.as_str().into())).push("level", ParamValue::Int(p.level as i64))
+    }
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        let p = &spec.problem;
+        if !(p.tolerance > 0.0 && p.tolerance < 1.0) {
+            return Err(("problem.tolerance".into(), format!("problem.tolerance must be in (0, 1), got {}", p.tolerance)));
+        }
+        if spec.sweep.level.iter().any(|&l| l > 7) {
+            return Err(("sweep.level".into(), "sweep.level goes up to 7 (about 150M triangles)".into()));
+        }
+        Ok(())
+    }
+    fn memory_estimate(_: &Problem_, p: &Point) -> Option<MemoryEstimate> {
+        // About 9.3K triangles at level 0, x4 per level; host: mesh, pattern, slots, reference.
+        let ne = 9.3e3 * 4f64.powi(p.level as i32);
+        Some(MemoryEstimate { host_bytes: ne * 260.0, device_bytes: ne * 200.0 })
+    }
+    fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
+        p.method.runs_on(backend) && (backend != Backend::Cpu || precision == Precision::F64)
+    }
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let prep = prepared(point.level)?;
+        let c = &prep.capacitor;
+        let reference = prep.reference(problem.max_iterations.max(10 * c.n_free));
+        let run = match ctx.target {
+            Target::Cpu => run_cpu(ctx, problem, c, reference, point.method)?,
+            Target::Gpu(dev) => match ctx.precision {
+                Precision::F32 => run_device::<f32>(ctx, dev, problem, c, &reference.x, point.method)?,
+                Precision::F64 => run_device::<f64>(ctx, dev, problem, c, &reference.x, point.method)?,
+            },
+        };
+        Ok(rows(problem, c, reference, point.method, run))
+    }
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::report::report(&spec.id, &spec.outputs, rows)
+    }
+}
+
+/// The CPU reference as a measured method: serial assembly and CG (one rayon thread), or both
+/// on rayon's threads.
+fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method) -> Result<MethodRun, CaseError> {
+    let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
+    let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
+    let mut last = None;
+    let mut worst: f64 = 0.0;
+    let staged = pool.install(|| {
+        run_staged(ctx.policy, CacheMode::Warm, &STAGES, "solve", |pass| -> Result<(), CaseError> {
+            pass.host("elements", || {
+                if threads == 1 {
+                    c.assemble_into(&mut vals, &mut rhs)
+                } else {
+                    assemble_parallel_into(c, &mut vals, &mut rhs)
+                }
+            });
+            let s = pass.host("solve", || cg(&rhs, problem.tolerance, problem.max_iterations, |p, q| spmv(&c.pattern, &vals, p, q)));
+            let err = fembench_fem::verify::relative_l2(&s.x, &reference.x);
+            worst = if err.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(err) };
+            last = Some(s);
+            Ok(())
+        })
+    })?;
+    let s = last.ok_or_else(|| CaseError::Failed("no pass ran".into()))?;
+    let cg = super::gpu::CgRun { iterations: s.iterations, performed: s.iterations, converged: s.relative_residual <= problem.tolerance };
+    Ok(MethodRun { staged: vec![staged], cg, error: worst, csr_error: None, memory: Default::default(), coloring: None })
+}
+
+/// Parallel assembly over the rows: each free row sums its own contributions (no races), with
+/// rayon (the CPU baseline for the parallel methods).
+fn assemble_parallel_into(c: &Capacitor, vals: &mut [f64], rhs: &mut [f64]) {
+    use rayon::prelude::*;
+    let colors = fembench_fem::coloring::balanced(c.elements(), 0).expect("P1 meshes need few colors");
+    vals.par_iter_mut().for_each(|v| *v = 0.0);
+    rhs.par_iter_mut().for_each(|v| *v = 0.0);
+    #[derive(Clone, Copy)]
+    struct Shared(*mut f64);
+    unsafe impl Send for Shared {}
+    unsafe impl Sync for Shared {}
+    let (vp, rp) = (Shared(vals.as_mut_ptr()), Shared(rhs.as_mut_ptr()));
+    for group in &colors {
+        group.par_iter().for_each(|&e| {
+            let (vp, rp) = (vp, rp);
+            // SAFETY: elements of one color share no node, so no row and no slot.
+            c.contributions(e as usize, |s, v| unsafe { *vp.0.add(s) += v }, |r, v| unsafe { *rp.0.add(r) += v });
+        });
+    }
+}
+
+/// One row per stage the method has, plus the total; all carry the checks and the counts.
+fn rows(problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method, run: MethodRun) -> Vec<Measured> {
+    let error = match run.csr_error {
+        Some(e) if !(e <= 1e-6) => f64::INFINITY.max(e),
+        _ => run.error,
+    };
+    // The iteration count must be the reference's to within two (f64), and the solve converged.
+    let reference_iterations = reference.iterations_to(problem.tolerance).unwrap_or(reference.iterations);
+    let iteration_gap = run.cg.iterations.abs_diff(reference_iterations);
+    let mut reason = None;
+    if !run.cg.converged {
+        reason = Some(format!("CG did not converge in {} iterations", run.cg.performed));
+    }
+    let ne = c.num_elements() as f64;
+    let mut extras = vec![
+        ("triangles", ne),
+        ("nodes", c.num_nodes() as f64),
+        ("unknowns", c.n_free as f64),
+        ("nnz", c.pattern.nnz() as f64),
+        ("iterations", run.cg.iterations as f64),
+        ("iterations_performed", run.cg.performed as f64),
+        ("reference_iterations", reference_iterations as f64),
+        ("iteration_gap", iteration_gap as f64),
+    ];
+    if run.memory.peak > 0 {
+        extras.push(("device_bytes", run.memory.peak as f64));
+        extras.push(("bytes_per_element", run.memory.peak as f64 / ne));
+    }
+    if let Some(b) = method.paper_bytes_per_element() {
+        extras.push(("paper_bytes_per_element", b));
+    }
+    if let Some((secs, colors)) = run.coloring {
+        extras.push(("coloring_s", secs));
+        extras.push(("colors", colors as f64));
+    }
+    if let Some(e) = run.csr_error {
+        extras.push(("csr_error", e));
+    }
+    let stages = stages_of(method);
+    let mut out = Vec::new();
+    for staged in run.staged {
+        let Staged { stages: timings, total, .. } = staged;
+        let per_stage = timings.into_iter().filter(|(name, _)| stages.contains(name));
+        // A stage a method does not have is NaN in every pass: the total sums those it has.
+        let n = total.samples.len();
+        let kept: Vec<(&str, crate::measure::Timing)> = per_stage.collect();
+        let sums: Vec<f64> = (0..n).map(|i| kept.iter().map(|(_, t)| t.samples[i]).sum()).collect();
+        let total = crate::measure::Timing { samples: sums, ..total };
+        for (name, t) in kept.into_iter().chain([("total", total)]) {
+            let mut m = Measured::verified(name, t, error, problem.max_error);
+            if let Some(r) = &reason {
+                m = failed(m, r);
+            } else if iteration_gap > 2 {
+                m = failed(m, &format!("{} CG iterations, the reference took {}", run.cg.iterations, reference_iterations));
+            }
+            for (k, v) in &extras {
+                m = m.extra(k, *v);
+            }
+            out.push(m);
+        }
+    }
+    out
+}
+
+fn failed(mut m: Measured, reason: &str) -> Measured {
+    m.status = crate::results::Status::Failed;
+    m.reason = Some(reason.to_string());
+    m.timing = None;
+    m
+}

@@ -1,0 +1,264 @@
+//! The device methods, written once against the `Device` trait: A-FEM (linked lists, atomics,
+//! no coloring, then CSR), EbE-v1 and EbE-v2 (colored element-by-element products), the CSR
+//! baseline by atomic adds into precomputed slots, and the conjugate gradients they share.
+
+use fembench_fem::csr::Pattern;
+
+use super::capacitor::Capacitor;
+use crate::benchmark::{CaseError, ModuleCache};
+use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+use crate::kernels::{Defines, KernelSource, CACHE_FLUSH};
+use crate::measure::Pass;
+use crate::real::Real;
+
+/// The kernel file.
+pub const ACOO: KernelSource = KernelSource { file: "acoo.kern", text: include_str!("../../../kernels/acoo.kern") };
+
+/// Work-group size of every kernel (the scan and reduction kernels assume it).
+pub(crate) const BLOCK: usize = 256;
+/// CG iterations enqueued between two convergence checks.
+const BATCH: usize = 16;
+
+/// Device memory of one method's buffers, as they are allocated and freed in the method's own
+/// order (A-FEM frees its lists after the conversion): the peak is what the method needs.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Memory {
+    now: usize,
+    pub(crate) peak: usize,
+}
+
+impl Memory {
+    pub(crate) fn alloc(&mut self, dev: &dyn Device, bytes: usize) -> DeviceResult<Buffer> {
+        self.now += bytes;
+        self.peak = self.peak.max(self.now);
+        dev.alloc(bytes.max(4))
+    }
+    pub(crate) fn upload<T: bytemuck::Pod>(&mut self, dev: &dyn Device, data: &[T]) -> DeviceResult<Buffer> {
+        self.now += std::mem::size_of_val(data);
+        self.peak = self.peak.max(self.now);
+        dev.upload_slice(data)
+    }
+    /// Counts `bytes` as freed (the buffer itself is kept for the next pass: nothing is freed
+    /// inside a timed pass).
+    pub(crate) fn release(&mut self, bytes: usize) {
+        self.now -= bytes.min(self.now);
+    }
+}
+
+/// Kernels of one precision, compiled through the run's module cache.
+pub(crate) struct Kernels<'a> {
+    pub(crate) dev: &'a dyn Device,
+    pub(crate) modules: &'a mut ModuleCache,
+    pub(crate) defines: Defines,
+}
+
+impl Kernels<'_> {
+    pub(crate) fn get(&mut self, name: &str) -> Result<Kernel, CaseError> {
+        Ok(self.modules.kernel(self.dev, &ACOO, &self.defines, name)?)
+    }
+    pub(crate) fn ebe(&mut self, recompute: bool) -> Result<Kernel, CaseError> {
+        let d = self.defines.clone().with("EBE_RECOMPUTE", recompute as u8);
+        Ok(self.modules.kernel(self.dev, &ACOO, &d, "ebe_matvec")?)
+    }
+    /// Fills `words` 32-bit words of `buf` with `value` (0: zero, all ones: -1 or NaN).
+    pub(crate) fn fill(&mut self, buf: &Buffer, value: u32, words: usize) -> Result<(), CaseError> {
+        let k = self.modules.kernel(self.dev, &CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+        Ok(self.dev.launch(&k, fill_launch(words), &[Arg::Buf(buf), Arg::U32(value), Arg::I64(words as i64)])?)
+    }
+}
+
+pub(crate) fn cover(n: usize) -> Launch {
+    Launch::cover(n.max(1), BLOCK)
+}
+
+/// The mesh on the device.
+pub(crate) struct Mesh {
+    pub(crate) tris: Buffer,
+    pub(crate) x: Buffer,
+    pub(crate) y: Buffer,
+    pub(crate) dof: Buffer,
+    pub(crate) g: Buffer,
+}
+
+impl Mesh {
+    pub(crate) fn upload<T: Real>(dev: &dyn Device, mem: &mut Memory, c: &Capacitor) -> DeviceResult<Mesh> {
+        let tris: Vec<i32> = c.tris.iter().flat_map(|t| t.map(|v| v as i32)).collect();
+        let real = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
+        Ok(Mesh {
+            tris: mem.upload(dev, &tris)?,
+            x: mem.upload(dev, &real(&c.x))?,
+            y: mem.upload(dev, &real(&c.y))?,
+            dof: mem.upload(dev, &c.dof)?,
+            g: mem.upload(dev, &real(&c.g))?,
+        })
+    }
+}
+
+/// What a device CG gives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CgRun {
+    /// The iteration at which ||r|| <= tol ||b|| was first seen.
+    pub(crate) iterations: usize,
+    /// Iterations run (a batch may run past convergence before the host sees it).
+    pub(crate) performed: usize,
+    pub(crate) converged: bool,
+}
+
+/// CG vectors and scalars on the device, for systems of `n` unknowns.
+pub(crate) struct Cg {
+    pub(crate) x: Buffer,
+    pub(crate) r: Buffer,
+    pub(crate) p: Buffer,
+    pub(crate) q: Buffer,
+    pub(crate) partial: Buffer,
+    scal: Buffer,
+    history: Buffer,
+    pub(crate) n: usize,
+}
+
+impl Cg {
+    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize) -> DeviceResult<Cg> {
+        let s = std::mem::size_of::<T>();
+        Ok(Cg {
+            x: mem.alloc(dev, n * s)?,
+            r: mem.alloc(dev, n * s)?,
+            p: mem.alloc(dev, n * s)?,
+            q: mem.alloc(dev, n * s)?,
+            partial: mem.alloc(dev, n.div_ceil(BLOCK) * s)?,
+            scal: mem.alloc(dev, 8 * s)?,
+            history: mem.alloc(dev, BATCH * s)?,
+            n,
+        })
+    }
+
+    pub(crate) fn groups(&self) -> usize {
+        self.n.div_ceil(BLOCK).max(1)
+    }
+
+    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations.
+    /// `matvec` enqueues q = A p and the block partials of p.q (into `partial`). The iterations
+    /// run in device-timed batches; between batches the host reads the residual history (not
+    /// timed), and the batches' device times are recorded as stage `stage`.
+    pub(crate) fn solve<T: Real>(
+        &self,
+        k: &mut Kernels,
+        b: &Buffer,
+        tol: f64,
+        max_iter: usize,
+        pass: &mut Pass,
+        stage: &str,
+        matvec: &mut dyn FnMut(&mut Kernels, &Cg) -> Result<(), CaseError>,
+    ) -> Result<CgRun, CaseError> {
+        let dev = k.dev;
+        let (start, reduce, xr, pk) = (k.get("cg_start")?, k.get("cg_reduce")?, k.get("cg_xr")?, k.get("cg_p")?);
+        let (n, m) = (self.n as i64, self.groups() as i64);
+        let reduce_args = |what: i32, it: i32| {
+            [Arg::Buf(&self.partial), Arg::I64(m), Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(what), Arg::I32(it)]
+        };
+        let one = Launch { groups: 1, group_size: BLOCK };
+        let t = dev.time_events(&mut || {
+            dev.launch(
+                &start,
+                cover(self.n),
+                &[Arg::Buf(b), Arg::Buf(&self.x), Arg::Buf(&self.r), Arg::Buf(&self.p), Arg::Buf(&self.partial), Arg::I64(n)],
+            )?;
+            dev.launch(&reduce, one, &reduce_args(2, 0))
+        })?;
+        pass.record(stage, t);
+        let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
+        let target = tol * tol * bb;
+        let mut performed = 0;
+        while performed < max_iter && bb > 0.0 {
+            let batch = BATCH.min(max_iter - performed);
+            let mut failed = None;
+            let t = dev.time_events(&mut || {
+                for j in 0..batch {
+                    if let Err(e) = matvec(k, self) {
+                        failed = Some(e);
+                        return Ok(());
+                    }
+                    dev.launch(&reduce, one, &reduce_args(0, 0))?;
+                    let args = [
+                        Arg::Buf(&self.x),
+                        Arg::Buf(&self.r),
+                        Arg::Buf(&self.p),
+                        Arg::Buf(&self.q),
+                        Arg::Buf(&self.scal),
+                        Arg::Buf(&self.partial),
+                        Arg::I64(n),
+                    ];
+                    dev.launch(&xr, cover(self.n), &args)?;
+                    dev.launch(&reduce, one, &reduce_args(1, j as i32))?;
+                    dev.launch(&pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])?;
+                }
+                Ok(())
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            pass.record(stage, t);
+            let history = dev.download_vec::<T>(&self.history, batch)?;
+            if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
+                return Ok(CgRun { iterations: performed + j + 1, performed: performed + batch, converged: true });
+            }
+            if history.iter().any(|h| !h.to_f64().is_finite()) {
+                return Err(CaseError::Failed(format!(
+                    "CG broke down: residual {:?} after {} iterations",
+                    history.last().map(|h| h.to_f64()),
+                    performed + batch
+                )));
+            }
+            performed += batch;
+        }
+        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0 })
+    }
+}
+
+/// A CSR matrix on the device.
+pub(crate) struct DeviceCsr {
+    pub(crate) row_ptr: Buffer,
+    pub(crate) col: Buffer,
+    pub(crate) val: Buffer,
+    pub(crate) rows: usize,
+}
+
+/// q = A p with the block partials of p.q.
+pub(crate) fn spmv(k: &mut Kernels, a: &DeviceCsr, cg: &Cg) -> Result<(), CaseError> {
+    let kern = k.get("cg_spmv_csr")?;
+    let args = [
+        Arg::Buf(&a.row_ptr),
+        Arg::Buf(&a.col),
+        Arg::Buf(&a.val),
+        Arg::Buf(&cg.p),
+        Arg::Buf(&cg.q),
+        Arg::Buf(&cg.partial),
+        Arg::I64(a.rows as i64),
+    ];
+    Ok(k.dev.launch(&kern, cover(a.rows), &args)?)
+}
+
+/// The CSR arrays back on the host, checked against the reference pattern: the relative error
+/// of the values (infinite if the pattern differs).
+pub(crate) fn csr_error<T: Real>(dev: &dyn Device, a: &DeviceCsr, pattern: &Pattern, reference: &[f64]) -> Result<f64, CaseError> {
+    let row_ptr: Vec<i32> = dev.download_vec(&a.row_ptr, a.rows + 1)?;
+    let nnz = pattern.nnz();
+    if row_ptr.iter().zip(&pattern.row_ptr).any(|(&a, &b)| a as u32 != b) {
+        return Ok(f64::INFINITY);
+    }
+    let col: Vec<i32> = dev.download_vec(&a.col, nnz)?;
+    if col.iter().zip(&pattern.col).any(|(&a, &b)| a as u32 != b) {
+        return Ok(f64::INFINITY);
+    }
+    let val: Vec<f64> = dev.download_vec::<T>(&a.val, nnz)?.into_iter().map(|v| v.to_f64()).collect();
+    Ok(fembench_fem::verify::compare(&[(&val, reference)]).max_scaled)
+}
+
+/// One work-group of BLOCK (the single-group scan and reduction kernels).
+pub(crate) fn one_group() -> Launch {
+    Launch { groups: 1, group_size: BLOCK }
+}
+
+/// The launch of `fb_fill_u32` over `words` words (a grid-stride loop).
+pub(crate) fn fill_launch(words: usize) -> Launch {
+    Launch::cover(words.clamp(1, 1 << 20), BLOCK)
+}

@@ -1,0 +1,311 @@
+//! One case of a device method: buffers allocated once, then whole passes of the method's
+//! stages (`run_staged`), each pass's solution checked against the f64 reference.
+
+use std::time::Instant;
+
+use super::capacitor::Capacitor;
+use super::gpu::{cover, csr_error, spmv, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
+use super::spec::{Method, Problem_};
+use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::{Arg, Buffer, Device, DeviceExt};
+use crate::kernels::Defines;
+use crate::measure::{run_staged, CacheMode, Pass, Staged, Timer};
+use crate::real::Real;
+
+/// What a method's passes measured and how its last checked pass compared.
+pub(crate) struct MethodRun {
+    pub(crate) staged: Vec<Staged>,
+    pub(crate) cg: CgRun,
+    /// Relative L2 error of the solution on the free nodes against the reference.
+    pub(crate) error: f64,
+    /// A-FEM: relative error of its CSR matrix (infinite if the pattern differs).
+    pub(crate) csr_error: Option<f64>,
+    pub(crate) memory: Memory,
+    /// Host seconds of the coloring (EbE methods), and its color count.
+    pub(crate) coloring: Option<(f64, usize)>,
+}
+
+pub(crate) const STAGES: [(&str, Timer); 5] = [
+    ("elements", Timer::DeviceEvent),
+    ("bc", Timer::DeviceEvent),
+    ("consolidate", Timer::DeviceEvent),
+    ("convert", Timer::DeviceEvent),
+    ("solve", Timer::DeviceEvent),
+];
+
+/// The stages a method has (the others are not rows).
+pub(crate) fn stages_of(m: Method) -> &'static [&'static str] {
+    match m {
+        Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
+        Method::EbeV1 => &["elements", "bc", "solve"],
+        Method::EbeV2 => &["bc", "solve"],
+        Method::CsrAtomic => &["elements", "solve"],
+        Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
+    }
+}
+
+fn check<T: Real>(dev: &dyn Device, cg: &Cg, c: &Capacitor, reference: &[f64], on_nodes: bool) -> Result<f64, CaseError> {
+    let x: Vec<f64> = dev.download_vec::<T>(&cg.x, cg.n)?.into_iter().map(|v| v.to_f64()).collect();
+    let free: Vec<f64> = if on_nodes { (0..c.num_nodes()).filter(|&v| c.dof[v] >= 0).map(|v| x[v]).collect() } else { x };
+    Ok(fembench_fem::verify::relative_l2(&free, reference))
+}
+
+fn modes(ctx: &CaseCtx) -> Result<Vec<CacheMode>, CaseError> {
+    if ctx.policy.modes.contains(&CacheMode::Cold) {
+        return Err(CaseError::Failed(
+            "a-COO methods run warm only: a cold flush between CG iterations is not what the paper times".into(),
+        ));
+    }
+    Ok(vec![CacheMode::Warm])
+}
+
+/// Runs `pass` under the policy, the solution of every pass checked; `mem` already holds the
+/// method's buffers.
+fn passes(
+    ctx: &mut CaseCtx,
+    mut pass: impl FnMut(&mut Kernels, &mut Pass) -> Result<(CgRun, f64, Option<f64>), CaseError>,
+    dev: &dyn Device,
+    defines: &Defines,
+) -> Result<(Vec<Staged>, CgRun, f64, Option<f64>), CaseError> {
+    let mut last = None;
+    let mut worst: f64 = 0.0;
+    let mut staged = Vec::new();
+    for mode in modes(ctx)? {
+        let mut k = Kernels { dev, modules: &mut *ctx.modules, defines: defines.clone() };
+        staged.push(run_staged(ctx.policy, mode, &STAGES, "solve", |p| -> Result<(), CaseError> {
+            let (cg, err, csr) = pass(&mut k, p)?;
+            worst = if err.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(err) };
+            last = Some((cg, csr));
+            Ok(())
+        })?);
+    }
+    let (cg, csr) = last.ok_or_else(|| CaseError::Failed("no pass ran".into()))?;
+    Ok((staged, cg, worst, csr))
+}
+
+pub(crate) fn run_device<T: Real>(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    problem: &Problem_,
+    c: &Capacitor,
+    reference: &[f64],
+    method: Method,
+) -> Result<MethodRun, CaseError> {
+    let defines = Defines::for_precision(T::PRECISION).with("BLOCK", BLOCK);
+    let s = std::mem::size_of::<T>();
+    let mut mem = Memory::default();
+    let mesh = Mesh::upload::<T>(dev, &mut mem, c)?;
+    let (tol, max_iter) = (problem.tolerance, problem.max_iterations);
+    let (nf, ne, n) = (c.n_free, c.num_elements(), c.num_nodes());
+    match method {
+        Method::AFem => {
+            // Linked lists: row heads, and per element entry its next, column and value.
+            let lists_bytes = 4 * n + 9 * ne * (8 + s);
+            let head = mem.alloc(dev, 4 * n)?;
+            let next = mem.alloc(dev, 36 * ne)?;
+            let lcol = mem.alloc(dev, 36 * ne)?;
+            let lval = mem.alloc(dev, 9 * ne * s)?;
+            let count = mem.alloc(dev, 4 * nf)?;
+            let rhs = mem.alloc(dev, s * nf)?;
+            let sums = mem.alloc(dev, 4 * (nf + 1).div_ceil(BLOCK))?;
+            let nnz = c.pattern.nnz();
+            let a = DeviceCsr {
+                row_ptr: mem.alloc(dev, 4 * (nf + 1))?,
+                col: mem.alloc(dev, 4 * nnz)?,
+                val: mem.alloc(dev, s * nnz)?,
+                rows: nf,
+            };
+            // The lists are freed once converted (their buffers are kept for the next pass).
+            mem.release(lists_bytes);
+            let cg = Cg::new::<T>(dev, &mut mem, nf)?;
+            let reference_vals = csr_reference(c);
+            let (staged, run, error, csr) = passes(
+                ctx,
+                |k, pass| {
+                    k.fill(&head, u32::MAX, n)?;
+                    k.fill(&a.val, u32::MAX, nnz * s / 4)?;
+                    let (push, bc, cons) = (k.get("acoo_push")?, k.get("acoo_bc")?, k.get("acoo_consolidate")?);
+                    let (scan_b, scan_s, scan_a, to_csr) =
+                        (k.get("scan_blocks")?, k.get("scan_sums")?, k.get("scan_add")?, k.get("acoo_to_csr")?);
+                    let m = &mesh;
+                    pass.device(dev, "elements", &mut || {
+                        let args = [
+                            Arg::Buf(&m.tris),
+                            Arg::Buf(&m.x),
+                            Arg::Buf(&m.y),
+                            Arg::Buf(&head),
+                            Arg::Buf(&next),
+                            Arg::Buf(&lcol),
+                            Arg::Buf(&lval),
+                            Arg::I64(ne as i64),
+                        ];
+                        dev.launch(&push, cover(ne), &args)
+                    })?;
+                    let list = [Arg::Buf(&head), Arg::Buf(&next), Arg::Buf(&lcol), Arg::Buf(&lval), Arg::Buf(&m.dof)];
+                    pass.device(dev, "bc", &mut || {
+                        let args = [list[0], list[1], list[2], list[3], list[4], Arg::Buf(&m.g), Arg::Buf(&rhs), Arg::I64(n as i64)];
+                        dev.launch(&bc, cover(n), &args)
+                    })?;
+                    pass.device(dev, "consolidate", &mut || {
+                        dev.launch(&cons, cover(n), &[list[0], list[1], list[2], list[3], list[4], Arg::Buf(&count), Arg::I64(n as i64)])
+                    })?;
+                    let blocks = (nf + 1).div_ceil(BLOCK);
+                    pass.device(dev, "convert", &mut || {
+                        dev.launch(
+                            &scan_b,
+                            cover(nf + 1),
+                            &[Arg::Buf(&count), Arg::Buf(&a.row_ptr), Arg::Buf(&sums), Arg::I64(nf as i64), Arg::I64(nf as i64 + 1)],
+                        )?;
+                        dev.launch(&scan_s, super::gpu::one_group(), &[Arg::Buf(&sums), Arg::I64(blocks as i64)])?;
+                        dev.launch(&scan_a, cover(nf + 1), &[Arg::Buf(&a.row_ptr), Arg::Buf(&sums), Arg::I64(nf as i64 + 1)])?;
+                        let args = [
+                            list[0],
+                            list[1],
+                            list[2],
+                            list[3],
+                            list[4],
+                            Arg::Buf(&a.row_ptr),
+                            Arg::Buf(&a.col),
+                            Arg::Buf(&a.val),
+                            Arg::I64(n as i64),
+                        ];
+                        dev.launch(&to_csr, cover(n), &args)
+                    })?;
+                    let counts: Vec<i32> = dev.download_vec(&count, nf)?;
+                    if let Some(r) = counts.iter().position(|&v| v < 0) {
+                        return Err(CaseError::Failed(format!("row {r} has more distinct columns than the kernel's MAXROW")));
+                    }
+                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |k, cg| spmv(k, &a, cg))?;
+                    let err = check::<T>(dev, &cg, c, reference, false)?;
+                    Ok((run, err, Some(csr_error::<T>(dev, &a, &c.pattern, &reference_vals)?)))
+                },
+                dev,
+                &defines,
+            )?;
+            Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None })
+        }
+        Method::CsrAtomic => {
+            let nnz = c.pattern.nnz();
+            let slots = mem.upload(dev, &c.slots)?;
+            let a = DeviceCsr {
+                row_ptr: mem.upload(dev, &c.pattern.row_ptr)?,
+                col: mem.upload(dev, &c.pattern.col)?,
+                val: mem.alloc(dev, s * nnz)?,
+                rows: nf,
+            };
+            let rhs = mem.alloc(dev, s * nf)?;
+            let cg = Cg::new::<T>(dev, &mut mem, nf)?;
+            let (staged, run, error, _) = passes(
+                ctx,
+                |k, pass| {
+                    let kern = k.get("csr_atomic")?;
+                    let z = k.modules.kernel(dev, &crate::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+                    let m = &mesh;
+                    pass.device(dev, "elements", &mut || {
+                        for (buf, words) in [(&a.val, nnz * s / 4), (&rhs, nf * s / 4)] {
+                            dev.launch(&z, super::gpu::fill_launch(words), &[Arg::Buf(buf), Arg::U32(0), Arg::I64(words as i64)])?;
+                        }
+                        let args = [
+                            Arg::Buf(&m.tris),
+                            Arg::Buf(&m.x),
+                            Arg::Buf(&m.y),
+                            Arg::Buf(&m.dof),
+                            Arg::Buf(&m.g),
+                            Arg::Buf(&slots),
+                            Arg::Buf(&a.val),
+                            Arg::Buf(&rhs),
+                            Arg::I64(ne as i64),
+                        ];
+                        dev.launch(&kern, cover(ne), &args)
+                    })?;
+                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |k, cg| spmv(k, &a, cg))?;
+                    Ok((run, check::<T>(dev, &cg, c, reference, false)?, None))
+                },
+                dev,
+                &defines,
+            )?;
+            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: None })
+        }
+        Method::EbeV1 | Method::EbeV2 => {
+            let recompute = method == Method::EbeV2;
+            let t0 = Instant::now();
+            let colors = fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?;
+            let coloring = (t0.elapsed().as_secs_f64(), colors.len());
+            let elist: Vec<i32> = colors.iter().flatten().map(|&e| e as i32).collect();
+            let ranges: Vec<(usize, usize)> = colors
+                .iter()
+                .scan(0, |start, g| {
+                    let r = (*start, g.len());
+                    *start += g.len();
+                    Some(r)
+                })
+                .collect();
+            let elist = mem.upload(dev, &elist)?;
+            let ke = if recompute { mem.alloc(dev, 4)? } else { mem.alloc(dev, 9 * ne * s)? };
+            let b = mem.alloc(dev, s * n)?;
+            let cg = Cg::new::<T>(dev, &mut mem, n)?;
+            let (staged, run, error, _) = passes(
+                ctx,
+                |k, pass| {
+                    let (store, finish, mask) = (k.get("ebe_store")?, k.get("ebe_rhs_finish")?, k.get("cg_mask_dot")?);
+                    let mv = k.ebe(recompute)?;
+                    let z = k.modules.kernel(dev, &crate::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+                    let m = &mesh;
+                    // q += A^e p over every color (q zeroed first).
+                    let product = |p: &Buffer, q: &Buffer| -> crate::device::DeviceResult<()> {
+                        dev.launch(&z, super::gpu::fill_launch(n * s / 4), &[Arg::Buf(q), Arg::U32(0), Arg::I64((n * s / 4) as i64)])?;
+                        for &(first, count) in &ranges {
+                            let args = [
+                                Arg::Buf(&elist),
+                                Arg::I64(first as i64),
+                                Arg::I64(count as i64),
+                                Arg::Buf(&m.tris),
+                                Arg::Buf(&m.x),
+                                Arg::Buf(&m.y),
+                                Arg::Buf(&ke),
+                                Arg::Buf(p),
+                                Arg::Buf(q),
+                            ];
+                            dev.launch(&mv, cover(count), &args)?;
+                        }
+                        Ok(())
+                    };
+                    if !recompute {
+                        pass.device(dev, "elements", &mut || {
+                            dev.launch(
+                                &store,
+                                cover(ne),
+                                &[Arg::Buf(&m.tris), Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&ke), Arg::I64(ne as i64)],
+                            )
+                        })?;
+                    }
+                    // Element-level boundary conditions: b = -(A g) on the free nodes.
+                    pass.device(dev, "bc", &mut || {
+                        product(&m.g, &b)?;
+                        dev.launch(&finish, cover(n), &[Arg::Buf(&b), Arg::Buf(&m.dof), Arg::I64(n as i64)])
+                    })?;
+                    let run = cg.solve::<T>(k, &b, tol, max_iter, pass, "solve", &mut |_, cg| {
+                        product(&cg.p, &cg.q)?;
+                        Ok(dev.launch(
+                            &mask,
+                            cover(n),
+                            &[Arg::Buf(&m.dof), Arg::Buf(&cg.p), Arg::Buf(&cg.q), Arg::Buf(&cg.partial), Arg::I64(n as i64)],
+                        )?)
+                    })?;
+                    Ok((run, check::<T>(dev, &cg, c, reference, true)?, None))
+                },
+                dev,
+                &defines,
+            )?;
+            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: Some(coloring) })
+        }
+        Method::CpuSerial | Method::CpuParallel => unreachable!("CPU methods run on the host"),
+    }
+}
+
+/// The reference CSR values (serial f64 assembly).
+fn csr_reference(c: &Capacitor) -> Vec<f64> {
+    let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
+    c.assemble_into(&mut vals, &mut rhs);
+    vals
+}

@@ -1,0 +1,170 @@
+//! Tables and figures of the a-COO experiments, from stored rows only: the table at the largest
+//! mesh (stages, iterations, time per iteration, memory per element beside the paper's), Fig. 8
+//! (stage times against size), Fig. 9 (totals with and without coloring) and Fig. 10 (memory).
+
+use polars::prelude::*;
+
+use super::spec::*;
+use crate::report::{fmt_num, frame, Figure, ReportError, ReportItem, Series, Table};
+
+/// The verified warm rows, one vector per column the reports read.
+struct Rows {
+    key: Vec<String>,
+    method: Vec<String>,
+    metric: Vec<String>,
+    time: Vec<f64>,
+    triangles: Vec<f64>,
+    iterations: Vec<f64>,
+    bytes_per_element: Vec<f64>,
+    coloring: Vec<f64>,
+}
+
+fn read(df: &DataFrame) -> Result<Rows, ReportError> {
+    let ok = df
+        .clone()
+        .lazy()
+        .filter(col("status").eq(lit("ok")).and(col("mode").eq(lit("warm"))))
+        .collect()
+        .map_err(|e| ReportError::Column { column: "status".into(), detail: e.to_string() })?;
+    let opt = |c: &str| frame::nums(&ok, c).unwrap_or_else(|_| vec![f64::NAN; ok.height()]);
+    let (backend, device, precision) = (frame::strs(&ok, "backend")?, frame::strs(&ok, "device")?, frame::strs(&ok, "precision")?);
+    Ok(Rows {
+        key: (0..ok.height()).map(|i| format!("{} {} {}", device[i], backend[i], precision[i])).collect(),
+        method: frame::strs(&ok, "method")?,
+        metric: frame::strs(&ok, "metric")?,
+        time: frame::nums(&ok, "time_median_s")?,
+        triangles: opt("triangles"),
+        iterations: opt("iterations"),
+        bytes_per_element: opt("bytes_per_element"),
+        coloring: opt("coloring_s"),
+    })
+}
+
+fn find(r: &Rows, key: &str, method: &str, metric: &str, triangles: f64) -> Option<usize> {
+    (0..r.key.len()).find(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == metric && r.triangles[i] == triangles)
+}
+
+pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame) -> Result<Vec<ReportItem>, ReportError> {
+    let r = read(df)?;
+    let mut keys: Vec<String> = r.key.clone();
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    if outputs.tables.contains(&TableName::Largest) {
+        out.push(ReportItem::Table(largest(id, &r, &keys)));
+    }
+    for f in &outputs.figures {
+        for key in &keys {
+            out.push(ReportItem::Figure(figure(id, &r, key, *f)));
+        }
+    }
+    Ok(out)
+}
+
+fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
+    const STAGES: [&str; 6] = ["elements", "bc", "consolidate", "convert", "solve", "total"];
+    let mut rows = Vec::new();
+    for key in keys {
+        let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
+        for m in Method::ALL {
+            let Some(total) = find(r, key, m.as_str(), "total", top) else { continue };
+            let ms = |metric: &str| find(r, key, m.as_str(), metric, top).map(|i| fmt_num(r.time[i] * 1e3)).unwrap_or_else(|| "-".into());
+            let solve = find(r, key, m.as_str(), "solve", top).map(|i| r.time[i]).unwrap_or(f64::NAN);
+            let it = r.iterations[total];
+            let with_coloring = r.time[total] + if r.coloring[total].is_finite() { r.coloring[total] } else { 0.0 };
+            let mut row = vec![key.clone(), m.as_str().to_string(), fmt_num(top)];
+            row.extend(STAGES.iter().map(|s| ms(s)));
+            row.extend([
+                fmt_num(with_coloring * 1e3),
+                fmt_num(it),
+                fmt_num(solve / it * 1e6),
+                fmt_num(r.bytes_per_element[total]),
+                m.paper_bytes_per_element().map(fmt_num).unwrap_or_else(|| "-".into()),
+            ]);
+            rows.push(row);
+        }
+    }
+    let mut header: Vec<String> = ["device", "method", "triangles"].map(String::from).to_vec();
+    header.extend(STAGES.iter().map(|s| format!("{s} ms")));
+    header.extend(["total + coloring ms", "CG iterations", "µs / iteration", "bytes / element", "paper bytes / element"].map(String::from));
+    Table {
+        name: format!("{id}-largest"),
+        title: "a-COO at the largest mesh: median stage times, CG, device memory".into(),
+        header,
+        rows,
+        notes: vec![
+            "Device stages are timed by device events; the CPU rows by the host clock (assembly as 'elements'). The coloring (EbE) is host pre-processing, added in 'total + coloring'.".into(),
+            "bytes / element: peak device bytes of the method's buffers (mesh, lists or element matrices, CSR, CG vectors) over triangles; the paper's Fig. 10 values beside (its GPU and code, not ours).".into(),
+            "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached.".into(),
+        ],
+    }
+}
+
+fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
+    let slug: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let series_of = |method: &str, y: &dyn Fn(usize) -> f64| {
+        let mut pts: Vec<(f64, f64)> = (0..r.key.len())
+            .filter(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == "total")
+            .map(|i| (r.triangles[i], y(i)))
+            .filter(|p| p.1.is_finite())
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    };
+    let mut series = Vec::new();
+    let (name, title, y_label) = match which {
+        FigureName::Stages => {
+            for m in Method::ALL {
+                for stage in ["elements", "bc", "consolidate", "convert", "solve"] {
+                    let mut pts: Vec<(f64, f64)> = (0..r.key.len())
+                        .filter(|&i| r.key[i] == key && r.method[i] == m.as_str() && r.metric[i] == stage)
+                        .map(|i| (r.triangles[i], r.time[i] * 1e3))
+                        .collect();
+                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    if !pts.is_empty() {
+                        series.push(Series { label: format!("{} {stage}", m.as_str()), points: pts, reference: false });
+                    }
+                }
+            }
+            ("stages", "Stage times against mesh size (Fig. 8)", "ms")
+        }
+        FigureName::Totals => {
+            for m in Method::ALL {
+                let pts = series_of(m.as_str(), &|i| r.time[i] * 1e3);
+                if !pts.is_empty() {
+                    series.push(Series { label: m.as_str().into(), points: pts, reference: false });
+                }
+                let colored =
+                    series_of(m.as_str(), &|i| if r.coloring[i].is_finite() { (r.time[i] + r.coloring[i]) * 1e3 } else { f64::NAN });
+                if !colored.is_empty() {
+                    series.push(Series { label: format!("{} + coloring", m.as_str()), points: colored, reference: false });
+                }
+            }
+            ("totals", "Totals with and without the coloring (Fig. 9)", "ms")
+        }
+        FigureName::Memory => {
+            for m in Method::ALL {
+                let pts = series_of(m.as_str(), &|i| r.bytes_per_element[i] * r.triangles[i] / 1e6);
+                if !pts.is_empty() {
+                    series.push(Series { label: m.as_str().into(), points: pts.clone(), reference: false });
+                }
+                if let Some(b) = m.paper_bytes_per_element() {
+                    let paper: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, b * p.0 / 1e6)).collect();
+                    if !paper.is_empty() {
+                        series.push(Series { label: format!("{} (paper, {b} B/el.)", m.as_str()), points: paper, reference: true });
+                    }
+                }
+            }
+            ("memory", "Device memory against triangles (Fig. 10)", "MB")
+        }
+    };
+    Figure {
+        name: format!("{id}-{name}-{slug}"),
+        title: format!("{title}: {key}"),
+        x_label: "triangles".into(),
+        y_label: y_label.into(),
+        log_x: true,
+        log_y: true,
+        series,
+    }
+}
