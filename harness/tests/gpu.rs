@@ -134,3 +134,15 @@ fn zz_cuda_sticky_error_marks_the_device_unhealthy() {
         Err(e) => assert!(e.to_string().contains("illegal"), "{e}"),
     }
 }
+
+/// Every a-COO method solves the quick capacitor on CUDA (CG to 1e-12, within 1e-8 of the
+/// reference), and no timed body waits on itself (a module loaded inside a gated body once hung
+/// every CUDA case: kernels are fetched before the timed bodies now).
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn acoo_methods_solve_the_capacitor_on_cuda() {
+    let s = quick_on_cuda("acoo-capacitor.yaml");
+    assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
+    // a-fem 5 stages + total, ebe-v1 3 + total, ebe-v2 2 + total, csr-atomic 2 + total.
+    assert_eq!(s.rows_ok, 6 + 4 + 3 + 3);
+}

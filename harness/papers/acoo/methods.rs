@@ -175,7 +175,8 @@ pub(crate) fn run_device<T: Real>(
                     if let Some(r) = counts.iter().position(|&v| v < 0) {
                         return Err(CaseError::Failed(format!("row {r} has more distinct columns than the kernel's MAXROW")));
                     }
-                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |k, cg| spmv(k, &a, cg))?;
+                    let sp = k.get("cg_spmv_csr")?;
+                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |_, cg| spmv(dev, &sp, &a, cg))?;
                     let err = check::<T>(dev, &cg, c, reference, false)?;
                     Ok((run, err, Some(csr_error::<T>(dev, &a, &c.pattern, &reference_vals)?)))
                 },
@@ -218,7 +219,8 @@ pub(crate) fn run_device<T: Real>(
                         ];
                         dev.launch(&kern, cover(ne), &args)
                     })?;
-                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |k, cg| spmv(k, &a, cg))?;
+                    let sp = k.get("cg_spmv_csr")?;
+                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |_, cg| spmv(dev, &sp, &a, cg))?;
                     Ok((run, check::<T>(dev, &cg, c, reference, false)?, None))
                 },
                 dev,
