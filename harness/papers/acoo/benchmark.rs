@@ -67,8 +67,8 @@ impl Benchmark for AcooCapacitor {
         Ok(())
     }
     fn memory_estimate(_: &Problem_, p: &Point) -> Option<MemoryEstimate> {
-        // About 9.3K triangles at level 0, x4 per level; host: mesh, pattern, slots, reference.
-        let ne = 9.3e3 * 4f64.powi(p.level as i32);
+        // About 7.6K triangles at level 0, x4 per level; host: mesh, pattern, slots, reference.
+        let ne = 7.6e3 * 4f64.powi(p.level as i32);
         Some(MemoryEstimate { host_bytes: ne * 260.0, device_bytes: ne * 200.0 })
     }
     fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
@@ -148,7 +148,9 @@ fn rows(problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method, ru
         Some(e) if !(e <= 1e-6) => f64::INFINITY.max(e),
         _ => run.error,
     };
-    // The iteration count must be the reference's to within two (f64), and the solve converged.
+    // The iteration count must be the reference's to within two, or 0.5% on long solves (the
+    // EbE products sum in another order: 1585 against 1588 iterations at 480K triangles on the
+    // H200), and the solve converged.
     let reference_iterations = reference.iterations_to(problem.tolerance).unwrap_or(reference.iterations);
     let iteration_gap = run.cg.iterations.abs_diff(reference_iterations);
     let mut reason = None;
@@ -194,7 +196,7 @@ fn rows(problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method, ru
             let mut m = Measured::verified(name, t, error, problem.max_error);
             if let Some(r) = &reason {
                 m = failed(m, r);
-            } else if iteration_gap > 2 {
+            } else if iteration_gap > 2.max(reference_iterations / 200) {
                 m = failed(m, &format!("{} CG iterations, the reference took {}", run.cg.iterations, reference_iterations));
             }
             for (k, v) in &extras {

@@ -36,7 +36,7 @@ fn rectangle(x0: f64, y0: f64, x1: f64, y1: f64, h: f64) -> Vec<(f64, f64)> {
     (0..4).flat_map(|i| side(c[i], c[(i + 1) % 4])).collect()
 }
 
-/// The coarse mesh (about 9K triangles) with its Dirichlet edges.
+/// The coarse mesh (7.6K triangles) with its Dirichlet edges.
 pub fn coarse() -> TriMesh {
     let (hl, hg) = (PLATE_LENGTH / 2.0, GAP / 2.0);
     let loops = vec![
