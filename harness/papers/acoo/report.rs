@@ -17,6 +17,7 @@ struct Rows {
     iterations: Vec<f64>,
     bytes_per_element: Vec<f64>,
     coloring: Vec<f64>,
+    preprocessing: [Vec<f64>; 3],
 }
 
 fn read(df: &DataFrame) -> Result<Rows, ReportError> {
@@ -37,6 +38,7 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
         iterations: opt("iterations"),
         bytes_per_element: opt("bytes_per_element"),
         coloring: opt("coloring_s"),
+        preprocessing: [opt("mesh_s"), opt("adjacency_s"), opt("preprocess_coloring_s")],
     })
 }
 
@@ -52,6 +54,9 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame) -> Result<Vec<
     let mut out = Vec::new();
     if outputs.tables.contains(&TableName::Largest) {
         out.push(ReportItem::Table(largest(id, &r, &keys)));
+    }
+    if outputs.tables.contains(&TableName::Claims) {
+        out.push(ReportItem::Table(claims(id, &r, &keys)));
     }
     for f in &outputs.figures {
         for key in &keys {
@@ -157,6 +162,20 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
             }
             ("memory", "Device memory against triangles (Fig. 10)", "MB")
         }
+        FigureName::Preprocessing => {
+            for (k, label) in ["mesh generation", "adjacency (numbering, CSR pattern, slots)", "coloring"].iter().enumerate() {
+                let mut pts: Vec<(f64, f64)> = (0..r.key.len())
+                    .filter(|&i| r.key[i] == key && r.metric[i] == "total" && r.preprocessing[k][i].is_finite())
+                    .map(|i| (r.triangles[i], r.preprocessing[k][i] * 1e3))
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                pts.dedup_by(|a, b| a.0 == b.0);
+                if !pts.is_empty() {
+                    series.push(Series { label: label.to_string(), points: pts, reference: false });
+                }
+            }
+            ("preprocessing", "Host pre-processing against mesh size (Fig. 5)", "ms")
+        }
     };
     Figure {
         name: format!("{id}-{name}-{slug}"),
@@ -166,5 +185,94 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
         log_x: true,
         log_y: true,
         series,
+    }
+}
+
+/// Least-squares slope of log y against log x (the exponent of a power law); NaN with fewer
+/// than two points.
+fn loglog_slope(pts: &[(f64, f64)]) -> f64 {
+    let p: Vec<(f64, f64)> = pts.iter().filter(|p| p.0 > 0.0 && p.1 > 0.0).map(|p| (p.0.ln(), p.1.ln())).collect();
+    if p.len() < 2 {
+        return f64::NAN;
+    }
+    let n = p.len() as f64;
+    let (mx, my) = (p.iter().map(|q| q.0).sum::<f64>() / n, p.iter().map(|q| q.1).sum::<f64>() / n);
+    let sxy: f64 = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum();
+    let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
+    sxy / sxx
+}
+
+/// The paper's claims, each judged on this run's rows.
+fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
+    let mut rows = Vec::new();
+    let papers_methods = [Method::AFem, Method::EbeV1, Method::EbeV2].map(Method::as_str);
+    for key in keys.iter().filter(|k| (0..r.key.len()).any(|i| &r.key[i] == *k && papers_methods.contains(&r.method[i].as_str()))) {
+        let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
+        let at = |m: Method| find(r, key, m.as_str(), "total", top);
+        let verdict = |b: Option<bool>| match b {
+            Some(true) => "holds",
+            Some(false) => "does not hold",
+            None => "not measured",
+        };
+        // 1. Memory: EbE-v2 < EbE-v1 < A-FEM.
+        let bpe = |m: Method| at(m).map(|i| r.bytes_per_element[i]);
+        let mem = match (bpe(Method::EbeV2), bpe(Method::EbeV1), bpe(Method::AFem)) {
+            (Some(a), Some(b), Some(c)) => {
+                (Some(a < b && b < c), format!("{} < {} < {} bytes/element", fmt_num(a), fmt_num(b), fmt_num(c)))
+            }
+            _ => (None, "-".into()),
+        };
+        rows.push(vec![key.clone(), "memory: EbE-v2 < EbE-v1 < A-FEM".into(), verdict(mem.0).into(), mem.1]);
+        // 2. A-FEM, without coloring, competitive with EbE once its coloring is counted.
+        let afem = at(Method::AFem).map(|i| r.time[i]);
+        let ebe = [Method::EbeV1, Method::EbeV2]
+            .iter()
+            .filter_map(|&m| at(m).map(|i| r.time[i] + r.coloring[i].max(0.0)))
+            .fold(f64::NAN, f64::min);
+        let comp = match afem {
+            Some(a) if ebe.is_finite() => {
+                (Some(a <= ebe), format!("A-FEM {} ms, best EbE + coloring {} ms", fmt_num(a * 1e3), fmt_num(ebe * 1e3)))
+            }
+            _ => (None, "-".into()),
+        };
+        rows.push(vec![key.clone(), "A-FEM (no coloring) competitive once coloring is counted".into(), verdict(comp.0).into(), comp.1]);
+        // 3. Linear growth with size: the exponent of total time and of memory in triangles.
+        for m in [Method::AFem, Method::EbeV1, Method::EbeV2] {
+            let pts = |y: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
+                (0..r.key.len())
+                    .filter(|&i| &r.key[i] == key && r.method[i] == m.as_str() && r.metric[i] == "total")
+                    .map(|i| (r.triangles[i], y(i)))
+                    .collect()
+            };
+            let (t, b) = (loglog_slope(&pts(&|i| r.time[i])), loglog_slope(&pts(&|i| r.bytes_per_element[i] * r.triangles[i])));
+            let linear = |e: f64| (e.is_finite()).then_some((0.85..=1.15).contains(&e));
+            rows.push(vec![
+                key.clone(),
+                format!("{}: linear growth of time and memory", m.as_str()),
+                format!("time {}, memory {}", verdict(linear(t)), verdict(linear(b))),
+                format!("time ~ triangles^{}, memory ~ triangles^{}", fmt_num(t), fmt_num(b)),
+            ]);
+        }
+    }
+    Table {
+        name: format!("{id}-claims"),
+        title: "The paper's claims on this run".into(),
+        header: ["device", "claim", "verdict", "measured"].map(String::from).to_vec(),
+        rows,
+        notes: vec![
+            "Judged at the largest size of each device; 'linear' means a least-squares exponent within 0.85-1.15 over the sizes run (CG iterations grow with the mesh, so the solve is expected to grow faster than linearly).".into(),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loglog_slope_recovers_a_power_law() {
+        let pts: Vec<(f64, f64)> = [1e3, 4e3, 1.6e4, 6.4e4].iter().map(|&x: &f64| (x, 3.0 * x.powf(1.5))).collect();
+        assert!((loglog_slope(&pts) - 1.5).abs() < 1e-12);
+        assert!(loglog_slope(&pts[..1]).is_nan());
     }
 }

@@ -80,6 +80,8 @@ impl Default for Problem_ {
 pub enum TableName {
     /// Per method at the largest size: stage times, CG iterations, time per iteration, memory.
     Largest,
+    /// The paper's claims, each marked as holding or not in this run.
+    Claims,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -91,6 +93,8 @@ pub enum FigureName {
     Totals,
     /// Fig. 10: device bytes against triangles, and per element beside the paper's.
     Memory,
+    /// Fig. 5: host pre-processing times (mesh generation, adjacency, coloring) against size.
+    Preprocessing,
 }
 
 #[derive(Debug, Clone, Deserialize)]
