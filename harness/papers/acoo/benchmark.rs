@@ -6,13 +6,13 @@ use polars::prelude::DataFrame;
 
 use super::capacitor::{cg, spmv, Capacitor, Solve};
 use super::gpu::ACOO;
-use super::methods::{run_device, stages_of, MethodRun, STAGES};
+use super::methods::{run_device, stages_of, MethodRun};
 use super::spec::*;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
-use crate::measure::{run_staged, CacheMode, Staged};
+use crate::measure::{run_staged, CacheMode};
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::{Backend, Precision};
 
@@ -26,8 +26,9 @@ struct Prepared {
     mesh_s: f64,
     adjacency_s: f64,
     coloring_s: f64,
-    /// CG to 1e-13 on the serial assembly: the solution every method is checked against.
-    reference: OnceLock<Solve>,
+    /// CG to 1e-13 on the triplet assembly (no slots): the solution and the CSR values every
+    /// method is checked against.
+    reference: OnceLock<(Solve, Vec<f64>)>,
 }
 
 static CACHE: ProblemCache<u32, Prepared> = ProblemCache::new(2);
@@ -46,12 +47,11 @@ fn prepared(level: u32) -> Result<Arc<Prepared>, CaseError> {
 }
 
 impl Prepared {
-    fn reference(&self, max_iterations: usize) -> &Solve {
+    fn reference(&self, max_iterations: usize) -> &(Solve, Vec<f64>) {
         self.reference.get_or_init(|| {
             let c = &self.capacitor;
-            let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
-            c.assemble_into(&mut vals, &mut rhs);
-            cg(&rhs, 1e-13, max_iterations, |p, q| spmv(&c.pattern, &vals, p, q))
+            let (vals, rhs) = c.assemble_by_sorting();
+            (cg(&rhs, 1e-13, max_iterations, |p, q| spmv(&c.pattern, &vals, p, q)), vals)
         })
     }
 }
@@ -91,12 +91,12 @@ impl Benchmark for AcooCapacitor {
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let prep = prepared(point.level)?;
         let c = &prep.capacitor;
-        let reference = prep.reference(problem.max_iterations.max(10 * c.n_free));
+        let (reference, reference_vals) = prep.reference(problem.max_iterations.max(10 * c.n_free));
         let run = match ctx.target {
             Target::Cpu => run_cpu(ctx, problem, c, reference, point.method)?,
             Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => run_device::<f32>(ctx, dev, problem, c, &reference.x, point.method)?,
-                Precision::F64 => run_device::<f64>(ctx, dev, problem, c, &reference.x, point.method)?,
+                Precision::F32 => run_device::<f32>(ctx, dev, problem, c, &reference.x, reference_vals, point.method)?,
+                Precision::F64 => run_device::<f64>(ctx, dev, problem, c, &reference.x, reference_vals, point.method)?,
             },
         };
         let pre = [("mesh_s", prep.mesh_s), ("adjacency_s", prep.adjacency_s), ("preprocess_coloring_s", prep.coloring_s)];
@@ -108,39 +108,39 @@ impl Benchmark for AcooCapacitor {
 }
 
 /// The CPU reference as a measured method: serial assembly and CG (one rayon thread), or both
-/// on rayon's threads.
+/// on rayon's threads (colored assembly; the coloring is pre-processing, outside the timers).
+/// Everything is allocated before the passes: the timed stages allocate nothing.
 fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method) -> Result<MethodRun, CaseError> {
     let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
+    let colors = if threads == 1 { None } else { Some(fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?) };
     let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
-    let mut last = None;
+    let mut work = Solve::workspace(c.n_free, problem.max_iterations);
     let mut worst: f64 = 0.0;
     let staged = pool.install(|| {
-        run_staged(ctx.policy, CacheMode::Warm, &STAGES, "solve", |pass| -> Result<(), CaseError> {
-            pass.host("elements", || {
-                if threads == 1 {
-                    c.assemble_into(&mut vals, &mut rhs)
-                } else {
-                    assemble_parallel_into(c, &mut vals, &mut rhs)
-                }
+        run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "solve", |pass| -> Result<(), CaseError> {
+            pass.host("elements", || match &colors {
+                None => c.assemble_into(&mut vals, &mut rhs),
+                Some(colors) => assemble_parallel_into(c, colors, &mut vals, &mut rhs),
             });
-            let s = pass.host("solve", || cg(&rhs, problem.tolerance, problem.max_iterations, |p, q| spmv(&c.pattern, &vals, p, q)));
-            let err = fembench_fem::verify::relative_l2(&s.x, &reference.x);
+            pass.host("solve", || work.solve(&rhs, problem.tolerance, problem.max_iterations, |p, q| spmv(&c.pattern, &vals, p, q)));
+            let err = fembench_fem::verify::relative_l2(&work.x, &reference.x);
             worst = if err.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(err) };
-            last = Some(s);
+            work.x.fill(f64::NAN); // the next pass must write its own solution
             Ok(())
         })
     })?;
-    let s = last.ok_or_else(|| CaseError::Failed("no pass ran".into()))?;
-    let cg = super::gpu::CgRun { iterations: s.iterations, performed: s.iterations, converged: s.relative_residual <= problem.tolerance };
+    let cg = super::gpu::CgRun {
+        iterations: work.iterations,
+        performed: work.iterations,
+        converged: work.relative_residual <= problem.tolerance,
+    };
     Ok(MethodRun { staged: vec![staged], cg, error: worst, csr_error: None, memory: Default::default(), coloring: None })
 }
 
-/// Parallel assembly over the rows: each free row sums its own contributions (no races), with
-/// rayon (the CPU baseline for the parallel methods).
-fn assemble_parallel_into(c: &Capacitor, vals: &mut [f64], rhs: &mut [f64]) {
+/// Colored assembly with rayon: one color at a time, its elements across the threads.
+fn assemble_parallel_into(c: &Capacitor, colors: &[Vec<u32>], vals: &mut [f64], rhs: &mut [f64]) {
     use rayon::prelude::*;
-    let colors = fembench_fem::coloring::balanced(c.elements(), 0).expect("P1 meshes need few colors");
     vals.par_iter_mut().for_each(|v| *v = 0.0);
     rhs.par_iter_mut().for_each(|v| *v = 0.0);
     #[derive(Clone, Copy)]
@@ -148,7 +148,7 @@ fn assemble_parallel_into(c: &Capacitor, vals: &mut [f64], rhs: &mut [f64]) {
     unsafe impl Send for Shared {}
     unsafe impl Sync for Shared {}
     let (vp, rp) = (Shared(vals.as_mut_ptr()), Shared(rhs.as_mut_ptr()));
-    for group in &colors {
+    for group in colors {
         group.par_iter().for_each(|&e| {
             let (vp, rp) = (vp, rp);
             // SAFETY: elements of one color share no node, so no row and no slot.
@@ -197,17 +197,9 @@ fn rows(problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method, ru
     if let Some(e) = run.csr_error {
         extras.push(("csr_error", e));
     }
-    let stages = stages_of(method);
     let mut out = Vec::new();
     for staged in run.staged {
-        let Staged { stages: timings, total, .. } = staged;
-        let per_stage = timings.into_iter().filter(|(name, _)| stages.contains(name));
-        // A stage a method does not have is NaN in every pass: the total sums those it has.
-        let n = total.samples.len();
-        let kept: Vec<(&str, crate::measure::Timing)> = per_stage.collect();
-        let sums: Vec<f64> = (0..n).map(|i| kept.iter().map(|(_, t)| t.samples[i]).sum()).collect();
-        let total = crate::measure::Timing { samples: sums, ..total };
-        for (name, t) in kept.into_iter().chain([("total", total)]) {
+        for (name, t) in staged.stages.into_iter().chain([("total", staged.total)]) {
             let mut m = Measured::verified(name, t, error, problem.max_error);
             if let Some(r) = &reason {
                 m = failed(m, r);

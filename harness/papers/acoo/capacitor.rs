@@ -180,6 +180,46 @@ impl Capacitor {
         }
     }
 
+    /// The reference assembly, independent of the precomputed slots that the methods use:
+    /// every free-free entry as a (row, column) triplet, sorted and summed (the pattern is then
+    /// checked against the CSR one), the right-hand side from the prescribed columns directly.
+    pub fn assemble_by_sorting(&self) -> (Vec<f64>, Vec<f64>) {
+        let mut triplets: Vec<(u64, f64)> = Vec::with_capacity(9 * self.num_elements());
+        let mut rhs = vec![0.0; self.n_free];
+        for (e, t) in self.tris.iter().enumerate() {
+            let k = self.element(e);
+            for i in 0..3 {
+                let r = self.dof[t[i] as usize];
+                for j in 0..3 {
+                    let c = self.dof[t[j] as usize];
+                    match (r >= 0, c >= 0) {
+                        (true, true) => triplets.push((((r as u64) << 32) | c as u64, k[3 * i + j])),
+                        (true, false) => rhs[r as usize] -= k[3 * i + j] * self.g[t[j] as usize],
+                        _ => {}
+                    }
+                }
+            }
+        }
+        triplets.sort_by_key(|t| t.0);
+        let mut vals = Vec::with_capacity(self.pattern.nnz());
+        let mut last = u64::MAX;
+        for (key, v) in triplets {
+            if key == last {
+                *vals.last_mut().expect("a previous entry") += v;
+            } else {
+                let s = vals.len();
+                assert!(
+                    self.pattern.slot((key >> 32) as usize, (key & 0xffff_ffff) as usize) == Some(s),
+                    "entry {s} of the sorted triplets is not the CSR pattern's"
+                );
+                vals.push(v);
+                last = key;
+            }
+        }
+        assert_eq!(vals.len(), self.pattern.nnz(), "the triplets and the CSR pattern differ");
+        (vals, rhs)
+    }
+
     /// The potential at every node from the free-node solution.
     pub fn potential(&self, u_free: &[f64]) -> Vec<f64> {
         self.dof.iter().zip(&self.g).map(|(&d, &g)| if d >= 0 { u_free[d as usize] } else { g }).collect()
@@ -201,6 +241,9 @@ pub struct Solve {
     pub relative_residual: f64,
     /// ||r|| / ||b|| after each iteration.
     pub history: Vec<f64>,
+    r: Vec<f64>,
+    p: Vec<f64>,
+    q: Vec<f64>,
 }
 
 impl Solve {
@@ -213,27 +256,55 @@ impl Solve {
 
 /// Conjugate gradients from x = 0 until ||r|| <= tol ||b|| (or `max_iter`), with the matrix
 /// given as a product `apply(p, q)`: q = A p. The same recurrences as the device CG.
-pub fn cg(b: &[f64], tol: f64, max_iter: usize, mut apply: impl FnMut(&[f64], &mut [f64])) -> Solve {
-    let n = b.len();
-    let dot = |a: &[f64], c: &[f64]| a.par_iter().zip(c).map(|(u, v)| u * v).sum::<f64>();
-    let (mut x, mut r, mut p, mut q) = (vec![0.0; n], b.to_vec(), b.to_vec(), vec![0.0; n]);
-    let bb = dot(b, b);
-    let mut rr = bb;
-    let mut it = 0;
-    let mut history = Vec::new();
-    while it < max_iter && rr > tol * tol * bb {
-        apply(&p, &mut q);
-        let alpha = rr / dot(&p, &q);
-        x.par_iter_mut().zip(&p).for_each(|(x, p)| *x += alpha * p);
-        r.par_iter_mut().zip(&q).for_each(|(r, q)| *r -= alpha * q);
-        let rr_new = dot(&r, &r);
-        let beta = rr_new / rr;
-        p.par_iter_mut().zip(&r).for_each(|(p, r)| *p = r + beta * *p);
-        rr = rr_new;
-        history.push((rr / bb.max(f64::MIN_POSITIVE)).sqrt());
-        it += 1;
+pub fn cg(b: &[f64], tol: f64, max_iter: usize, apply: impl FnMut(&[f64], &mut [f64])) -> Solve {
+    let mut s = Solve::workspace(b.len(), max_iter);
+    s.solve(b, tol, max_iter, apply);
+    s
+}
+
+impl Solve {
+    /// Vectors and residual history for systems of `n` unknowns, allocated once, so that a timed
+    /// solve allocates nothing.
+    pub fn workspace(n: usize, max_iter: usize) -> Solve {
+        Solve {
+            x: vec![0.0; n],
+            iterations: 0,
+            relative_residual: f64::NAN,
+            history: Vec::with_capacity(max_iter),
+            r: vec![0.0; n],
+            p: vec![0.0; n],
+            q: vec![0.0; n],
+        }
     }
-    Solve { x, iterations: it, relative_residual: (rr / bb.max(f64::MIN_POSITIVE)).sqrt(), history }
+
+    /// [`cg`] into this workspace.
+    pub fn solve(&mut self, b: &[f64], tol: f64, max_iter: usize, mut apply: impl FnMut(&[f64], &mut [f64])) {
+        let dot = |a: &[f64], c: &[f64]| a.par_iter().zip(c).map(|(u, v)| u * v).sum::<f64>();
+        let (x, r, p, q) = (&mut self.x, &mut self.r, &mut self.p, &mut self.q);
+        x.fill(0.0);
+        r.copy_from_slice(b);
+        p.copy_from_slice(b);
+        self.history.clear();
+        let bb = dot(b, b);
+        let mut rr = bb;
+        let mut it = 0;
+        while it < max_iter && rr > tol * tol * bb {
+            apply(p, q);
+            let alpha = rr / dot(p, q);
+            x.par_iter_mut().zip(&*p).for_each(|(x, p)| *x += alpha * p);
+            r.par_iter_mut().zip(&*q).for_each(|(r, q)| *r -= alpha * q);
+            let rr_new = dot(r, r);
+            let beta = rr_new / rr;
+            p.par_iter_mut().zip(&*r).for_each(|(p, r)| *p = r + beta * *p);
+            rr = rr_new;
+            if self.history.len() < self.history.capacity() {
+                self.history.push((rr / bb.max(f64::MIN_POSITIVE)).sqrt());
+            }
+            it += 1;
+        }
+        self.iterations = it;
+        self.relative_residual = (rr / bb.max(f64::MIN_POSITIVE)).sqrt();
+    }
 }
 
 #[cfg(test)]

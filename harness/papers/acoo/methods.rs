@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::capacitor::Capacitor;
-use super::gpu::{cover, csr_error, spmv, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
+use super::gpu::{cover, csr_error, fill_with, spmv, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
 use super::spec::{Method, Problem_};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Arg, Buffer, Device, DeviceExt};
@@ -25,23 +25,16 @@ pub(crate) struct MethodRun {
     pub(crate) coloring: Option<(f64, usize)>,
 }
 
-pub(crate) const STAGES: [(&str, Timer); 5] = [
-    ("elements", Timer::DeviceEvent),
-    ("bc", Timer::DeviceEvent),
-    ("consolidate", Timer::DeviceEvent),
-    ("convert", Timer::DeviceEvent),
-    ("solve", Timer::DeviceEvent),
-];
-
-/// The stages a method has (the others are not rows).
-pub(crate) fn stages_of(m: Method) -> &'static [&'static str] {
-    match m {
+/// The stages a method has, in table order, each with its clock.
+pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
+    let names: &[&'static str] = match m {
         Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
         Method::EbeV1 => &["elements", "bc", "solve"],
         Method::EbeV2 => &["bc", "solve"],
-        Method::CsrAtomic => &["elements", "solve"],
-        Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
-    }
+        Method::CsrAtomic | Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
+    };
+    let timer = if m.on_cpu() { Timer::HostWall } else { Timer::DeviceEvent };
+    names.iter().map(|&n| (n, timer)).collect()
 }
 
 fn check<T: Real>(dev: &dyn Device, cg: &Cg, c: &Capacitor, reference: &[f64], on_nodes: bool) -> Result<f64, CaseError> {
@@ -63,6 +56,7 @@ fn modes(ctx: &CaseCtx) -> Result<Vec<CacheMode>, CaseError> {
 /// method's buffers.
 fn passes(
     ctx: &mut CaseCtx,
+    method: Method,
     mut pass: impl FnMut(&mut Kernels, &mut Pass) -> Result<(CgRun, f64, Option<f64>), CaseError>,
     dev: &dyn Device,
     defines: &Defines,
@@ -72,7 +66,7 @@ fn passes(
     let mut staged = Vec::new();
     for mode in modes(ctx)? {
         let mut k = Kernels { dev, modules: &mut *ctx.modules, defines: defines.clone() };
-        staged.push(run_staged(ctx.policy, mode, &STAGES, "solve", |p| -> Result<(), CaseError> {
+        staged.push(run_staged(ctx.policy, mode, &stages_of(method), "solve", |p| -> Result<(), CaseError> {
             let (cg, err, csr) = pass(&mut k, p)?;
             worst = if err.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(err) };
             last = Some((cg, csr));
@@ -83,12 +77,14 @@ fn passes(
     Ok((staged, cg, worst, csr))
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_device<T: Real>(
     ctx: &mut CaseCtx,
     dev: &dyn Device,
     problem: &Problem_,
     c: &Capacitor,
     reference: &[f64],
+    reference_vals: &[f64],
     method: Method,
 ) -> Result<MethodRun, CaseError> {
     let defines = Defines::for_precision(T::PRECISION).with("BLOCK", BLOCK);
@@ -118,12 +114,15 @@ pub(crate) fn run_device<T: Real>(
             // The lists are freed once converted (their buffers are kept for the next pass).
             mem.release(lists_bytes);
             let cg = Cg::new::<T>(dev, &mut mem, nf)?;
-            let reference_vals = csr_reference(c);
             let (staged, run, error, csr) = passes(
                 ctx,
+                method,
                 |k, pass| {
+                    // Empty lists; every output poisoned (NaN values, -1 indices).
                     k.fill(&head, u32::MAX, n)?;
-                    k.fill(&a.val, u32::MAX, nnz * s / 4)?;
+                    for (buf, words) in [(&rhs, nf * s / 4), (&a.row_ptr, nf + 1), (&a.col, nnz), (&a.val, nnz * s / 4)] {
+                        k.fill(buf, u32::MAX, words)?;
+                    }
                     let (push, bc, cons) = (k.get("acoo_push")?, k.get("acoo_bc")?, k.get("acoo_consolidate")?);
                     let (scan_b, scan_s, scan_a, to_csr) =
                         (k.get("scan_blocks")?, k.get("scan_sums")?, k.get("scan_add")?, k.get("acoo_to_csr")?);
@@ -176,9 +175,9 @@ pub(crate) fn run_device<T: Real>(
                         return Err(CaseError::Failed(format!("row {r} has more distinct columns than the kernel's MAXROW")));
                     }
                     let sp = k.get("cg_spmv_csr")?;
-                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |_, cg| spmv(dev, &sp, &a, cg))?;
+                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?;
                     let err = check::<T>(dev, &cg, c, reference, false)?;
-                    Ok((run, err, Some(csr_error::<T>(dev, &a, &c.pattern, &reference_vals)?)))
+                    Ok((run, err, Some(csr_error::<T>(dev, &a, &c.pattern, reference_vals)?)))
                 },
                 dev,
                 &defines,
@@ -198,14 +197,14 @@ pub(crate) fn run_device<T: Real>(
             let cg = Cg::new::<T>(dev, &mut mem, nf)?;
             let (staged, run, error, _) = passes(
                 ctx,
+                method,
                 |k, pass| {
                     let kern = k.get("csr_atomic")?;
-                    let z = k.modules.kernel(dev, &crate::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+                    let z = k.filler()?;
                     let m = &mesh;
                     pass.device(dev, "elements", &mut || {
-                        for (buf, words) in [(&a.val, nnz * s / 4), (&rhs, nf * s / 4)] {
-                            dev.launch(&z, super::gpu::fill_launch(words), &[Arg::Buf(buf), Arg::U32(0), Arg::I64(words as i64)])?;
-                        }
+                        fill_with(dev, &z, &a.val, 0, nnz * s / 4)?;
+                        fill_with(dev, &z, &rhs, 0, nf * s / 4)?;
                         let args = [
                             Arg::Buf(&m.tris),
                             Arg::Buf(&m.x),
@@ -220,7 +219,7 @@ pub(crate) fn run_device<T: Real>(
                         dev.launch(&kern, cover(ne), &args)
                     })?;
                     let sp = k.get("cg_spmv_csr")?;
-                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |_, cg| spmv(dev, &sp, &a, cg))?;
+                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?;
                     Ok((run, check::<T>(dev, &cg, c, reference, false)?, None))
                 },
                 dev,
@@ -248,14 +247,15 @@ pub(crate) fn run_device<T: Real>(
             let cg = Cg::new::<T>(dev, &mut mem, n)?;
             let (staged, run, error, _) = passes(
                 ctx,
+                method,
                 |k, pass| {
                     let (store, finish, mask) = (k.get("ebe_store")?, k.get("ebe_rhs_finish")?, k.get("cg_mask_dot")?);
                     let mv = k.ebe(recompute)?;
-                    let z = k.modules.kernel(dev, &crate::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+                    let z = k.filler()?;
                     let m = &mesh;
                     // q += A^e p over every color (q zeroed first).
                     let product = |p: &Buffer, q: &Buffer| -> crate::device::DeviceResult<()> {
-                        dev.launch(&z, super::gpu::fill_launch(n * s / 4), &[Arg::Buf(q), Arg::U32(0), Arg::I64((n * s / 4) as i64)])?;
+                        fill_with(dev, &z, q, 0, n * s / 4)?;
                         for &(first, count) in &ranges {
                             let args = [
                                 Arg::Buf(&elist),
@@ -286,13 +286,13 @@ pub(crate) fn run_device<T: Real>(
                         product(&m.g, &b)?;
                         dev.launch(&finish, cover(n), &[Arg::Buf(&b), Arg::Buf(&m.dof), Arg::I64(n as i64)])
                     })?;
-                    let run = cg.solve::<T>(k, &b, tol, max_iter, pass, "solve", &mut |_, cg| {
+                    let run = cg.solve::<T>(k, &b, tol, max_iter, pass, "solve", &mut |cg| {
                         product(&cg.p, &cg.q)?;
-                        Ok(dev.launch(
+                        dev.launch(
                             &mask,
                             cover(n),
                             &[Arg::Buf(&m.dof), Arg::Buf(&cg.p), Arg::Buf(&cg.q), Arg::Buf(&cg.partial), Arg::I64(n as i64)],
-                        )?)
+                        )
                     })?;
                     Ok((run, check::<T>(dev, &cg, c, reference, true)?, None))
                 },
@@ -303,11 +303,4 @@ pub(crate) fn run_device<T: Real>(
         }
         Method::CpuSerial | Method::CpuParallel => unreachable!("CPU methods run on the host"),
     }
-}
-
-/// The reference CSR values (serial f64 assembly).
-fn csr_reference(c: &Capacitor) -> Vec<f64> {
-    let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
-    c.assemble_into(&mut vals, &mut rhs);
-    vals
 }
