@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use polars::prelude::DataFrame;
+use polars::prelude::*;
 
 use super::paper::*;
 use super::plan::Variant;
@@ -60,6 +60,10 @@ pub(crate) struct Rows {
     pub(crate) extras: BTreeMap<&'static str, Vec<f64>>,
     /// Peak GFLOP/s of each row's device and precision, where known.
     pub(crate) peak: Vec<f64>,
+    /// (backend, device, precision, cache mode) with verified GPU rows, in the rows' order.
+    groups: Vec<(String, String, String, String)>,
+    /// The degrees present, ascending.
+    degrees: Vec<i64>,
 }
 
 pub(crate) const EXTRA_COLUMNS: [&str; 11] = [
@@ -93,7 +97,26 @@ impl Rows {
                     .unwrap_or(f64::NAN)
             })
             .collect();
+        // Which GPU groups and degrees the tables and figures have: polars lazy queries.
+        let keys = ["backend", "device", "precision", "mode"];
+        let modes = if df.column("mode").is_ok() { df.clone().lazy() } else { df.clone().lazy().with_columns([lit("").alias("mode")]) };
+        let gpu =
+            col("backend").neq(lit("cpu")).and(col("status").eq(lit("ok"))).and(col("time_median_s").cast(DataType::Float64).is_finite());
+        let found = frame::collect(modes.filter(gpu).select(keys.map(col)).unique_stable(None, UniqueKeepStrategy::First))?;
+        let [b, d, p, m] = keys.map(|k| frame::strs(&found, k));
+        let (b, d, p, m) = (b?, d?, p?, m?);
+        let groups = (0..found.height()).map(|i| (b[i].clone(), d[i].clone(), p[i].clone(), m[i].clone())).collect();
+        let degrees = frame::collect(
+            df.clone()
+                .lazy()
+                .select([col("degree").cast(DataType::Int64)])
+                .unique(None, UniqueKeepStrategy::First)
+                .sort(["degree"], Default::default()),
+        )?;
+        let degrees = frame::nums(&degrees, "degree")?.into_iter().map(|v| v as i64).collect();
         Ok(Rows {
+            groups,
+            degrees,
             method: frame::strs(df, "method")?,
             metric: frame::strs(df, "metric")?,
             degree: frame::nums(df, "degree")?.into_iter().map(|v| v as i64).collect(),
@@ -122,20 +145,10 @@ impl Rows {
     /// (backend, device, precision, cache mode) groups with measured GPU rows, in order (a
     /// backend whose cases were all skipped gets no table or figure).
     pub(crate) fn gpu_groups(&self) -> Vec<(String, String, String, String)> {
-        let mut g = Vec::new();
-        for i in 0..self.method.len() {
-            let key = (self.backend[i].clone(), self.device[i].clone(), self.precision[i].clone(), self.mode[i].clone());
-            if self.backend[i] != "cpu" && self.ok(i) && !g.contains(&key) {
-                g.push(key);
-            }
-        }
-        g
+        self.groups.clone()
     }
     pub(crate) fn degrees(&self) -> Vec<i64> {
-        let mut d: Vec<i64> = self.degree.clone();
-        d.sort();
-        d.dedup();
-        d
+        self.degrees.clone()
     }
     pub(crate) fn find(&self, group: &(String, String, String, String), method: &str, metric: &str, degree: i64) -> Option<usize> {
         (0..self.method.len()).find(|&i| {

@@ -77,7 +77,7 @@ impl Benchmark for DeviceBandwidth {
     }
 
     fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let data = ReportRows::read(rows)?;
+        let data = curves(rows)?;
         let mut items = Vec::new();
         for t in &spec.outputs.tables {
             match t {

@@ -7,52 +7,37 @@ use polars::prelude::*;
 use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 
-/// The bandwidth rows a report needs, read once.
-pub(crate) struct ReportRows {
-    pub(crate) backend: Vec<String>,
-    pub(crate) device: Vec<String>,
-    pub(crate) precision: Vec<String>,
-    pub(crate) kernel: Vec<String>,
-    pub(crate) mib: Vec<f64>,
-    pub(crate) status: Vec<String>,
-    pub(crate) mode: Vec<String>,
-    pub(crate) gbs: Vec<f64>,
+/// The verified warm bandwidth curves of one (backend, device, precision): each kernel's
+/// (array MiB, GB/s) points in size order, kernels in the suite's order.
+pub(crate) struct Curves {
+    pub(crate) backend: String,
+    pub(crate) device: String,
+    pub(crate) precision: String,
+    pub(crate) kernels: Vec<(String, Vec<(f64, f64)>)>,
 }
 
-impl ReportRows {
-    pub(crate) fn read(df: &DataFrame) -> Result<Self, ReportError> {
-        Ok(ReportRows {
-            backend: frame::strs(df, "backend")?,
-            device: frame::strs(df, "device")?,
-            precision: frame::strs(df, "precision")?,
-            kernel: frame::strs(df, "kernel")?,
-            mib: frame::nums(df, "array_mib")?,
-            status: frame::strs(df, "status")?,
-            mode: frame::strs(df, "mode")?,
-            gbs: frame::nums(df, "bandwidth_gbs")?,
-        })
-    }
-
-    /// (backend, device, precision) -> kernel -> size -> GB/s, for verified warm rows.
-    pub(crate) fn grouped(&self) -> BTreeMap<(String, String, String), BTreeMap<String, Vec<(f64, f64)>>> {
-        let mut g: BTreeMap<_, BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
-        for i in 0..self.backend.len() {
-            if self.status[i] != "ok" || self.mode[i] != "warm" || !self.gbs[i].is_finite() {
-                continue;
-            }
-            g.entry((self.backend[i].clone(), self.device[i].clone(), self.precision[i].clone()))
-                .or_default()
-                .entry(self.kernel[i].clone())
-                .or_default()
-                .push((self.mib[i], self.gbs[i]));
+/// The curves of a bandwidth frame, one per (backend, device, precision) in sorted order: a polars
+/// lazy query filters and sorts the rows, and they are cut into groups.
+pub(crate) fn curves(df: &DataFrame) -> Result<Vec<Curves>, ReportError> {
+    frame::require(df, &["backend", "device", "precision", "kernel", "array_mib", "status", "mode", "bandwidth_gbs"])?;
+    let ok = col("status").eq(lit("ok")).and(col("mode").eq(lit("warm"))).and(col("bandwidth_gbs").cast(DataType::Float64).is_finite());
+    let rows = frame::collect(df.clone().lazy().filter(ok).sort(["array_mib"], SortMultipleOptions::default().with_maintain_order(true)))?;
+    let mut out = Vec::new();
+    for g in frame::groups(&rows, &["backend", "device", "precision"])? {
+        let mut kernels = Vec::new();
+        for k in frame::groups(&g, &["kernel"])? {
+            let points = frame::nums(&k, "array_mib")?.into_iter().zip(frame::nums(&k, "bandwidth_gbs")?).collect();
+            kernels.push((frame::first_str(&k, "kernel")?, points));
         }
-        for k in g.values_mut() {
-            for pts in k.values_mut() {
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            }
-        }
-        g
+        kernels.sort_by_key(|(k, _)| kernel_order(k));
+        out.push(Curves {
+            backend: frame::first_str(&g, "backend")?,
+            device: frame::first_str(&g, "device")?,
+            precision: frame::first_str(&g, "precision")?,
+            kernels,
+        });
     }
+    Ok(out)
 }
 
 pub(crate) fn kernel_order(name: &str) -> usize {
@@ -85,22 +70,22 @@ pub fn attainable_gbs(df: &DataFrame) -> Result<BTreeMap<(String, String, String
     Ok((0..best.height()).map(|i| ((b[i].clone(), d[i].clone(), p[i].clone()), g[i])).collect())
 }
 
-pub(crate) fn attainable_table(id: &str, data: &ReportRows) -> Table {
+pub(crate) fn attainable_table(id: &str, curves: &[Curves]) -> Table {
     let mut rows = Vec::new();
-    for ((backend, device, precision), kernels) in data.grouped() {
-        let memcpy_at: BTreeMap<u64, f64> =
-            kernels.get("memcpy").map(|p| p.iter().map(|(m, g)| (m.to_bits(), *g)).collect()).unwrap_or_default();
-        let mut names: Vec<&String> = kernels.keys().collect();
-        names.sort_by_key(|k| kernel_order(k));
-        for k in names {
-            let pts = &kernels[k];
+    for c in curves {
+        let memcpy = c.kernels.iter().find(|(k, _)| k == "memcpy").map(|(_, p)| p.as_slice()).unwrap_or_default();
+        for (k, pts) in &c.kernels {
             let Some(&(largest, at_largest)) = pts.last() else { continue };
             let &(best_mib, best) = pts.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap_or(&(largest, at_largest));
-            let vs = memcpy_at.get(&largest.to_bits()).map(|m| format!("{:.1}%", 100.0 * at_largest / m)).unwrap_or_else(|| "-".into());
+            let vs = memcpy
+                .iter()
+                .rfind(|(m, _)| m.to_bits() == largest.to_bits())
+                .map(|(_, m)| format!("{:.1}%", 100.0 * at_largest / m))
+                .unwrap_or_else(|| "-".into());
             rows.push(vec![
-                backend.clone(),
-                device.clone(),
-                precision.clone(),
+                c.backend.clone(),
+                c.device.clone(),
+                c.precision.clone(),
                 k.clone(),
                 fmt_num(largest),
                 fmt_num(at_largest),
@@ -134,21 +119,17 @@ pub(crate) fn slug(s: &str) -> String {
         .join("-")
 }
 
-pub(crate) fn size_figures(id: &str, data: &ReportRows) -> Vec<Figure> {
-    data.grouped()
-        .into_iter()
-        .map(|((backend, device, precision), kernels)| {
-            let mut names: Vec<&String> = kernels.keys().collect();
-            names.sort_by_key(|k| kernel_order(k));
-            Figure {
-                name: format!("{id}-{backend}-{precision}-{}", slug(&device)),
-                title: format!("{device} ({backend}, {precision}): bandwidth vs array size"),
-                x_label: "array size (MiB)".into(),
-                y_label: "GB/s".into(),
-                log_x: true,
-                log_y: false,
-                series: names.into_iter().map(|k| Series { label: k.clone(), points: kernels[k].clone(), reference: false }).collect(),
-            }
+pub(crate) fn size_figures(id: &str, curves: &[Curves]) -> Vec<Figure> {
+    curves
+        .iter()
+        .map(|c| Figure {
+            name: format!("{id}-{}-{}-{}", c.backend, c.precision, slug(&c.device)),
+            title: format!("{} ({}, {}): bandwidth vs array size", c.device, c.backend, c.precision),
+            x_label: "array size (MiB)".into(),
+            y_label: "GB/s".into(),
+            log_x: true,
+            log_y: false,
+            series: c.kernels.iter().map(|(k, pts)| Series { label: k.clone(), points: pts.clone(), reference: false }).collect(),
         })
         .collect()
 }

@@ -134,22 +134,22 @@ impl Benchmark for CeckaAssembly {
     }
 
     fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let r = Rows::read(rows)?;
+        let r = super::report::rows(rows)?;
         let mut items = Vec::new();
         for t in &spec.outputs.tables {
             items.push(ReportItem::Table(match t {
-                TableName::Table6 => table6(&spec.id, &r),
-                TableName::Timings => timings_table(&spec.id, &r),
-                TableName::Winners => winners_table(&spec.id, &r),
+                TableName::Table6 => table6(&spec.id, &r)?,
+                TableName::Timings => timings_table(&spec.id, &r)?,
+                TableName::Winners => winners_table(&spec.id, &r)?,
             }));
         }
         for f in &spec.outputs.figures {
             items.extend(
                 match f {
-                    FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", |i| r.elements[i], "elements", true),
-                    FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", |i| r.order[i], "element order", false),
-                    FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", |i| r.colors_used[i], "number of colors", false),
-                    FigureName::DummySpeedup => dummy_speedup(&spec.id, &r),
+                    FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", "elements", "elements", true)?,
+                    FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", "order", "element order", false)?,
+                    FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", "colors_used", "number of colors", false)?,
+                    FigureName::DummySpeedup => dummy_speedup(&spec.id, &r)?,
                 }
                 .into_iter()
                 .map(ReportItem::Figure),

@@ -1,106 +1,84 @@
-//! Tables and figures of the Cecka et al. experiments, from stored rows only.
+//! Tables and figures of the Cecka et al. experiments, from stored rows only. Polars lazy queries
+//! select, join and group the rows; this file formats what they return.
 
-use std::collections::BTreeMap;
-
-use polars::prelude::DataFrame;
+use polars::prelude::*;
 
 use super::paper::*;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 
-/// The columns the Cecka reports read.
-pub(crate) struct Rows {
-    pub(crate) backend: Vec<String>,
-    pub(crate) device: Vec<String>,
-    pub(crate) precision: Vec<String>,
-    pub(crate) method: Vec<String>,
-    pub(crate) level: Vec<f64>,
-    pub(crate) order: Vec<f64>,
-    pub(crate) status: Vec<String>,
-    pub(crate) mode: Vec<String>,
-    pub(crate) time: Vec<f64>,
-    pub(crate) gbs: Vec<f64>,
-    pub(crate) table6: Vec<f64>,
-    pub(crate) elements: Vec<f64>,
-    pub(crate) nodes: Vec<f64>,
-    pub(crate) colors_used: Vec<f64>,
-    pub(crate) setup: Vec<f64>,
-    pub(crate) threads: Vec<f64>,
-    pub(crate) ci_low: Vec<f64>,
-    pub(crate) ci_high: Vec<f64>,
+const REQUIRED: [&str; 10] =
+    ["backend", "device", "precision", "method", "level", "order", "status", "mode", "time_median_s", "bandwidth_gbs"];
+const OPTIONAL: [&str; 8] = ["table6_error", "elements", "nodes", "colors_used", "setup_s", "threads", "time_ci_low_s", "time_ci_high_s"];
+
+/// The rows the Cecka reports read: every stored row, the optional columns present (NaN where a
+/// method did not write them), level and order as integers, times and bandwidths as f64.
+pub(crate) fn rows(df: &DataFrame) -> Result<LazyFrame, ReportError> {
+    frame::require(df, &REQUIRED)?;
+    Ok(frame::with_optional(df, &OPTIONAL).with_columns([
+        col("level").cast(DataType::Int64),
+        col("order").cast(DataType::Int64),
+        col("time_median_s").cast(DataType::Float64).fill_null(lit(f64::NAN)),
+        col("bandwidth_gbs").cast(DataType::Float64).fill_null(lit(f64::NAN)),
+    ]))
 }
 
-impl Rows {
-    pub(crate) fn read(df: &DataFrame) -> Result<Self, ReportError> {
-        let opt = |c: &str| frame::nums(df, c).unwrap_or_else(|_| vec![f64::NAN; df.height()]);
-        Ok(Rows {
-            backend: frame::strs(df, "backend")?,
-            device: frame::strs(df, "device")?,
-            precision: frame::strs(df, "precision")?,
-            method: frame::strs(df, "method")?,
-            level: frame::nums(df, "level")?,
-            order: frame::nums(df, "order")?,
-            status: frame::strs(df, "status")?,
-            mode: frame::strs(df, "mode")?,
-            time: frame::nums(df, "time_median_s")?,
-            gbs: frame::nums(df, "bandwidth_gbs")?,
-            table6: opt("table6_error"),
-            elements: opt("elements"),
-            nodes: opt("nodes"),
-            colors_used: opt("colors_used"),
-            setup: opt("setup_s"),
-            threads: opt("threads"),
-            ci_low: opt("time_ci_low_s"),
-            ci_high: opt("time_ci_high_s"),
-        })
-    }
-    /// A verified warm row (figures and winners compare warm caches).
-    pub(crate) fn ok(&self, i: usize) -> bool {
-        self.ok_any_mode(i) && self.mode[i] != "cold"
-    }
-    pub(crate) fn ok_any_mode(&self, i: usize) -> bool {
-        self.status[i] == "ok" && self.time[i].is_finite()
-    }
+/// A verified row with a time, cold or warm.
+fn ok_any_mode() -> Expr {
+    col("status").eq(lit("ok")).and(col("time_median_s").is_finite())
 }
 
-pub(crate) fn table6(id: &str, r: &Rows) -> Table {
-    // (level) -> (method, backend) -> error, f32 device rows of order 1.
-    let mut by_level: BTreeMap<i64, BTreeMap<String, f64>> = BTreeMap::new();
-    let mut sizes: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
+/// A verified warm row (figures and winners compare warm caches).
+fn ok_warm() -> Expr {
+    ok_any_mode().and(col("mode").neq(lit("cold")))
+}
+
+fn labels(df: &DataFrame, suffix: impl Fn(&str) -> String) -> Result<Vec<String>, ReportError> {
+    let (m, b) = (frame::strs(df, "method")?, frame::strs(df, "backend")?);
+    Ok(m.iter().zip(&b).map(|(m, b)| format!("{m}{}", suffix(b))).collect())
+}
+
+pub(crate) fn table6(id: &str, rows: &LazyFrame) -> Result<Table, ReportError> {
+    // f32 rows of order 1 with an error, one column per method (backend), one row per level.
+    let f32_order1 = col("status")
+        .eq(lit("ok"))
+        .and(col("precision").eq(lit("f32")))
+        .and(col("order").eq(lit(1i64)))
+        .and(col("table6_error").is_finite());
+    let df = frame::collect(rows.clone().filter(f32_order1))?;
+    let label = labels(&df, |b| format!(" ({b})"))?;
     let mut methods: Vec<String> = Vec::new();
-    for i in 0..r.method.len() {
-        if r.status[i] != "ok" || r.precision[i] != "f32" || r.order[i] != 1.0 || !r.table6[i].is_finite() {
-            continue;
+    for l in &label {
+        if !methods.contains(l) {
+            methods.push(l.clone());
         }
-        let col = format!("{} ({})", r.method[i], r.backend[i]);
-        if !methods.contains(&col) {
-            methods.push(col.clone());
-        }
-        by_level.entry(r.level[i] as i64).or_default().insert(col, r.table6[i]);
-        sizes.insert(r.level[i] as i64, (r.nodes[i], r.elements[i]));
     }
+    let df = frame::with_strs(df, "label", label)?;
     let mut header = vec!["level".to_string(), "nodes, elements".into()];
     header.extend(methods.iter().cloned());
     header.push("paper (all methods)".into());
     header.push("paper mesh".into());
-    let rows = by_level
-        .iter()
-        .map(|(level, errs)| {
-            let (n, e) = sizes[level];
-            let mut row = vec![level.to_string(), format!("{}, {}", fmt_count(n), fmt_count(e))];
-            row.extend(methods.iter().map(|m| errs.get(m).map(|v| format!("{v:.1e}")).unwrap_or_else(|| "-".into())));
-            let paper = PAPER_TABLE6.get(*level as usize);
-            row.push(paper.map(|p| format!("{:.1e}", p.1)).unwrap_or_else(|| "-".into()));
-            row.push(paper.map(|p| p.0.to_string()).unwrap_or_else(|| "-".into()));
-            row
-        })
-        .collect();
-    Table {
+    let mut rows = Vec::new();
+    for g in frame::groups(&df, &["level"])? {
+        let level = frame::first_num(&g, "level")? as i64;
+        let (label, err) = (frame::strs(&g, "label")?, frame::nums(&g, "table6_error")?);
+        let (n, e) = (frame::nums(&g, "nodes")?, frame::nums(&g, "elements")?);
+        let last = g.height() - 1;
+        let mut row = vec![level.to_string(), format!("{}, {}", fmt_count(n[last]), fmt_count(e[last]))];
+        row.extend(
+            methods.iter().map(|m| label.iter().rposition(|l| l == m).map(|i| format!("{:.1e}", err[i])).unwrap_or_else(|| "-".into())),
+        );
+        let paper = PAPER_TABLE6.get(level as usize);
+        row.push(paper.map(|p| format!("{:.1e}", p.1)).unwrap_or_else(|| "-".into()));
+        row.push(paper.map(|p| p.0.to_string()).unwrap_or_else(|| "-".into()));
+        rows.push(row);
+    }
+    Ok(Table {
         name: format!("{id}-table6"),
         title: "Table VI: average relative error of the f32 device system against the f64 host system (order 1)".into(),
         header,
         rows,
         notes: vec!["Entries whose f64 value is zero to round-off (|A| <= 1e-12 max|A|) are left out of the average.".into()],
-    }
+    })
 }
 
 pub(crate) fn fmt_count(v: f64) -> String {
@@ -113,46 +91,51 @@ pub(crate) fn fmt_count(v: f64) -> String {
     }
 }
 
-pub(crate) fn timings_table(id: &str, r: &Rows) -> Table {
-    // Serial CPU time per (level, order, mode), for speed-ups.
-    let mut serial: BTreeMap<(i64, i64), f64> = BTreeMap::new();
-    for i in 0..r.method.len() {
-        if r.ok(i) && r.method[i] == "cpu-serial" {
-            serial.insert((r.level[i] as i64, r.order[i] as i64), r.time[i]);
-        }
-    }
+pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportError> {
+    // Each verified row, joined with the serial CPU time of its (level, order) for speed-ups.
+    let serial = rows
+        .clone()
+        .filter(ok_warm().and(col("method").eq(lit("cpu-serial"))))
+        .group_by_stable([col("level"), col("order")])
+        .agg([col("time_median_s").last().alias("serial_s")]);
+    let mut args = JoinArgs::new(JoinType::Left);
+    args.maintain_order = MaintainOrderJoin::Left;
+    let keys = [col("level"), col("order")];
+    let df = frame::collect(rows.clone().filter(ok_any_mode()).join(serial, keys.clone(), keys, args))?;
+    let num = |c: &str| frame::nums(&df, c);
+    let (time, serial, setup, elements) = (num("time_median_s")?, num("serial_s")?, num("setup_s")?, num("elements")?);
+    let (threads, nodes, colors, order) = (num("threads")?, num("nodes")?, num("colors_used")?, num("order")?);
+    let (ci_low, ci_high, gbs) = (num("time_ci_low_s")?, num("time_ci_high_s")?, num("bandwidth_gbs")?);
+    let str = |c: &str| frame::strs(&df, c);
+    let (backend, device, precision, method, mode) = (str("backend")?, str("device")?, str("precision")?, str("method")?, str("mode")?);
     let mut rows = Vec::new();
-    for i in 0..r.method.len() {
-        if !r.ok_any_mode(i) {
-            continue;
-        }
-        let key = (r.level[i] as i64, r.order[i] as i64);
-        let base = serial.get(&key);
-        let speedup = base.map(|s| format!("{:.1}x", s / r.time[i])).unwrap_or_else(|| "-".into());
-        let with_setup = match (base, r.setup[i].is_finite()) {
-            (Some(s), true) => format!("{:.1}x", s / (r.time[i] + r.setup[i])),
+    for i in 0..df.height() {
+        let base = Some(serial[i]).filter(|s| s.is_finite());
+        let speedup = base.map(|s| format!("{:.1}x", s / time[i])).unwrap_or_else(|| "-".into());
+        let with_setup = match (base, setup[i].is_finite()) {
+            (Some(s), true) => format!("{:.1}x", s / (time[i] + setup[i])),
             _ => "-".into(),
         };
         rows.push(vec![
-            r.backend[i].clone(),
-            r.device[i].clone(),
-            r.precision[i].clone(),
-            r.method[i].clone(),
-            r.mode[i].clone(),
-            if r.backend[i] == "cpu" { format!("{:.0}", r.threads[i]) } else { "-".into() },
-            format!("{}", key.1),
-            format!("{}, {}", fmt_count(r.nodes[i]), fmt_count(r.elements[i])),
-            if r.colors_used[i] > 0.0 { format!("{}", r.colors_used[i]) } else { "-".into() },
-            format!("{:.4}", r.time[i] * 1e3),
-            if r.ci_high[i].is_finite() { format!("{:.1}", 50.0 * (r.ci_high[i] - r.ci_low[i]) / r.time[i]) } else { "-".into() },
-            fmt_num(r.time[i] / r.elements[i] * 1e9),
-            fmt_num(r.gbs[i]),
-            if r.setup[i].is_finite() { format!("{:.1}", r.setup[i] * 1e3) } else { "-".into() },
+            backend[i].clone(),
+            device[i].clone(),
+            precision[i].clone(),
+            method[i].clone(),
+            mode[i].clone(),
+            if backend[i] == "cpu" { format!("{:.0}", threads[i]) } else { "-".into() },
+            format!("{}", order[i] as i64),
+            format!("{}, {}", fmt_count(nodes[i]), fmt_count(elements[i])),
+            if colors[i] > 0.0 { format!("{}", colors[i]) } else { "-".into() },
+            format!("{:.4}", time[i] * 1e3),
+            if ci_high[i].is_finite() { format!("{:.1}", 50.0 * (ci_high[i] - ci_low[i]) / time[i]) } else { "-".into() },
+            fmt_num(time[i] / elements[i] * 1e9),
+            fmt_num(gbs[i]),
+            if setup[i].is_finite() { format!("{:.1}", setup[i] * 1e3) } else { "-".into() },
             speedup,
             with_setup,
         ]);
     }
-    Table {
+    Ok(Table {
         name: format!("{id}-timings"),
         title: "Assembly time (element kernels + accumulation into CSR; the Elem* and CPU methods also zero the outputs inside the timed region)".into(),
         header: [
@@ -184,49 +167,37 @@ pub(crate) fn timings_table(id: &str, r: &Rows) -> Table {
             "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
             "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic), checked against the dummy system.".into(),
         ],
-    }
+    })
 }
 
-pub(crate) fn dummy_speedup(id: &str, r: &Rows) -> Vec<Figure> {
-    // (precision) -> (method (backend)) -> order -> (full, dummy) time.
-    let mut t: BTreeMap<String, BTreeMap<String, BTreeMap<i64, (f64, f64)>>> = BTreeMap::new();
-    for i in 0..r.method.len() {
-        if !r.ok(i) || r.backend[i] == "cpu" {
-            continue;
+pub(crate) fn dummy_speedup(id: &str, rows: &LazyFrame) -> Result<Vec<Figure>, ReportError> {
+    // Each warm GPU kernel's time joined with its dummy's, per (precision, method, backend, order).
+    let gpu = rows.clone().filter(ok_warm().and(col("backend").neq(lit("cpu")))).with_columns([
+        col("method").str().strip_suffix(lit("-dummy")).alias("base"),
+        col("method").str().ends_with(lit("-dummy")).alias("dummy"),
+    ]);
+    let keys = [col("precision"), col("backend"), col("base"), col("order")];
+    let timed = |dummy: bool, name: &str| {
+        let which = if dummy { col("dummy") } else { col("dummy").not() };
+        gpu.clone().filter(which).group_by_stable(keys.clone()).agg([col("time_median_s").last().alias(name)])
+    };
+    let joined = timed(false, "full_s").join(timed(true, "dummy_s"), keys.clone(), keys.clone(), JoinArgs::new(JoinType::Inner));
+    let df = frame::collect(joined.filter(col("full_s").is_finite().and(col("dummy_s").is_finite())).sort(["order"], Default::default()))?;
+    let (base, backend) = (frame::strs(&df, "base")?, frame::strs(&df, "backend")?);
+    let df = frame::with_strs(df, "label", base.iter().zip(&backend).map(|(m, b)| format!("{m} ({b})")).collect())?;
+    let mut figures = Vec::new();
+    for by_prec in frame::groups(&df, &["precision"])? {
+        let prec = frame::first_str(&by_prec, "precision")?;
+        let mut series = Vec::new();
+        for s in frame::groups(&by_prec, &["label"])? {
+            let (order, full, dummy) = (frame::nums(&s, "order")?, frame::nums(&s, "full_s")?, frame::nums(&s, "dummy_s")?);
+            let points: Vec<(f64, f64)> = (0..s.height()).map(|i| (order[i], full[i] / dummy[i])).collect();
+            if points.len() > 1 {
+                series.push(Series { label: frame::first_str(&s, "label")?, points, reference: false });
+            }
         }
-        let (base, dummy) = match r.method[i].strip_suffix("-dummy") {
-            Some(b) => (b.to_string(), true),
-            None => (r.method[i].clone(), false),
-        };
-        let e = t
-            .entry(r.precision[i].clone())
-            .or_default()
-            .entry(format!("{base} ({})", r.backend[i]))
-            .or_default()
-            .entry(r.order[i] as i64)
-            .or_insert((f64::NAN, f64::NAN));
-        if dummy {
-            e.1 = r.time[i];
-        } else {
-            e.0 = r.time[i];
-        }
-    }
-    t.into_iter()
-        .filter_map(|(prec, methods)| {
-            let series: Vec<Series> = methods
-                .into_iter()
-                .map(|(label, by_order)| Series {
-                    label,
-                    points: by_order
-                        .into_iter()
-                        .filter(|(_, (f, d))| f.is_finite() && d.is_finite())
-                        .map(|(o, (f, d))| (o as f64, f / d))
-                        .collect(),
-                    reference: false,
-                })
-                .filter(|s| s.points.len() > 1)
-                .collect();
-            (!series.is_empty()).then(|| Figure {
+        if !series.is_empty() {
+            figures.push(Figure {
                 name: format!("{id}-dummy-speedup-{prec}"),
                 title: format!("Full over dummy element kernel time against order ({prec}); 1 = memory-bound"),
                 x_label: "element order".into(),
@@ -234,45 +205,55 @@ pub(crate) fn dummy_speedup(id: &str, r: &Rows) -> Vec<Figure> {
                 log_x: false,
                 log_y: false,
                 series,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    Ok(figures)
 }
 
-pub(crate) fn winners_table(id: &str, r: &Rows) -> Table {
+pub(crate) fn winners_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportError> {
     const PAPER_METHODS: [&str; 4] = ["elem-color", "global-nz", "shared-nz", "local-nz"];
-    // (backend, device, precision, level, order) -> (method, time) of full-kernel GPU rows.
-    let mut groups: BTreeMap<(String, String, String, i64, i64), Vec<(String, f64)>> = BTreeMap::new();
-    for i in 0..r.method.len() {
-        if !r.ok(i) || r.backend[i] == "cpu" || r.method[i].ends_with("dummy") {
-            continue;
-        }
-        let key = (r.backend[i].clone(), r.device[i].clone(), r.precision[i].clone(), r.level[i] as i64, r.order[i] as i64);
-        groups.entry(key).or_default().push((r.method[i].clone(), r.time[i]));
-    }
-    let best = |v: &[(String, f64)], paper_only: bool| {
-        v.iter()
-            .filter(|(m, _)| !paper_only || PAPER_METHODS.contains(&m.as_str()))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(m, t)| format!("{m} ({:.4} ms)", t * 1e3))
-            .unwrap_or_else(|| "-".into())
-    };
-    let rows = groups
-        .iter()
-        .map(|((backend, device, precision, level, order), v)| {
+    // The fastest full-kernel GPU method per (backend, device, precision, level, order), of the
+    // paper's four and of all.
+    let paper = frame::one_of("method", &PAPER_METHODS);
+    let fastest = || SortMultipleOptions::default().with_maintain_order(true);
+    let keys = ["backend", "device", "precision", "level", "order"];
+    let df = frame::collect(
+        rows.clone()
+            .filter(ok_warm().and(col("backend").neq(lit("cpu"))).and(col("method").str().ends_with(lit("dummy")).not()))
+            .group_by(keys.map(col))
+            .agg([
+                col("method")
+                    .filter(paper.clone())
+                    .sort_by([col("time_median_s").filter(paper.clone())], fastest())
+                    .first()
+                    .alias("paper_m"),
+                col("time_median_s").filter(paper).min().alias("paper_s"),
+                col("method").sort_by([col("time_median_s")], fastest()).first().alias("best_m"),
+                col("time_median_s").min().alias("best_s"),
+            ])
+            .sort(keys, Default::default()),
+    )?;
+    let str = |c: &str| frame::strs(&df, c);
+    let num = |c: &str| frame::nums(&df, c);
+    let (backend, device, precision, level, order) = (str("backend")?, str("device")?, str("precision")?, num("level")?, num("order")?);
+    let (paper_m, paper_s, best_m, best_s) = (str("paper_m")?, num("paper_s")?, str("best_m")?, num("best_s")?);
+    let cell = |m: &str, t: f64| if t.is_finite() { format!("{m} ({:.4} ms)", t * 1e3) } else { "-".into() };
+    let rows = (0..df.height())
+        .map(|i| {
             vec![
-                backend.clone(),
-                device.clone(),
-                precision.clone(),
-                level.to_string(),
-                order.to_string(),
-                best(v, true),
-                paper_winner(*order).to_string(),
-                best(v, false),
+                backend[i].clone(),
+                device[i].clone(),
+                precision[i].clone(),
+                (level[i] as i64).to_string(),
+                (order[i] as i64).to_string(),
+                cell(&paper_m[i], paper_s[i]),
+                paper_winner(order[i] as i64).to_string(),
+                cell(&best_m[i], best_s[i]),
             ]
         })
         .collect();
-    Table {
+    Ok(Table {
         name: format!("{id}-winners"),
         title: "Fastest method per order: the paper's four methods, the paper's own finding, and all methods".into(),
         header: [
@@ -292,42 +273,46 @@ pub(crate) fn winners_table(id: &str, r: &Rows) -> Table {
             "The paper: SharedNZ fastest up to order 3 and failing at order 5 (16 KiB shared memory); GlobalNZ fastest from order 4."
                 .into(),
         ],
-    }
+    })
 }
 
 /// One figure per (GPU backend, precision), as the paper's Figs. 12-14 have one per GPU: the
 /// full kernels (their dummies are in the dummy speed-up figure) and the f64 CPU baselines.
-pub(crate) fn figure_by(id: &str, r: &Rows, what: &str, x: impl Fn(usize) -> f64, x_label: &str, log_x: bool) -> Vec<Figure> {
-    let mut groups: BTreeMap<(String, String), BTreeMap<String, Vec<(f64, f64)>>> = BTreeMap::new();
-    let usable = |i: usize| r.ok(i) && r.elements[i].is_finite() && !r.method[i].ends_with("-dummy");
-    for i in (0..r.method.len()).filter(|&i| usable(i) && r.backend[i] != "cpu") {
-        let key = (r.backend[i].clone(), r.precision[i].clone());
-        groups.entry(key).or_default().entry(r.method[i].clone()).or_default().push((x(i), r.time[i] / r.elements[i] * 1e9));
-    }
-    let keys: Vec<(String, String)> = groups.keys().cloned().collect();
-    for i in (0..r.method.len()).filter(|&i| usable(i) && r.backend[i] == "cpu") {
-        for key in &keys {
-            let series = groups.entry(key.clone()).or_default().entry(format!("{} (CPU, f64)", r.method[i])).or_default();
-            series.push((x(i), r.time[i] / r.elements[i] * 1e9));
+pub(crate) fn figure_by(id: &str, rows: &LazyFrame, what: &str, x: &str, x_label: &str, log_x: bool) -> Result<Vec<Figure>, ReportError> {
+    let usable = ok_warm().and(col("elements").is_finite()).and(col("method").str().ends_with(lit("-dummy")).not());
+    let points = rows
+        .clone()
+        .filter(usable)
+        .with_columns([col(x).alias("x"), (col("time_median_s") / col("elements") * lit(1e9)).alias("y")])
+        .sort(["x"], SortMultipleOptions::default().with_maintain_order(true));
+    let gpu = frame::collect(points.clone().filter(col("backend").neq(lit("cpu"))))?;
+    let cpu = frame::collect(points.filter(col("backend").eq(lit("cpu"))))?;
+    let gpu_labels = frame::strs(&gpu, "method")?;
+    let gpu = frame::with_strs(gpu, "label", gpu_labels)?;
+    let cpu_labels = labels(&cpu, |_| " (CPU, f64)".into())?;
+    let cpu = frame::with_strs(cpu, "label", cpu_labels)?;
+    let mut figures = Vec::new();
+    for group in frame::groups(&gpu, &["backend", "precision"])? {
+        let (backend, prec) = (frame::first_str(&group, "backend")?, frame::first_str(&group, "precision")?);
+        // The CPU baselines join every GPU figure; stacking keeps the points in x order per series.
+        let mut all = group.vstack(&cpu).map_err(|e| ReportError::Column { column: "(stack)".into(), detail: e.to_string() })?;
+        all = frame::collect(all.lazy().sort(["x"], SortMultipleOptions::default().with_maintain_order(true)))?;
+        let mut series = Vec::new();
+        for s in frame::groups(&all, &["label"])? {
+            let (xs, ys) = (frame::nums(&s, "x")?, frame::nums(&s, "y")?);
+            series.push(Series { label: frame::first_str(&s, "label")?, points: xs.into_iter().zip(ys).collect(), reference: false });
+        }
+        if series.iter().any(|s| s.points.len() > 1) {
+            figures.push(Figure {
+                name: format!("{id}-time-vs-{what}-{backend}-{prec}"),
+                title: format!("Assembly time per element vs {x_label} ({backend}, {prec}; CPU in f64)"),
+                x_label: x_label.into(),
+                y_label: "ns per element".into(),
+                log_x,
+                log_y: true,
+                series,
+            });
         }
     }
-    groups
-        .into_iter()
-        .filter(|(_, s)| s.values().any(|v| v.len() > 1))
-        .map(|((backend, prec), series)| Figure {
-            name: format!("{id}-time-vs-{what}-{backend}-{prec}"),
-            title: format!("Assembly time per element vs {x_label} ({backend}, {prec}; CPU in f64)"),
-            x_label: x_label.into(),
-            y_label: "ns per element".into(),
-            log_x,
-            log_y: true,
-            series: series
-                .into_iter()
-                .map(|(label, mut pts)| {
-                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    Series { label, points: pts, reference: false }
-                })
-                .collect(),
-        })
-        .collect()
+    Ok(figures)
 }

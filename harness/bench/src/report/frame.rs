@@ -22,3 +22,98 @@ pub fn nums(df: &DataFrame, column: &str) -> Result<Vec<f64>, ReportError> {
     let ca = c.f64().map_err(|e| col_err(column, e))?;
     Ok(ca.iter().map(|v| v.unwrap_or(f64::NAN)).collect())
 }
+
+fn query_err(e: PolarsError) -> ReportError {
+    ReportError::Column { column: "(query)".into(), detail: e.to_string() }
+}
+
+/// Runs a lazy query.
+pub fn collect(query: LazyFrame) -> Result<DataFrame, ReportError> {
+    query.collect().map_err(query_err)
+}
+
+/// The frame with a null-free f64 column of NaN added for every named column it lacks, so that a
+/// query can read columns that older runs or other methods did not write.
+pub fn with_optional(df: &DataFrame, columns: &[&str]) -> LazyFrame {
+    let missing: Vec<Expr> = columns.iter().filter(|c| df.column(c).is_err()).map(|c| lit(f64::NAN).alias(*c)).collect();
+    let cast: Vec<Expr> = columns.iter().map(|c| col(*c).cast(DataType::Float64).fill_null(lit(f64::NAN))).collect();
+    let lf = df.clone().lazy();
+    let lf = if missing.is_empty() { lf } else { lf.with_columns(missing) };
+    lf.with_columns(cast)
+}
+
+/// `column` equals one of `values`.
+pub fn one_of(column: &str, values: &[&str]) -> Expr {
+    values.iter().fold(lit(false), |acc, v| acc.or(col(column).eq(lit(*v))))
+}
+
+/// The groups of rows with equal `keys`, in the keys' sorted order (rows keep their order within a
+/// group): a polars stable sort, then one slice per run of equal keys.
+pub fn groups(df: &DataFrame, keys: &[&str]) -> Result<Vec<DataFrame>, ReportError> {
+    if keys.is_empty() || df.height() == 0 {
+        return Ok(if df.height() == 0 { Vec::new() } else { vec![df.clone()] });
+    }
+    let by: Vec<PlSmallStr> = keys.iter().map(|k| PlSmallStr::from(*k)).collect();
+    let sorted = collect(df.clone().lazy().sort(by, SortMultipleOptions::default().with_maintain_order(true)))?;
+    let cols: Vec<&Column> = keys.iter().map(|k| sorted.column(k).map_err(|e| col_err(k, e))).collect::<Result<_, _>>()?;
+    let same = |a: usize, b: usize| cols.iter().all(|c| matches!((c.get(a), c.get(b)), (Ok(x), Ok(y)) if x == y));
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=sorted.height() {
+        if i == sorted.height() || !same(start, i) {
+            out.push(sorted.slice(start as i64, i - start));
+            start = i;
+        }
+    }
+    Ok(out)
+}
+
+/// The first value of a string column (empty for an empty frame).
+pub fn first_str(df: &DataFrame, column: &str) -> Result<String, ReportError> {
+    Ok(strs(df, column)?.into_iter().next().unwrap_or_default())
+}
+
+/// The first value of a numeric column (NaN for an empty frame).
+pub fn first_num(df: &DataFrame, column: &str) -> Result<f64, ReportError> {
+    Ok(nums(df, column)?.into_iter().next().unwrap_or(f64::NAN))
+}
+
+/// An error naming the first of `columns` that the frame lacks.
+pub fn require(df: &DataFrame, columns: &[&str]) -> Result<(), ReportError> {
+    for c in columns {
+        df.column(c).map_err(|e| col_err(c, e))?;
+    }
+    Ok(())
+}
+
+/// The frame with a string column added.
+pub fn with_strs(mut df: DataFrame, column: &str, values: Vec<String>) -> Result<DataFrame, ReportError> {
+    df.with_column(Column::new(column.into(), values)).map_err(|e| col_err(column, e))?;
+    Ok(df)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_sorted_by_key_and_keep_row_order_inside() {
+        let df = df! { "k" => ["b", "a", "b", "a", "c"], "n" => [1i64, 2, 1, 1, 3], "v" => [1.0, 2.0, 3.0, 4.0, 5.0] }.unwrap();
+        let g = groups(&df, &["k", "n"]).unwrap();
+        let got: Vec<(String, Vec<f64>)> =
+            g.iter().map(|g| (format!("{}{}", first_str(g, "k").unwrap(), first_num(g, "n").unwrap()), nums(g, "v").unwrap())).collect();
+        let want = [("a1", vec![4.0]), ("a2", vec![2.0]), ("b1", vec![1.0, 3.0]), ("c3", vec![5.0])];
+        assert_eq!(got, want.map(|(k, v)| (k.to_string(), v)));
+        assert!(groups(&df.slice(0, 0), &["k"]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn optional_columns_are_added_as_nan_and_required_ones_are_named() {
+        let df = df! { "a" => [1i64, 2] }.unwrap();
+        let out = collect(with_optional(&df, &["a", "b"])).unwrap();
+        assert_eq!(nums(&out, "a").unwrap(), vec![1.0, 2.0]);
+        assert!(nums(&out, "b").unwrap().iter().all(|v| v.is_nan()));
+        let err = require(&df, &["a", "zz"]).unwrap_err().to_string();
+        assert!(err.contains("zz"), "{err}");
+    }
+}
