@@ -1,6 +1,6 @@
 //! Partitions of a mesh into blocks of work: METIS k-way on the element dual graph or on the
-//! vertex graph, and the search for a part count whose largest part fits a limit (shared memory,
-//! a block's node budget).
+//! vertex graph, the search for a part count whose largest part fits a limit (shared memory, a
+//! block's node budget), and the greedy node blocking of Klöckner et al. that Pogo starts from.
 
 use rayon::prelude::*;
 
@@ -122,6 +122,76 @@ pub fn partition_until(
     Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
 }
 
+/// The node graph in CSR form (`xadj`, `adj`): two nodes are adjacent when an element holds both.
+pub fn node_graph(m: Elements) -> (Vec<usize>, Vec<u32>) {
+    let mut pairs: Vec<u64> = (0..m.len())
+        .into_par_iter()
+        .flat_map_iter(|e| {
+            let nodes = m.element(e);
+            nodes.iter().flat_map(move |&a| nodes.iter().filter(move |&&b| b != a).map(move |&b| ((a as u64) << 32) | b as u64))
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    pairs.dedup();
+    let mut xadj = vec![0usize; m.num_nodes + 1];
+    for &q in &pairs {
+        xadj[(q >> 32) as usize + 1] += 1;
+    }
+    for i in 0..m.num_nodes {
+        xadj[i + 1] += xadj[i];
+    }
+    (xadj, pairs.iter().map(|&q| q as u32).collect())
+}
+
+/// Greedy blocking (Klöckner et al., the "greedy partitioner" of Huthwaite 2014, section 3.1):
+/// blocks of at most `cap` nodes, each grown breadth-first over the node graph from one seed, so
+/// every block is connected. The next seed is the first unassigned node met on the previous
+/// block's frontier, so blocks lie next to each other; when a frontier is used up (a component
+/// is done), the lowest-numbered unassigned node. Returns each node's block.
+pub fn greedy_nodes(m: Elements, cap: usize) -> Vec<u32> {
+    assert!(cap > 0, "a block holds at least one node");
+    let (xadj, adj) = node_graph(m);
+    let n = m.num_nodes;
+    let mut block = vec![u32::MAX; n];
+    let (mut next_unassigned, mut blocks) = (0usize, 0u32);
+    let mut seed: Option<usize> = None;
+    let mut queue = std::collections::VecDeque::new();
+    loop {
+        let start = match seed.take().filter(|&s| block[s] == u32::MAX) {
+            Some(s) => s,
+            None => {
+                while next_unassigned < n && block[next_unassigned] != u32::MAX {
+                    next_unassigned += 1;
+                }
+                if next_unassigned == n {
+                    return block;
+                }
+                next_unassigned
+            }
+        };
+        let (b, mut size) = (blocks, 1);
+        blocks += 1;
+        block[start] = b;
+        queue.clear();
+        queue.push_back(start);
+        while let Some(v) = queue.pop_front() {
+            for &w in &adj[xadj[v]..xadj[v + 1]] {
+                let w = w as usize;
+                if block[w] != u32::MAX {
+                    continue;
+                }
+                if size == cap {
+                    seed = seed.or(Some(w));
+                    continue;
+                }
+                block[w] = b;
+                size += 1;
+                queue.push_back(w);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +231,53 @@ mod tests {
         assert!(w <= 40 && k >= 13 && part.len() == 512, "{k} parts, largest {w}");
         let e = partition_until(2, 3, 10, "elements", &|k| metis_elements(m, k, 2), &worst).unwrap_err();
         assert!(e.contains("at most 10") && e.contains("3 parts"), "{e}");
+    }
+
+    #[test]
+    fn greedy_blocks_cover_every_node_once_hold_at_most_cap_and_are_connected() {
+        let (nodes, nn) = grid(40);
+        let m = Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: nn };
+        let cap = 64;
+        let block = greedy_nodes(m, cap);
+        let nb = *block.iter().max().unwrap() as usize + 1;
+        let mut sizes = vec![0usize; nb];
+        block.iter().for_each(|&b| sizes[b as usize] += 1);
+        assert!(sizes.iter().all(|&s| (1..=cap).contains(&s)), "{sizes:?}");
+        assert!(nb >= nn.div_ceil(cap));
+        // Connected: a breadth-first search inside each block reaches all its nodes.
+        let (xadj, adj) = node_graph(m);
+        for b in 0..nb as u32 {
+            let first = block.iter().position(|&x| x == b).unwrap();
+            let mut seen = vec![false; nn];
+            let mut stack = vec![first];
+            seen[first] = true;
+            let mut reached = 0;
+            while let Some(v) = stack.pop() {
+                reached += 1;
+                for &w in &adj[xadj[v]..xadj[v + 1]] {
+                    if block[w as usize] == b && !seen[w as usize] {
+                        seen[w as usize] = true;
+                        stack.push(w as usize);
+                    }
+                }
+            }
+            assert_eq!(reached, sizes[b as usize], "block {b} is not connected");
+        }
+        // Efficiency (nodes over blocks x cap) on a square grid; the paper's greedy blocks reach
+        // 88% on the weld model at 512 nodes a block.
+        let eta = nn as f64 / (nb * cap) as f64;
+        assert!(eta > 0.6, "efficiency {eta}");
+    }
+
+    #[test]
+    fn greedy_node_graph_links_the_nodes_of_each_element() {
+        let nodes = [0u32, 1, 2, 2, 1, 3];
+        let m = Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: 5 };
+        let (xadj, adj) = node_graph(m);
+        let nb = |v: usize| adj[xadj[v]..xadj[v + 1]].to_vec();
+        assert_eq!((nb(0), nb(1), nb(3), nb(4)), (vec![1, 2], vec![0, 2, 3], vec![1, 2], vec![]));
+        // Node 4 is in no element: a block of its own.
+        let block = greedy_nodes(m, 3);
+        assert_eq!(block, vec![0, 0, 0, 1, 2]);
     }
 }
