@@ -11,6 +11,9 @@ QUICK    ?=
 BACKENDS ?=
 
 RUN_FLAGS := $(if $(QUICK),--quick) $(foreach b,$(BACKENDS),--backend $(b))
+# The full reproduction first compiles, on every core, the kernels the newest stored run compiled
+# (its kernels.json) into the disk kernel cache; PRECOMPILE= turns it off, PRECOMPILE=<run> picks.
+PRECOMPILE ?= $(lastword $(sort $(wildcard $(RESULTS)/*/kernels.json)))
 
 .PHONY: all build test reproduce validate devices bench gpu-bundle gpu-test fmt clean
 
@@ -28,6 +31,7 @@ test:
 
 reproduce: $(if $(shell command -v $(CARGO)),build)
 	$(HARNESS) validate experiments
+	$(if $(QUICK),,$(if $(PRECOMPILE),$(HARNESS) precompile $(PRECOMPILE) --any-device $(foreach b,$(filter-out cpu,$(BACKENDS)),--backend $(b))))
 	$(HARNESS) run experiments $(RUN_FLAGS) --out $(RESULTS) --report --plots $(PLOTS)
 
 validate: $(HARNESS)

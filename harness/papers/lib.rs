@@ -20,7 +20,7 @@ pub mod banas;
 pub mod bandwidth;
 pub mod cecka;
 
-pub use fembench_bench::{benchmark, cache, compare, experiment, publish, registry, report, results, runner};
+pub use fembench_bench::{benchmark, cache, compare, experiment, precompile, publish, registry, report, results, runner};
 pub use fembench_core::{real, stats, Backend, Precision};
 pub use fembench_device::{self as device, kernels, telemetry};
 pub use fembench_fem as fem;

@@ -53,6 +53,10 @@ enum Command {
         /// With --resume: continue a run made on another device, commit or harness version.
         #[arg(long, requires = "resume")]
         force: bool,
+        /// Start no new case after this many seconds; the run stops with every finished case
+        /// kept, and `--resume` continues it (a batch job's time limit).
+        #[arg(long, value_name = "SECONDS")]
+        stop_after: Option<f64>,
         /// Also write the report when the run ends.
         #[arg(long)]
         report: bool,
@@ -98,6 +102,22 @@ enum Command {
         /// Compare runs made on different devices or from different experiment files.
         #[arg(long)]
         force: bool,
+    },
+    /// Compile the kernels that stored runs compiled (their kernels.json) into the disk kernel
+    /// cache, in parallel on every core, ahead of a run that will load them.
+    Precompile {
+        /// Run folders or kernels.json files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only these backends (repeatable); default: every backend listed.
+        #[arg(long = "backend", value_name = "cuda|opencl")]
+        backends: Vec<Backend>,
+        /// Device index within each GPU backend.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Also compile programs that were listed for another device of the same backend.
+        #[arg(long)]
+        any_device: bool,
     },
     /// Build tables and figures from a stored run.
     Report {
@@ -167,13 +187,26 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
-        Command::Run { paths, backends, device, quick, out, resume, retry, force, report: with_report, plots } => {
+        Command::Run { paths, backends, device, quick, out, resume, retry, force, stop_after, report: with_report, plots } => {
+            if stop_after.is_some_and(|s| !(s >= 0.0 && s.is_finite())) {
+                eprintln!("error: --stop-after must be a number of seconds >= 0");
+                return ExitCode::from(2);
+            }
             let exps = match load(&paths) {
                 Ok(e) => e,
                 Err(code) => return code,
             };
-            let opts =
-                RunOptions { backends: backends.clone(), device_index: device, quick, out_dir: out, resume, retry, force, progress: true };
+            let opts = RunOptions {
+                backends: backends.clone(),
+                device_index: device,
+                quick,
+                out_dir: out,
+                resume,
+                retry,
+                force,
+                progress: true,
+                stop_after: stop_after.map(std::time::Duration::from_secs_f64),
+            };
             match runner::run(&exps, &opts) {
                 Ok(s) => {
                     if s.devices_reopened > 0 && s.rows_skipped > 0 {
@@ -188,6 +221,15 @@ fn main() -> ExitCode {
                         s.rows_failed,
                         s.rows_skipped
                     );
+                    if s.cases_left > 0 {
+                        println!(
+                            "stopped after {:.0} s with {} cases left: continue with `harness run ... --resume {}`",
+                            stop_after.unwrap_or_default(),
+                            s.cases_left,
+                            s.run_dir.display()
+                        );
+                        return ExitCode::from(3);
+                    }
                     if with_report {
                         return write_report(&s.run_dir, &plots);
                     }
@@ -200,6 +242,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Report { run_dir, plots } => write_report(&run_dir, &plots),
+        Command::Precompile { paths, backends, device, any_device } => precompile(&paths, &backends, device, any_device),
         Command::Compare { base, new, threshold, experiments, format, all, fail_on, force } => {
             if !(threshold >= 0.0 && threshold < 100.0) {
                 eprintln!("error: --threshold must be a percentage in [0, 100) (got {threshold})");
@@ -275,6 +318,45 @@ fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
             eprintln!("error: writing {}: {e}", out.display());
             ExitCode::FAILURE
         }
+    }
+}
+
+fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_device: bool) -> ExitCode {
+    let done = match fembench::precompile::precompile(&REGISTRY, paths, backends, device, any_device) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut failed = false;
+    for d in done {
+        let backend = d.backend.map(|b| b.as_str()).unwrap_or("?");
+        if let Some(why) = d.unavailable {
+            println!("{backend}: not compiled ({why})");
+            continue;
+        }
+        println!(
+            "{backend} ({}): {} programs, {} compiled, {} already cached, {} failed, in {:.1} s",
+            d.device,
+            d.jobs,
+            d.compiled,
+            d.cached,
+            d.failed.len(),
+            d.seconds
+        );
+        for f in &d.unknown_files {
+            println!("  {f}: not a kernel file of this build; skipped");
+        }
+        for (file, e) in &d.failed {
+            eprintln!("  error: {file}: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -146,3 +146,27 @@ fn acoo_methods_solve_the_capacitor_on_cuda() {
     // a-fem 5 stages + total, ebe-v1 3 + total, ebe-v2 2 + total, csr-atomic 2 + total.
     assert_eq!(s.rows_ok, 6 + 4 + 3 + 3);
 }
+
+/// NVRTC compiles a list of programs on all cores into the disk cache; a program new to the
+/// cache is compiled, then found there, and a broken one fails alone.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn cuda_precompiles_in_parallel_into_the_cache() {
+    let dev = device::open(Backend::Cuda, 0).unwrap();
+    let unique =
+        format!("{}{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let source = fembench::REGISTRY.kernels().into_iter().find(|k| k.file == "bandwidth.kern").unwrap();
+    let broken = KernelSource { file: "broken.kern", text: "KERNEL void k(GLOBAL real *x) { x[0] = undeclared_name; }" };
+    let defines = |p| Defines::for_precision(p).with("FB_TEST_UNIQUE", &unique);
+    let jobs = vec![
+        (source, defines(fembench::Precision::F32)),
+        (source, defines(fembench::Precision::F64)),
+        (broken, defines(fembench::Precision::F32)),
+    ];
+    let first = dev.precompile(&jobs);
+    assert!(matches!(first[..], [Ok(true), Ok(true), Err(DeviceError::Compile { .. })]), "{first:?}");
+    if fembench::device::kernel_cache::dir().is_some() {
+        let again = dev.precompile(&jobs[..2]);
+        assert!(matches!(again[..], [Ok(false), Ok(false)]), "{again:?}");
+    }
+}

@@ -214,3 +214,37 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
     }
     assert_eq!(methods.len(), 6, "{methods:?}");
 }
+
+/// A run lists the programs it compiled (kernels.json); `precompile` compiles such a list into
+/// the disk cache (a program new to the cache is compiled, then found there), and reads the list
+/// of a stored run back.
+#[test]
+fn a_runs_kernel_list_is_kept_and_precompiles() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    // A program no cache has seen: a definition unique to this test run.
+    let unique =
+        format!("{}{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let source = fembench::REGISTRY.kernels().into_iter().find(|k| k.file == "bandwidth.kern").unwrap();
+    let jobs = vec![(source, Defines::for_precision(fembench::Precision::F32).with("FB_TEST_UNIQUE", unique))];
+    assert!(matches!(dev.precompile(&jobs)[..], [Ok(true)]), "a new program is compiled");
+    let again = dev.precompile(&jobs);
+    if fembench::device::kernel_cache::dir().is_some() {
+        assert!(matches!(again[..], [Ok(false)]), "then found in the cache: {again:?}");
+    }
+    drop(dev);
+    let exp = load(&common::experiments_dir().join("device-bandwidth.yaml")).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::OpenCl], quick: true, out_dir: out.path().into(), ..Default::default() };
+    let s = run(&[exp], &opts).unwrap();
+    let listed = RunDir::open(&s.run_dir).unwrap().read_kernels().unwrap();
+    assert!(listed.iter().any(|r| r.file == "bandwidth.kern" && r.backend == Backend::OpenCl), "{listed:?}");
+    let done = fembench::precompile::precompile(&fembench::REGISTRY, &[s.run_dir.clone()], &[], 0, false).unwrap();
+    let d = &done[0];
+    assert_eq!(done.len(), 1);
+    assert!(d.failed.is_empty() && d.unknown_files.is_empty(), "{d:?}");
+    assert_eq!(d.compiled + d.cached, d.jobs);
+    assert!(d.jobs > 0 && d.jobs <= listed.len());
+    let missing = fembench::precompile::precompile(&fembench::REGISTRY, &[out.path().join("nowhere")], &[], 0, false).unwrap_err();
+    assert!(missing.contains("nowhere"), "{missing}");
+}

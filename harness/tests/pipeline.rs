@@ -111,6 +111,20 @@ fn parts(run_dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// `stop_after` (a batch job's limit) starts no case once it has run out; the run folder then
+/// resumes where it stopped.
+#[test]
+fn a_run_stopped_by_its_time_limit_resumes_where_it_stopped() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
+    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    assert_eq!((s.cases_run, s.cases_left), (0, 32));
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let again = run(&[load(&path).unwrap()], &opts).unwrap();
+    assert_eq!((again.cases_run, again.cases_left, again.rows_ok), (32, 0, 32));
+}
+
 #[test]
 fn resume_runs_only_missing_cases() {
     let out = tempfile::tempdir().unwrap();

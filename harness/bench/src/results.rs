@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::experiment::{ParamValue, Params};
+use fembench_device::kernel_cache::Request;
 use fembench_device::DeviceInfo;
 
 /// How a case ended.
@@ -324,6 +325,12 @@ pub enum ResultsError {
     NotARun(PathBuf),
 }
 
+/// A `kernels.json` file of compilations.
+pub fn read_kernels(p: &Path) -> Result<Vec<Request>, ResultsError> {
+    let text = fs::read_to_string(p).map_err(io(p))?;
+    serde_json::from_str(&text).map_err(|source| ResultsError::Json { path: p.to_path_buf(), source })
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
     move |source| ResultsError::Io { path: path.to_path_buf(), source }
 }
@@ -449,6 +456,29 @@ impl RunDir {
         let p = self.path.join("meta.json");
         let text = serde_json::to_string_pretty(meta).map_err(|source| ResultsError::Json { path: p.clone(), source })?;
         write_atomic(&p, text.as_bytes())
+    }
+
+    /// The kernel compilations this run asked for (`kernels.json`), for `harness precompile`.
+    pub fn read_kernels(&self) -> Result<Vec<Request>, ResultsError> {
+        read_kernels(&self.path.join("kernels.json"))
+    }
+
+    /// Adds compilations to `kernels.json` (a resumed run keeps the earlier ones); written only
+    /// when something is new.
+    pub fn add_kernels(&self, requests: &[Request]) -> Result<(), ResultsError> {
+        let p = self.path.join("kernels.json");
+        let old: BTreeSet<Request> = if p.exists() { read_kernels(&p)?.into_iter().collect() } else { BTreeSet::new() };
+        let all: BTreeSet<Request> = old.iter().cloned().chain(requests.iter().cloned()).collect();
+        if all.len() == old.len() && p.exists() {
+            return Ok(());
+        }
+        // One compilation a line.
+        let lines: Vec<String> = all
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()
+            .map_err(|source| ResultsError::Json { path: p.clone(), source })?;
+        write_atomic(&p, format!("[\n{}\n]\n", lines.join(",\n")).as_bytes())
     }
 
     pub fn save_experiment(&self, id: &str, text: &str) -> Result<PathBuf, ResultsError> {

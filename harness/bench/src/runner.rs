@@ -12,7 +12,7 @@ use crate::benchmark::{CaseCtx, CaseError, Experiment, Measured, ModuleCache, Ta
 use crate::experiment::Params;
 use crate::results::{now_string, ExperimentRecord, ResultsError, Row, RunDir, RunMeta, Status};
 use fembench_core::Precision;
-use fembench_device::{self as device, Backend, Device};
+use fembench_device::{self as device, kernel_cache, Backend, Device};
 use fembench_measure::CacheFlusher;
 
 #[derive(Debug, Clone, Default)]
@@ -32,6 +32,9 @@ pub struct RunOptions {
     pub force: bool,
     /// Show a progress bar (off in tests).
     pub progress: bool,
+    /// Start no new case after this long (a batch job's time limit): the run stops cleanly,
+    /// every finished case kept, and `--resume` continues it.
+    pub stop_after: Option<std::time::Duration>,
 }
 
 /// The commit this harness was built from (`-dirty` when the tree had changes).
@@ -51,6 +54,8 @@ pub struct RunSummary {
     /// The driver may refuse a new context in this process; a new process then runs the
     /// skipped cases (`harness run` does this itself).
     pub devices_reopened: usize,
+    /// Cases left unstarted because `stop_after` ran out.
+    pub cases_left: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +167,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     let mut cases = Vec::new();
     let mut skipped_done = 0;
     let mut summary = RunSummary { run_dir: run.path.clone(), ..Default::default() };
+    let mut noted_kernels = 0usize;
     for (ei, e) in experiments.iter().enumerate() {
         if !opts.retry.is_empty() {
             let again: BTreeSet<String> =
@@ -222,7 +228,12 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
 
     let mut opened: BTreeMap<Backend, Opened> = BTreeMap::new();
     let telemetry = fembench_device::telemetry::Telemetry::open();
-    for case in &cases {
+    let run_start = std::time::Instant::now();
+    for (ci, case) in cases.iter().enumerate() {
+        if opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit) {
+            summary.cases_left = cases.len() - ci;
+            break;
+        }
         let e = &experiments[case.exp];
         bar.set_message(format!("{} {}", e.id(), case.id));
         let target = opened.entry(case.backend).or_insert_with(|| open_backend(case.backend, device_index, &mut meta));
@@ -305,6 +316,11 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
         run.write_case(e.id(), &rows)?;
         run.clear_started(e.id(), &case.id)?;
+        let compiled = kernel_cache::requests();
+        if compiled.len() != noted_kernels {
+            run.add_kernels(&compiled)?;
+            noted_kernels = compiled.len();
+        }
         // After a sticky error (an illegal address poisons a CUDA context for good) the device
         // is opened again, so the rest of the run is not lost.
         if failed_on_gpu {

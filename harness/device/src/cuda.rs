@@ -111,6 +111,22 @@ pub fn compile_ptx(source: &KernelSource, defines: &Defines, arch: &'static str)
     Ok(ptx.to_src())
 }
 
+/// PTX from the disk cache, or compiled by NVRTC and stored there (true when compiled now). No
+/// GPU is touched, so many may run at once.
+fn cached_ptx(source: &KernelSource, defines: &Defines, arch: &'static str) -> DeviceResult<(Ptx, bool)> {
+    let opts = CompileOptions { arch: Some(arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
+    let unit = translation_unit(Backend::Cuda, source);
+    let nvrtc = nvrtc_version().unwrap_or_default();
+    let options = opts.options.join(" ");
+    let key = kernel_cache::key(&[b"cuda", unit.as_bytes(), options.as_bytes(), arch.as_bytes(), nvrtc.as_bytes()]);
+    if let Some(text) = kernel_cache::load(&key, "ptx").and_then(|b| String::from_utf8(b).ok()) {
+        return Ok((Ptx::from_src(text), false));
+    }
+    let ptx = cudarc::nvrtc::compile_ptx_with_opts(unit, opts).map_err(|e| compile_error(source, e))?;
+    kernel_cache::store(&key, "ptx", ptx.to_src().as_bytes());
+    Ok((ptx, true))
+}
+
 fn compile_error(source: &KernelSource, e: CompileError) -> DeviceError {
     match e {
         CompileError::CompileError { nvrtc, options, log } => DeviceError::Compile {
@@ -286,22 +302,21 @@ impl Device for CudaDevice {
     }
 
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
-        let opts =
-            CompileOptions { arch: Some(self.arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
-        let unit = translation_unit(Backend::Cuda, source);
-        let nvrtc = nvrtc_version().unwrap_or_default();
-        let options = opts.options.join(" ");
-        let key = kernel_cache::key(&[b"cuda", unit.as_bytes(), options.as_bytes(), self.arch.as_bytes(), nvrtc.as_bytes()]);
-        let ptx = match kernel_cache::load(&key, "ptx").and_then(|b| String::from_utf8(b).ok()) {
-            Some(text) => Ptx::from_src(text),
-            None => {
-                let ptx = cudarc::nvrtc::compile_ptx_with_opts(unit, opts).map_err(|e| compile_error(source, e))?;
-                kernel_cache::store(&key, "ptx", ptx.to_src().as_bytes());
-                ptx
-            }
-        };
+        kernel_cache::note(kernel_cache::Request {
+            backend: Backend::Cuda,
+            device: self.info.name.clone(),
+            file: source.file.into(),
+            defines: defines.0.clone(),
+        });
+        let (ptx, _) = cached_ptx(source, defines, self.arch)?;
         let module = self.ctx.load_module(ptx).map_err(api("cuModuleLoadData"))?;
         Ok(Module { file: source.file, inner: ModuleInner::Cuda(module) })
+    }
+
+    fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
+        use rayon::prelude::*;
+        let arch = self.arch;
+        jobs.par_iter().map(|(source, defines)| cached_ptx(source, defines, arch).map(|(_, compiled)| compiled)).collect()
     }
 
     fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel> {

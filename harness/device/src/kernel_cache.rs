@@ -10,10 +10,40 @@
 //! `~/.cache/fembench/kernels`. `FEMBENCH_KERNEL_CACHE=off` turns it off. Writes are atomic
 //! (temporary file, then rename), so two processes can share the folder; a cache that cannot be
 //! written only costs the compilation again.
+//!
+//! Every compilation a process asks for is also noted ([`note`], [`requests`]); the runner keeps
+//! them in the run folder (`kernels.json`), and `harness precompile` compiles a stored run's list
+//! ahead of a new run, in parallel, into this cache (a fresh machine's `make reproduce` then pays
+//! the compilers on all cores at once instead of one case at a time).
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
+use fembench_core::Backend;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+/// One compilation: backend, device (by name), kernel file and `-D` definitions.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Request {
+    pub backend: Backend,
+    pub device: String,
+    pub file: String,
+    pub defines: Vec<(String, String)>,
+}
+
+static REQUESTS: Mutex<BTreeSet<Request>> = Mutex::new(BTreeSet::new());
+
+/// Notes a compilation this process asked for.
+pub fn note(request: Request) {
+    REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).insert(request);
+}
+
+/// Every compilation this process asked for, sorted.
+pub fn requests() -> Vec<Request> {
+    REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
+}
 
 /// The cache folder, or None when turned off or no home is known.
 pub fn dir() -> Option<PathBuf> {

@@ -199,29 +199,22 @@ impl Device for OpenClDevice {
     }
 
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
-        let options = defines.options();
-        let joined = options.join(" ");
-        let text = translation_unit(Backend::OpenCl, source);
-        let i = &self.info;
-        let target = format!("{}|{}|{}|{}", i.platform, i.name, i.driver_version, i.runtime_version);
-        let key = kernel_cache::key(&[b"opencl", text.as_bytes(), joined.as_bytes(), target.as_bytes()]);
-        if let Some(binary) = kernel_cache::load(&key, "clbin") {
-            // SAFETY: the program is made for this context's own device.
-            let cached = unsafe { Program::create_from_binary(&self.context, &[self.device.id()], &[&binary]) }
-                .and_then(|mut p| p.build(&[self.device.id()], &joined).map(|_| p));
-            if let Ok(program) = cached {
-                return Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) });
-            }
-        }
-        let mut program = Program::create_from_source(&self.context, &text).map_err(api("clCreateProgramWithSource"))?;
-        if let Err(e) = program.build(&[self.device.id()], &joined) {
-            let log = program.get_build_log(self.device.id()).unwrap_or_default();
-            return Err(DeviceError::Compile { backend: Backend::OpenCl, file: source.file.into(), options, status: e.to_string(), log });
-        }
-        if let Some(binary) = program.get_binaries().ok().and_then(|b| b.into_iter().next()) {
-            kernel_cache::store(&key, "clbin", &binary);
-        }
+        kernel_cache::note(kernel_cache::Request {
+            backend: Backend::OpenCl,
+            device: self.info.name.clone(),
+            file: source.file.into(),
+            defines: defines.0.clone(),
+        });
+        let (program, _) = cached_program(&self.context, &self.device, &self.info, source, defines)?;
         Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) })
+    }
+
+    fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
+        use rayon::prelude::*;
+        let (context, device, info) = (&self.context, &self.device, &self.info);
+        jobs.par_iter()
+            .map(|(source, defines)| cached_program(context, device, info, source, defines).map(|(_, compiled)| compiled))
+            .collect()
     }
 
     fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel> {
@@ -359,4 +352,37 @@ impl Device for OpenClDevice {
     fn allocation_note(&self) -> &'static str {
         "clCreateBuffer and a one-byte blocking write to each buffer (drivers allocate at first use)"
     }
+}
+
+/// A built program from the cached binary, or built from source and its binary stored (true
+/// when compiled now). OpenCL contexts may be used from several threads at once.
+fn cached_program(
+    context: &Context,
+    device: &ClDevice,
+    i: &DeviceInfo,
+    source: &KernelSource,
+    defines: &Defines,
+) -> DeviceResult<(Program, bool)> {
+    let options = defines.options();
+    let joined = options.join(" ");
+    let text = translation_unit(Backend::OpenCl, source);
+    let target = format!("{}|{}|{}|{}", i.platform, i.name, i.driver_version, i.runtime_version);
+    let key = kernel_cache::key(&[b"opencl", text.as_bytes(), joined.as_bytes(), target.as_bytes()]);
+    if let Some(binary) = kernel_cache::load(&key, "clbin") {
+        // SAFETY: the program is made for this context's own device.
+        let cached = unsafe { Program::create_from_binary(context, &[device.id()], &[&binary]) }
+            .and_then(|mut p| p.build(&[device.id()], &joined).map(|_| p));
+        if let Ok(program) = cached {
+            return Ok((program, false));
+        }
+    }
+    let mut program = Program::create_from_source(context, &text).map_err(api("clCreateProgramWithSource"))?;
+    if let Err(e) = program.build(&[device.id()], &joined) {
+        let log = program.get_build_log(device.id()).unwrap_or_default();
+        return Err(DeviceError::Compile { backend: Backend::OpenCl, file: source.file.into(), options, status: e.to_string(), log });
+    }
+    if let Some(binary) = program.get_binaries().ok().and_then(|b| b.into_iter().next()) {
+        kernel_cache::store(&key, "clbin", &binary);
+    }
+    Ok((program, true))
 }
