@@ -19,7 +19,8 @@ else
   target/release/harness run experiments --out results --stop-after "$STOP_AFTER" > "$OUT/run.log" 2>&1
 fi
 rc=$?
-run=${RESUME:-$(ls -td results/2026*/ | head -1)}
+# The run folder as the harness names it ("run <folder>: ..."), not a guess from the listing.
+run=${RESUME:-$(sed -n 's/^run \(.*\): [0-9]* cases.*/\1/p' "$OUT/run.log" | tail -1)}
 echo "run $run: exit $rc after $(( $(date +%s) - start )) s"
 grep -v "^\s*$" "$OUT/run.log" | grep -v "^FAILED" | tail -4
 tar czf "$OUT/run.tgz" "$run"

@@ -316,8 +316,8 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
         run.write_case(e.id(), &rows)?;
         run.clear_started(e.id(), &case.id)?;
-        let compiled = kernel_cache::requests();
-        if compiled.len() != noted_kernels {
+        if kernel_cache::request_count() != noted_kernels {
+            let compiled = kernel_cache::requests();
             run.add_kernels(&compiled)?;
             noted_kernels = compiled.len();
         }

@@ -240,10 +240,8 @@ pub trait Device {
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module>;
     /// Compiles these programs into the disk kernel cache ahead of the cases that will load
     /// them, in parallel where the backend allows; one result per job, `Ok(true)` when it was
-    /// compiled now and `Ok(false)` when the cache had it. The default compiles nothing.
-    fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
-        jobs.iter().map(|_| Ok(false)).collect()
-    }
+    /// compiled now and `Ok(false)` when the cache had it.
+    fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>>;
     fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel>;
     /// Enqueues a launch; errors found only at execution surface at the next synchronisation.
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()>;

@@ -106,23 +106,30 @@ pub fn compile_ptx(source: &KernelSource, defines: &Defines, arch: &'static str)
     if !nvrtc_present() {
         return Err(DeviceError::Unavailable { backend: Backend::Cuda, reason: "no NVRTC library (libnvrtc.so) could be loaded".into() });
     }
-    let opts = CompileOptions { arch: Some(arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), opts).map_err(|e| compile_error(source, e))?;
-    Ok(ptx.to_src())
+    Ok(nvrtc(source, defines, arch)?.to_src())
+}
+
+fn nvrtc_options(source: &KernelSource, defines: &Defines, arch: &'static str) -> CompileOptions {
+    CompileOptions { arch: Some(arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() }
+}
+
+/// One NVRTC compilation, no cache.
+fn nvrtc(source: &KernelSource, defines: &Defines, arch: &'static str) -> DeviceResult<Ptx> {
+    cudarc::nvrtc::compile_ptx_with_opts(translation_unit(Backend::Cuda, source), nvrtc_options(source, defines, arch))
+        .map_err(|e| compile_error(source, e))
 }
 
 /// PTX from the disk cache, or compiled by NVRTC and stored there (true when compiled now). No
 /// GPU is touched, so many may run at once.
 fn cached_ptx(source: &KernelSource, defines: &Defines, arch: &'static str) -> DeviceResult<(Ptx, bool)> {
-    let opts = CompileOptions { arch: Some(arch), options: defines.options(), name: Some(source.file.to_string()), ..Default::default() };
     let unit = translation_unit(Backend::Cuda, source);
-    let nvrtc = nvrtc_version().unwrap_or_default();
-    let options = opts.options.join(" ");
-    let key = kernel_cache::key(&[b"cuda", unit.as_bytes(), options.as_bytes(), arch.as_bytes(), nvrtc.as_bytes()]);
+    let version = nvrtc_version().unwrap_or_default();
+    let options = nvrtc_options(source, defines, arch).options.join(" ");
+    let key = kernel_cache::key(&[b"cuda", unit.as_bytes(), options.as_bytes(), arch.as_bytes(), version.as_bytes()]);
     if let Some(text) = kernel_cache::load(&key, "ptx").and_then(|b| String::from_utf8(b).ok()) {
         return Ok((Ptx::from_src(text), false));
     }
-    let ptx = cudarc::nvrtc::compile_ptx_with_opts(unit, opts).map_err(|e| compile_error(source, e))?;
+    let ptx = nvrtc(source, defines, arch)?;
     kernel_cache::store(&key, "ptx", ptx.to_src().as_bytes());
     Ok((ptx, true))
 }

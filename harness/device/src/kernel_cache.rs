@@ -40,6 +40,11 @@ pub fn note(request: Request) {
     REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).insert(request);
 }
 
+/// How many distinct compilations this process asked for.
+pub fn request_count() -> usize {
+    REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).len()
+}
+
 /// Every compilation this process asked for, sorted.
 pub fn requests() -> Vec<Request> {
     REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()

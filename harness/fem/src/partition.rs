@@ -48,31 +48,9 @@ pub fn metis_nodes(m: Elements, nparts: usize) -> Result<Vec<i32>, String> {
     let nv = verts.len();
     let mut vpart = vec![0 as metis::Idx; nv];
     if nparts > 1 {
-        let mut edges: Vec<u64> = (0..m.len())
-            .into_par_iter()
-            .flat_map_iter(|e| {
-                let c: Vec<u64> = m.corners_of(e).iter().map(|&v| vid[v as usize] as u64).collect();
-                let mut pairs = Vec::with_capacity(c.len() * c.len());
-                for &a in &c {
-                    for &b in &c {
-                        if a != b {
-                            pairs.push((a << 32) | b);
-                        }
-                    }
-                }
-                pairs
-            })
-            .collect();
-        edges.par_sort_unstable();
-        edges.dedup();
-        let mut xadj = vec![0 as metis::Idx; nv + 1];
-        for &q in &edges {
-            xadj[(q >> 32) as usize + 1] += 1;
-        }
-        for i in 0..nv {
-            xadj[i + 1] += xadj[i];
-        }
-        let adjncy: Vec<metis::Idx> = edges.iter().map(|&q| (q & 0xffff_ffff) as metis::Idx).collect();
+        let (xadj, adj) = adjacency(nv, m.len(), |e| m.corners_of(e).iter().map(|&v| vid[v as usize]).collect());
+        let xadj: Vec<metis::Idx> = xadj.into_iter().map(|x| x as metis::Idx).collect();
+        let adjncy: Vec<metis::Idx> = adj.into_iter().map(|v| v as metis::Idx).collect();
         metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
             .map_err(|e| format!("METIS graph: {e}"))?
             .part_kway(&mut vpart)
@@ -122,25 +100,35 @@ pub fn partition_until(
     Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
 }
 
-/// The node graph in CSR form (`xadj`, `adj`): two nodes are adjacent when an element holds both.
-pub fn node_graph(m: Elements) -> (Vec<usize>, Vec<u32>) {
-    let mut pairs: Vec<u64> = (0..m.len())
+/// A graph in CSR form (`xadj`, `adj`) over `n` vertices: two vertices are adjacent when the
+/// vertex list of some element (`members(e)`, e < `ne`) holds both.
+fn adjacency(n: usize, ne: usize, members: impl Fn(usize) -> Vec<u32> + Sync) -> (Vec<usize>, Vec<u32>) {
+    let mut pairs: Vec<u64> = (0..ne)
         .into_par_iter()
         .flat_map_iter(|e| {
-            let nodes = m.element(e);
-            nodes.iter().flat_map(move |&a| nodes.iter().filter(move |&&b| b != a).map(move |&b| ((a as u64) << 32) | b as u64))
+            let c = members(e);
+            let mut p = Vec::with_capacity(c.len() * c.len());
+            for &a in &c {
+                p.extend(c.iter().filter(|&&b| b != a).map(|&b| ((a as u64) << 32) | b as u64));
+            }
+            p
         })
         .collect();
     pairs.par_sort_unstable();
     pairs.dedup();
-    let mut xadj = vec![0usize; m.num_nodes + 1];
+    let mut xadj = vec![0usize; n + 1];
     for &q in &pairs {
         xadj[(q >> 32) as usize + 1] += 1;
     }
-    for i in 0..m.num_nodes {
+    for i in 0..n {
         xadj[i + 1] += xadj[i];
     }
     (xadj, pairs.iter().map(|&q| q as u32).collect())
+}
+
+/// The node graph in CSR form (`xadj`, `adj`): two nodes are adjacent when an element holds both.
+pub fn node_graph(m: Elements) -> (Vec<usize>, Vec<u32>) {
+    adjacency(m.num_nodes, m.len(), |e| m.element(e).to_vec())
 }
 
 /// Greedy blocking (Klöckner et al., the "greedy partitioner" of Huthwaite 2014, section 3.1):

@@ -405,6 +405,9 @@ mod tests {
             fn compile(&self, _: &kernels::KernelSource, _: &Defines) -> DeviceResult<fembench_device::Module> {
                 unimplemented!()
             }
+            fn precompile(&self, _: &[(kernels::KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
+                unimplemented!()
+            }
             fn kernel(&self, _: &fembench_device::Module, _: &str) -> DeviceResult<Kernel> {
                 unimplemented!()
             }
