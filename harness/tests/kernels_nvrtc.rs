@@ -100,3 +100,24 @@ fn every_cecka_kernel_compiles_for_every_order() {
         }
     }
 }
+
+/// Every Sanfui-Sharma kernel for every format, race strategy and precision (the defines the
+/// host passes).
+#[test]
+fn every_sanfui_kernel_compiles_for_every_format() {
+    if !common::nvrtc_available() {
+        return;
+    }
+    for format in 0..5usize {
+        for atomic in [0u8, 1] {
+            for precision in [Precision::F32, Precision::F64] {
+                let defines = Defines::for_precision(precision).with("FORMAT", format).with("ATOMIC", atomic);
+                let ptx = cuda::compile_ptx(&fembench::sanfui::gpu::SANFUI, &defines, "compute_90")
+                    .unwrap_or_else(|e| panic!("format {format} atomic {atomic} {precision}: {e}"));
+                for name in ["sanfui_elements", "sanfui_symbolic", "sanfui_numeric", "sanfui_elem_atomic"] {
+                    assert!(ptx.contains(&format!(".entry {name}(")), "{name}: format {format} atomic {atomic} {precision}");
+                }
+            }
+        }
+    }
+}

@@ -187,14 +187,7 @@ fn banas_variants_match_the_reference_on_opencl() {
 
 #[test]
 fn acoo_methods_solve_the_capacitor_on_opencl() {
-    let _turn = common::opencl_turn();
-    let Some(dev) = common::opencl_device() else { return };
-    drop(dev);
-    let exp = load(&common::experiments_dir().join("acoo-capacitor.yaml")).unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let opts = RunOptions { backends: vec![Backend::OpenCl, Backend::Cpu], quick: true, out_dir: out.path().into(), ..Default::default() };
-    let summary = run(&[exp], &opts).unwrap();
-    let df = RunDir::open(&summary.run_dir).unwrap().read_experiment("acoo-capacitor").unwrap().unwrap();
+    let Some(df) = common::quick_rows_on_opencl("acoo-capacitor.yaml", "acoo-capacitor") else { return };
     let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
     let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
     let (status, method, metric, reason) = (strs("status"), strs("method"), strs("metric"), strs("reason"));
@@ -213,6 +206,29 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
         methods.insert(method[i].clone());
     }
     assert_eq!(methods.len(), 6, "{methods:?}");
+}
+
+/// The ten symbolic + numeric combinations, the baseline and the CPU addto, f32 and f64, each
+/// read through the indices its symbolic kernel wrote and equal to the f64 reference within its
+/// precision's bound.
+#[test]
+fn sanfui_formats_match_the_reference_on_opencl() {
+    let Some(df) = common::quick_rows_on_opencl("sanfui-formats.yaml", "sanfui-formats") else { return };
+    let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
+    let (status, method, metric, reason, precision) = (strs("status"), strs("method"), strs("metric"), strs("reason"), strs("precision"));
+    let (error, nnz, eq6) = (nums("error"), nums("nnz"), nums("eq6_nnz"));
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..df.height() {
+        assert_eq!(status[i], "ok", "{} {} {}: {}", method[i], precision[i], metric[i], reason[i]);
+        // f64 to 1e-14 of each entry's scale here (the run's bound is 1e-12); f32 to 1e-4.
+        let limit = if precision[i] == "f64" { 1e-14 } else { 1e-4 };
+        assert!(error[i] <= limit, "{} {} error {}", method[i], precision[i], error[i]);
+        assert_eq!(nnz[i], eq6[i]);
+        seen.insert((method[i].clone(), precision[i].clone()));
+    }
+    // 11 device methods in two precisions, and the two CPU methods in f64.
+    assert_eq!(seen.len(), 24, "{seen:?}");
 }
 
 /// A run lists the programs it compiled (kernels.json); `precompile` compiles such a list into

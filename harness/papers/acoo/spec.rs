@@ -97,14 +97,7 @@ pub enum FigureName {
     Preprocessing,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Outputs {
-    #[serde(default)]
-    pub tables: Vec<TableName>,
-    #[serde(default)]
-    pub figures: Vec<FigureName>,
-}
+pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Point {

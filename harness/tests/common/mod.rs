@@ -128,3 +128,21 @@ impl fembench::benchmark::Experiment for Scripted {
         Ok(vec![])
     }
 }
+
+/// Runs an experiment file's quick subset on OpenCL and the CPU into a temporary folder and
+/// returns its rows (None without an OpenCL device).
+#[allow(dead_code)]
+pub fn quick_rows_on_opencl(file: &str, id: &str) -> Option<polars::prelude::DataFrame> {
+    let _turn = opencl_turn();
+    drop(opencl_device()?);
+    let exp = fembench::load(&experiments_dir().join(file)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = fembench::runner::RunOptions {
+        backends: vec![fembench::device::Backend::OpenCl, fembench::device::Backend::Cpu],
+        quick: true,
+        out_dir: out.path().into(),
+        ..Default::default()
+    };
+    let summary = fembench::runner::run(&[exp], &opts).unwrap();
+    Some(fembench::results::RunDir::open(&summary.run_dir).unwrap().read_experiment(id).unwrap().unwrap())
+}

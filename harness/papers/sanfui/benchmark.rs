@@ -1,0 +1,189 @@
+//! The Sanfui-Sharma experiments: cases (method x box) and their runs, on a device or the host.
+
+use std::sync::Arc;
+
+use polars::prelude::DataFrame;
+
+use super::formats::{self, Check};
+use super::gpu::{run_device, stages_of, DeviceRun, SANFUI};
+use super::reference::{CpuCsr, Prepared};
+use super::spec::*;
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::cache::ProblemCache;
+use crate::experiment::{ParamValue, Params};
+use crate::kernels::KernelSource;
+use crate::measure::{run_staged, CacheMode};
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::{Backend, Precision};
+
+pub struct SanfuiAssembly;
+
+type Key = ([usize; 3], [u64; 3]);
+static CACHE: ProblemCache<Key, Prepared> = ProblemCache::new(1);
+
+fn prepared(problem: &Problem_, nodes: [usize; 3]) -> Arc<Prepared> {
+    let key = (nodes, [problem.young.to_bits(), problem.poisson.to_bits(), problem.spacing.to_bits()]);
+    CACHE
+        .get_or_build::<std::convert::Infallible>(key, || Ok(Prepared::new(nodes, problem.spacing, problem.young, problem.poisson)))
+        .unwrap_or_else(|e| match e {})
+}
+
+/// The largest |got - ref| / scale a precision may give: 1e-12 in f64 (the bound), and
+/// in f32 u (64 + 16 X/h), from the element computation (about 48 rounded operations on every
+/// path to an entry: the Jacobian's 8-term sums, its inverse, the gradients, the 3x3 block and
+/// the 8 Gauss points, then at most 8 elements summed) and the rounding of the coordinates
+/// (an edge h computed from coordinates up to X carries a relative error of about u X/h, which
+/// enters K^e about five times over: J^-1 twice and |J| three times).
+pub fn tolerance(precision: Precision, x_over_h: f64) -> f64 {
+    match precision {
+        Precision::F64 => 1e-12,
+        Precision::F32 => f32::EPSILON as f64 / 2.0 * (64.0 + 16.0 * x_over_h),
+    }
+}
+
+impl Benchmark for SanfuiAssembly {
+    const NAME: &'static str = "sanfui-assembly";
+    const KERNELS: &'static [KernelSource] = &[SANFUI];
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(sweep: &Sweep) -> Vec<Point> {
+        sweep.nodes.iter().flat_map(|&nodes| sweep.method.iter().map(move |&method| Point { method, nodes })).collect()
+    }
+    fn params(p: &Point) -> Params {
+        let [x, y, z] = p.nodes.map(|v| v as i64);
+        Params::default()
+            .push("method", ParamValue::Str(p.method.as_str().into()))
+            .push("nx", ParamValue::Int(x))
+            .push("ny", ParamValue::Int(y))
+            .push("nz", ParamValue::Int(z))
+    }
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        let p = &spec.problem;
+        if !(p.young > 0.0 && p.spacing > 0.0 && p.poisson > -1.0 && p.poisson < 0.5) {
+            return Err(("problem".into(), "problem needs young > 0, spacing > 0 and -1 < poisson < 0.5".into()));
+        }
+        for n in spec.sweep.nodes.iter() {
+            if n.iter().any(|&v| v < 2) {
+                return Err(("sweep.nodes".into(), format!("sweep.nodes: every box needs at least 2 nodes a side, got {n:?}")));
+            }
+            // ELL's index array (81 x 3N) and every value index must fit a 32-bit int.
+            if 243 * n.iter().product::<usize>() >= i32::MAX as usize {
+                return Err((
+                    "sweep.nodes".into(),
+                    format!("sweep.nodes: {n:?} has more entries than 32-bit indices reach (243 N < 2^31)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn memory_estimate(_: &Problem_, p: &Point) -> Option<MemoryEstimate> {
+        // Host: the reference (values, scale, columns: 20 bytes x 243 per node) and the mesh; the
+        // baseline's slots and K^e dominate on the device (576 x (8 + 4) bytes per element).
+        let n = p.nodes.iter().product::<usize>() as f64;
+        let host = n * 243.0 * 20.0 + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
+        Some(MemoryEstimate { host_bytes: host, device_bytes: n * (576.0 * 12.0 + 243.0 * 16.0) })
+    }
+    fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
+        p.method.runs_on(backend) && (backend != Backend::Cpu || precision == Precision::F64)
+    }
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let prep = prepared(problem, point.nodes);
+        let run = match ctx.target {
+            Target::Cpu => run_cpu(ctx, &prep, point.method)?,
+            Target::Gpu(dev) => match ctx.precision {
+                Precision::F32 => run_device::<f32>(ctx, dev, &prep, point.method)?,
+                Precision::F64 => run_device::<f64>(ctx, dev, &prep, point.method)?,
+            },
+        };
+        Ok(rows(&prep, point, ctx.precision, run))
+    }
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::report::report(&spec.id, &spec.outputs, rows)
+    }
+}
+
+/// Algorithm 2 on the host into CSR arrays allocated once: the symbolic stage, then `addto`
+/// (values zeroed, K^e computed, blocks added), serial or per color on rayon's threads.
+fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
+    let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
+    let mut csr = CpuCsr::new(prep);
+    let parallel = method == Method::CpuParallel;
+    let staged = pool.install(|| {
+        run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "addto", |pass| -> Result<(), CaseError> {
+            pass.host("symbolic", || csr.symbolic(&prep.nb));
+            pass.host("addto", || csr.numeric(prep, parallel));
+            Ok(())
+        })
+    })?;
+    // The checked pass, on poisoned arrays.
+    csr.row_ptr.fill(u32::MAX);
+    csr.col.fill(u32::MAX);
+    csr.vals.fill(f64::NAN);
+    pool.install(|| {
+        csr.symbolic(&prep.nb);
+        csr.numeric(prep, parallel)
+    });
+    let as_i32 = |v: &[u32]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
+    let check = formats::check(
+        Format::Csr,
+        &prep.nb,
+        &as_i32(&csr.row_ptr),
+        &as_i32(&csr.col),
+        &csr.vals,
+        &prep.pattern,
+        &prep.reference,
+        &prep.scale,
+    );
+    Ok(DeviceRun { staged, check, device_bytes: 0.0, storage_bytes: formats::storage_bytes(Format::Csr, &prep.nb, 8) as f64, setup_s: 0.0 })
+}
+
+/// One row per stage and the total, each with the check, the counts and its stage's cost.
+fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) -> Vec<Measured> {
+    let tol = tolerance(if point.method.on_cpu() { Precision::F64 } else { precision }, prep.x_over_h);
+    let Check { worst, structure } = run.check;
+    let costs = super::cost::stages(prep, point.method, if precision == Precision::F32 { 4 } else { 8 });
+    let (nn, nnz) = (prep.nb.nodes() as f64, 9.0 * prep.nb.blocks() as f64);
+    let format = point.method.format();
+    let extras = [
+        ("nodes", nn),
+        ("elements", prep.mesh.num_elements() as f64),
+        ("dofs", 3.0 * nn),
+        ("nnz", nnz),
+        ("eq6_nnz", formats::eq6(point.nodes) as f64),
+        ("storage_bytes", run.storage_bytes),
+        ("table1_bytes", if point.method.is_paper() { formats::table1_bytes(format, point.nodes) } else { f64::NAN }),
+        ("device_bytes", run.device_bytes),
+        ("setup_s", run.setup_s),
+        ("neighbours_s", prep.neighbours_s),
+        ("coloring_s", prep.coloring_s),
+        ("colors", if point.method.atomic() { 0.0 } else { prep.colors.len() as f64 }),
+    ];
+    let staged = run.staged;
+    staged
+        .stages
+        .into_iter()
+        .chain([("total", staged.total)])
+        .map(|(name, t)| {
+            let mut m = Measured::verified(name, t, worst, tol);
+            if let Some(problem) = &structure {
+                m.status = crate::results::Status::Failed;
+                m.reason = Some(format!("verification failed: {problem}"));
+                m.timing = None;
+            }
+            if let Some((_, c)) = costs.iter().find(|(n, _)| *n == name) {
+                m = m.bytes(c.bytes);
+                if c.flops > 0.0 {
+                    m = m.flops(c.flops);
+                }
+            }
+            if run.device_bytes > 0.0 {
+                m = m.memory(run.device_bytes);
+            }
+            extras.iter().fold(m, |m, &(k, v)| m.extra(k, v))
+        })
+        .collect()
+}

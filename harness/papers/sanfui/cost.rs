@@ -1,0 +1,63 @@
+//! Bytes and flops per stage and format (the rows' `bytes` and `flops`; GB/s and GFLOP/s are
+//! these over the stage's median time). s = bytes of a real, N nodes, E elements, B node-to-node
+//! blocks (nnz = 9 B), 4-byte indices.
+//!
+//! - **elements** (Algorithm 1): reads the connectivity (32 E) and coordinates (3 s N, once each
+//!   in the ideal), writes K^e (576 s E). Executed flops: [`ELEMENT_FLOPS`] per element.
+//! - **symbolic** (Algorithms 3, 5): reads the neighbour lists (4 (N + 1) + 4 B), writes the
+//!   format's index arrays (4 x their lengths). No flops.
+//! - **numeric** (Algorithm 4): the compulsory traffic: reads K^e (576 s E), the connectivity
+//!   (32 E) and the index arrays the kernel searches once each (COO: the node offsets and C;
+//!   CSR: row offsets and C; ELL: C; COOM: Phi and Gamma; ELLM: Gamma), writes every value once
+//!   (s x the value array, ELL's and ELLM's padding included). The zeroing of the values (part of
+//!   Algorithm 2's initialisation, inside the stage) and the bisections' repeated reads are not
+//!   compulsory and not counted. Flops: the 576 additions per element.
+//! - **elem-atomic** numeric: K^e, the slots (4 x 576 E) and the CSR values (s nnz).
+//! - CPU rows carry no bytes or flops (Algorithm 2 computes K^e inside its loop).
+
+use super::formats::{lengths, Neighbours};
+use super::reference::Prepared;
+use super::spec::{Format, Method};
+
+/// Flops of `sanfui_elements` per element as written: for each of the 8 row nodes and 8 Gauss
+/// points, the Jacobian (144), its cofactors, determinant and inverse (42), the row node's
+/// gradient (18), and per column node its gradient, dot product and nine entries (80 x 8).
+/// The Jacobian is recomputed per row node (to keep registers in bounds): 8x its minimal work.
+pub const ELEMENT_FLOPS: f64 = 64.0 * (144.0 + 42.0 + 18.0 + 8.0 * 80.0);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cost {
+    pub bytes: f64,
+    pub flops: f64,
+}
+
+/// The index bytes the numeric kernel of a format reads (each array once).
+fn searched_index_bytes(format: Format, nb: &Neighbours) -> f64 {
+    let (r, c, _) = lengths(format, nb);
+    4.0 * match format {
+        Format::Coo => nb.nodes() + 1 + c,
+        _ => r + c,
+    } as f64
+}
+
+/// Each timed stage's cost, by name.
+pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, Cost)> {
+    if method.on_cpu() {
+        return Vec::new();
+    }
+    let nb = &prep.nb;
+    let (e, n, s) = (prep.mesh.num_elements() as f64, nb.nodes() as f64, s as f64);
+    let elements = Cost { bytes: 32.0 * e + 3.0 * s * n + 576.0 * s * e, flops: e * ELEMENT_FLOPS };
+    let ke = 576.0 * s * e + 32.0 * e;
+    if method == Method::ElemAtomic {
+        let nnz = 9.0 * nb.blocks() as f64;
+        return vec![("elements", elements), ("numeric", Cost { bytes: 576.0 * s * e + 4.0 * 576.0 * e + s * nnz, flops: 576.0 * e })];
+    }
+    let format = method.format();
+    let (r, c, v) = lengths(format, nb);
+    vec![
+        ("elements", elements),
+        ("symbolic", Cost { bytes: 4.0 * (n + 1.0 + nb.blocks() as f64) + 4.0 * (r + c) as f64, flops: 0.0 }),
+        ("numeric", Cost { bytes: ke + searched_index_bytes(format, nb) + s * v as f64, flops: 576.0 * e }),
+    ]
+}

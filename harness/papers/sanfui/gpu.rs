@@ -1,0 +1,208 @@
+//! The device methods, written once against the `Device` trait: element matrices (Algorithm 1),
+//! the symbolic kernel of a format (Algorithms 3 and 5), the numeric kernel (Algorithm 4) over
+//! colors (Algorithm 6) or with atomics, and the ElemAtomic-style baseline. Every buffer is
+//! allocated before the timed passes; one more pass on poisoned outputs is checked.
+
+use super::formats::{self, Check};
+use super::reference::Prepared;
+use super::spec::{Format, Method};
+use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
+use crate::kernels::{Defines, KernelSource, CACHE_FLUSH};
+use crate::measure::{run_staged, CacheMode, Staged, Timer};
+use crate::real::Real;
+
+/// The kernel file.
+pub const SANFUI: KernelSource = KernelSource { file: "sanfui.kern", text: include_str!("../../../kernels/sanfui.kern") };
+
+/// Threads per block (the paper's Algorithm 1 uses 512; 256 fits the numeric kernel's registers).
+const BLOCK: usize = 256;
+
+fn cover(n: usize) -> Launch {
+    Launch::cover(n.max(1), BLOCK)
+}
+
+/// What a device method measured, and how its checked pass compared.
+pub(crate) struct DeviceRun {
+    pub(crate) staged: Staged,
+    pub(crate) check: Check,
+    /// Bytes of the method's device buffers.
+    pub(crate) device_bytes: f64,
+    /// Bytes of the assembled matrix in its format.
+    pub(crate) storage_bytes: f64,
+    /// Host seconds of the method's own pre-processing (the baseline's CSR slots).
+    pub(crate) setup_s: f64,
+}
+
+/// The stages a method has, in table order.
+pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
+    match m {
+        Method::CpuSerial | Method::CpuParallel => vec![("symbolic", Timer::HostWall), ("addto", Timer::HostWall)],
+        Method::ElemAtomic => vec![("elements", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
+        _ => vec![("elements", Timer::DeviceEvent), ("symbolic", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
+    }
+}
+
+pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
+    if ctx.policy.modes.contains(&CacheMode::Cold) {
+        return Err(CaseError::Failed("Sanfui-Sharma methods run warm only: their stages are timed back to back in one pass".into()));
+    }
+    let s = std::mem::size_of::<T>();
+    let format = method.format();
+    let (m, nb) = (&prep.mesh, &prep.nb);
+    let (ne, nn) = (m.num_elements(), m.num_nodes());
+    let mut bytes = 0usize;
+    let mut up = |b: usize| bytes += b;
+    let real = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
+    let conn: Vec<i32> = m.elems.iter().map(|&v| v as i32).collect();
+    let xyz: Vec<f64> = (0..nn as u32).flat_map(|v| m.coords(v)).collect();
+    let conn = dev.upload_slice(&conn)?;
+    let xyz = dev.upload_slice(&real(&xyz))?;
+    let dn = dev.upload_slice(&real(&super::hex8::derivative_table()))?;
+    let ke = dev.alloc(576 * ne * s)?;
+    up(32 * ne + 3 * s * nn + 192 * s + 576 * ne * s);
+    // The colored methods keep K^e in color order (ORDERED): one color's threads read
+    // neighbouring words of K^e, as the atomic methods do in element order.
+    let ordered = !method.atomic();
+    let defines = Defines::for_precision(T::PRECISION)
+        .with("FORMAT", format.code())
+        .with("ATOMIC", method.atomic() as u8)
+        .with("ORDERED", ordered as u8);
+    let order: Vec<i32> = if ordered { prep.colors.iter().flatten().map(|&e| e as i32).collect() } else { vec![0] };
+    let order = dev.upload_slice(&order)?;
+    up(4 * if ordered { ne } else { 1 });
+    let elements = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_elements")?;
+    let zero = ctx.modules.kernel(dev, &CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+    let (lambda, mu) = (Arg::real(T::PRECISION, prep.lambda), Arg::real(T::PRECISION, prep.mu));
+    let elements_launch = |_: ()| {
+        dev.launch(
+            &elements,
+            cover(ne),
+            &[Arg::Buf(&conn), Arg::Buf(&xyz), Arg::Buf(&dn), lambda, mu, Arg::Buf(&ke), Arg::I64(ne as i64), Arg::Buf(&order)],
+        )
+    };
+
+    if method == Method::ElemAtomic {
+        // The baseline's slots (host pre-processing), interleaved like K^e.
+        let t0 = std::time::Instant::now();
+        let p = &prep.pattern;
+        let mut slots = vec![0i32; 576 * ne];
+        {
+            use rayon::prelude::*;
+            let cols: Vec<&mut [i32]> = slots.chunks_mut(ne.max(1)).collect();
+            cols.into_par_iter().enumerate().for_each(|(ij, out)| {
+                let (i, j) = (ij / 24, ij % 24);
+                for (e, o) in out.iter_mut().enumerate() {
+                    let v = m.element(e);
+                    let (r, c) = (3 * v[i / 3] as usize + i % 3, 3 * v[j / 3] as usize + j % 3);
+                    *o = p.slot(r, c).map_or(-1, |x| x as i32);
+                }
+            });
+        }
+        let setup_s = t0.elapsed().as_secs_f64();
+        let slot = dev.upload_slice(&slots)?;
+        drop(slots);
+        let nnz = p.nnz();
+        let vals = dev.alloc(nnz * s)?;
+        up(4 * 576 * ne + nnz * s);
+        let kern = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_elem_atomic")?;
+        let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
+            timed("elements", &mut || elements_launch(()))?;
+            timed("numeric", &mut || {
+                fill(dev, &zero, &vals, 0, nnz * s / 4)?;
+                dev.launch(&kern, cover(ne), &[Arg::Buf(&slot), Arg::Buf(&ke), Arg::Buf(&vals), Arg::I64(ne as i64)])
+            })
+        };
+        let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
+            Ok(body(&mut |name, f| pass.device(dev, name, f))?)
+        })?;
+        for b in [&ke, &vals] {
+            ctx.modules.poison(dev, b)?;
+        }
+        body(&mut |_, f| f())?;
+        let got: Vec<f64> = dev.download_vec::<T>(&vals, nnz)?.into_iter().map(|v| v.to_f64()).collect();
+        let check = formats::check(
+            Format::Csr,
+            nb,
+            &p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(),
+            &p.col.iter().map(|&v| v as i32).collect::<Vec<_>>(),
+            &got,
+            p,
+            &prep.reference,
+            &prep.scale,
+        );
+        return Ok(DeviceRun {
+            staged,
+            check,
+            device_bytes: bytes as f64,
+            storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
+            setup_s,
+        });
+    }
+
+    // The symbolic kernel's input (the pre-processing's S^j) and the format's arrays.
+    let nptr = dev.upload_slice(&nb.ptr)?;
+    let nbr = dev.upload_slice(&nb.list)?;
+    let (lr, lc, lv) = formats::lengths(format, nb);
+    let idx_r = dev.alloc(4 * lr.max(1))?;
+    let idx_c = dev.alloc(4 * lc)?;
+    let vals = dev.alloc(s * lv)?;
+    up(4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(format, nb, s));
+    // Colors: the element list (`order`) with (first, count) per color; atomics: all elements.
+    let ranges: Vec<(usize, usize)> = if method.atomic() {
+        vec![(0, ne)]
+    } else {
+        prep.colors
+            .iter()
+            .scan(0, |start, g| {
+                *start += g.len();
+                Some((*start - g.len(), g.len()))
+            })
+            .collect()
+    };
+    let (symbolic, numeric) =
+        (ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_symbolic")?, ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_numeric")?);
+    // COO's numeric kernel finds a node's rows through the node offsets (its R has no offsets).
+    let row_side: &Buffer = if format == Format::Coo { &nptr } else { &idx_r };
+    let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
+        timed("elements", &mut || elements_launch(()))?;
+        timed("symbolic", &mut || {
+            dev.launch(&symbolic, cover(nn), &[Arg::Buf(&nptr), Arg::Buf(&nbr), Arg::Buf(&idx_r), Arg::Buf(&idx_c), Arg::I64(nn as i64)])
+        })?;
+        timed("numeric", &mut || {
+            fill(dev, &zero, &vals, 0, lv * s / 4)?;
+            for &(first, count) in &ranges {
+                let args = [
+                    Arg::Buf(&order),
+                    Arg::I64(first as i64),
+                    Arg::I64(count as i64),
+                    Arg::Buf(&conn),
+                    Arg::Buf(&ke),
+                    Arg::I64(ne as i64),
+                    Arg::Buf(row_side),
+                    Arg::Buf(&idx_c),
+                    Arg::Buf(&vals),
+                    Arg::I64(nn as i64),
+                ];
+                dev.launch(&numeric, cover(count), &args)?;
+            }
+            Ok(())
+        })
+    };
+    let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
+        Ok(body(&mut |name, f| pass.device(dev, name, f))?)
+    })?;
+    for b in [&ke, &idx_r, &idx_c, &vals] {
+        ctx.modules.poison(dev, b)?;
+    }
+    body(&mut |_, f| f())?;
+    let r: Vec<i32> = if lr > 0 { dev.download_vec(&idx_r, lr)? } else { Vec::new() };
+    let c: Vec<i32> = dev.download_vec(&idx_c, lc)?;
+    let got: Vec<f64> = dev.download_vec::<T>(&vals, lv)?.into_iter().map(|v| v.to_f64()).collect();
+    let check = formats::check(format, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
+    Ok(DeviceRun { staged, check, device_bytes: bytes as f64, storage_bytes: formats::storage_bytes(format, nb, s) as f64, setup_s: 0.0 })
+}
+
+fn fill(dev: &dyn Device, k: &crate::device::Kernel, buf: &Buffer, value: u32, words: usize) -> DeviceResult<()> {
+    dev.launch(k, Launch::cover(words.clamp(1, 1 << 20), BLOCK), &[Arg::Buf(buf), Arg::U32(value), Arg::I64(words as i64)])
+}

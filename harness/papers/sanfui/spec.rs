@@ -1,0 +1,170 @@
+//! The Sanfui-Sharma experiment files' own types: methods (format x race strategy, and the
+//! baselines), sweep, problem, tables and figures.
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::NonEmpty;
+use crate::Backend;
+
+/// The paper's five storage formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Format {
+    Coo,
+    Csr,
+    Ell,
+    Coom,
+    Ellm,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [Format::Coo, Format::Csr, Format::Ell, Format::Coom, Format::Ellm];
+    pub fn as_str(self) -> &'static str {
+        ["COO", "CSR", "ELL", "COOM", "ELLM"][self.code()]
+    }
+    /// The kernels' `FORMAT` define.
+    pub fn code(self) -> usize {
+        self as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Symbolic kernel, then the numeric kernel over 8 element colors (Algorithm 6).
+    CooColor,
+    CooAtomic,
+    CsrColor,
+    CsrAtomic,
+    EllColor,
+    EllAtomic,
+    CoomColor,
+    CoomAtomic,
+    EllmColor,
+    EllmAtomic,
+    /// Baseline: one thread per element, atomic adds into precomputed CSR slots (Cecka's
+    /// ElemAtomic); its slots are host pre-processing.
+    ElemAtomic,
+    /// Algorithm 2 (`addto`), serial f64 into CSR: the paper's CPU baseline.
+    CpuSerial,
+    /// The same over the 8 colors with rayon's threads.
+    CpuParallel,
+}
+
+impl Method {
+    pub const ALL: [Method; 13] = [
+        Method::CooColor,
+        Method::CooAtomic,
+        Method::CsrColor,
+        Method::CsrAtomic,
+        Method::EllColor,
+        Method::EllAtomic,
+        Method::CoomColor,
+        Method::CoomAtomic,
+        Method::EllmColor,
+        Method::EllmAtomic,
+        Method::ElemAtomic,
+        Method::CpuSerial,
+        Method::CpuParallel,
+    ];
+    pub fn as_str(self) -> &'static str {
+        [
+            "coo-color",
+            "coo-atomic",
+            "csr-color",
+            "csr-atomic",
+            "ell-color",
+            "ell-atomic",
+            "coom-color",
+            "coom-atomic",
+            "ellm-color",
+            "ellm-atomic",
+            "elem-atomic",
+            "cpu-serial",
+            "cpu-parallel",
+        ][self as usize]
+    }
+    /// The format a paper method assembles into (the baselines: CSR).
+    pub fn format(self) -> Format {
+        match self {
+            Method::CooColor | Method::CooAtomic => Format::Coo,
+            Method::EllColor | Method::EllAtomic => Format::Ell,
+            Method::CoomColor | Method::CoomAtomic => Format::Coom,
+            Method::EllmColor | Method::EllmAtomic => Format::Ellm,
+            _ => Format::Csr,
+        }
+    }
+    /// One of the paper's ten symbolic + numeric combinations.
+    pub fn is_paper(self) -> bool {
+        (self as usize) < 10
+    }
+    /// Atomic adds rather than colors.
+    pub fn atomic(self) -> bool {
+        matches!(self, Method::ElemAtomic) || (self.is_paper() && (self as usize) % 2 == 1)
+    }
+    pub fn on_cpu(self) -> bool {
+        matches!(self, Method::CpuSerial | Method::CpuParallel)
+    }
+    pub fn runs_on(self, backend: Backend) -> bool {
+        self.on_cpu() == (backend == Backend::Cpu)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub method: NonEmpty<Method>,
+    /// Boxes of nx x ny x nz nodes.
+    pub nodes: NonEmpty<[usize; 3]>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Problem_ {
+    /// Young's modulus (Pa) and Poisson's ratio of the beam (steel by default).
+    pub young: f64,
+    pub poisson: f64,
+    /// Edge of the cubic elements (m).
+    pub spacing: f64,
+}
+
+impl Default for Problem_ {
+    fn default() -> Self {
+        Problem_ { young: 200e9, poisson: 0.3, spacing: 1e-3 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableName {
+    /// Eq. 6 and Table 1 beside our counts, per box.
+    Counts,
+    /// Every combination at the largest box: stage times, GB/s, storage, ratios.
+    Largest,
+    /// The paper's findings, each marked as holding or not in this run.
+    Claims,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureName {
+    /// Fig. 7: storage against nodes, per format (ours and Table 1's).
+    Storage,
+    /// Fig. 10: assembly time against nodes, coloring.
+    TimeColoring,
+    /// Fig. 11: assembly time against nodes, atomics.
+    TimeAtomics,
+    /// Fig. 13: speed-up over the serial CPU.
+    SpeedupCpu,
+    /// Fig. 14: GFLOP/s of the numeric kernels.
+    Gflops,
+    /// Fig. 15: the symbolic and numeric kernels' share of the assembly time.
+    Shares,
+}
+
+pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    pub method: Method,
+    pub nodes: [usize; 3],
+}
