@@ -7,12 +7,14 @@
 //! Here: the element ([`hex8`]), the formats, Eq. 6, Table 1 and the check of a device result
 //! ([`formats`]), the box's f64 reference and the CPU methods ([`reference`]), the device
 //! methods ([`gpu`]), the bytes and flops per stage ([`cost`]), the cases ([`benchmark`]) and
-//! the reports ([`report`]). Kernels: `kernels/sanfui.kern`.
+//! the reports ([`report`]); the solved beam against Timoshenko's deflection ([`beam`]).
+//! Kernels: `kernels/sanfui.kern`.
 //!
 //! Not built yet (issue 12): SharedNZ for hex8 (the paper's GPU baseline), the cuSPARSE
-//! COO-to-CSR peer, the SpMV of each format with the cuSPARSE BSR peer, the device conversion of
-//! COOM and ELLM to CSR, and the solved beam against Timoshenko's deflection.
+//! COO-to-CSR peer, the SpMV of each format with the cuSPARSE BSR peer, and the device conversion of
+//! COOM and ELLM to CSR.
 
+pub mod beam;
 pub mod benchmark;
 pub mod cost;
 pub mod formats;
