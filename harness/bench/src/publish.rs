@@ -26,7 +26,7 @@ pub struct ReportOutput {
 pub fn report_run(registry: &Registry, run_path: &Path, plots_root: &Path) -> Result<ReportOutput, ReportError> {
     let run = RunDir::open(run_path)?;
     let meta = run.read_meta()?;
-    let ctx = ReportCtx { meta: meta.clone() };
+    let ctx = ReportCtx { meta: meta.clone(), copy_gbs: ReportCtx::ceilings(run.read_experiment("device-bandwidth")?.as_ref()) };
     let plots_dir = plots_root.join(&meta.run_id);
     let mut out = ReportOutput::default();
     let mut md = format!(

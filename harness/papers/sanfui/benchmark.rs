@@ -100,8 +100,8 @@ impl Benchmark for SanfuiAssembly {
         };
         Ok(rows(&prep, point, ctx.precision, run))
     }
-    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        super::report::report(&spec.id, &spec.outputs, rows)
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::report::report(&spec.id, &spec.outputs, rows, ctx)
     }
 }
 

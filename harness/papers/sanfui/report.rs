@@ -10,11 +10,13 @@ use polars::prelude::*;
 
 use super::formats::{eq6, storage_bytes_of_box, table1_bytes};
 use super::spec::*;
-use crate::report::{fmt_num, frame, Figure, ReportError, ReportItem, Series, Table};
+use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
 struct Rows {
     key: Vec<String>,
+    /// (device, backend, precision) of each row, to find the run's copy bandwidth.
+    target: Vec<[String; 3]>,
     method: Vec<String>,
     metric: Vec<String>,
     time: Vec<f64>,
@@ -44,6 +46,7 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
                 },
             )
             .collect(),
+        target: (0..ok.height()).map(|i| [device[i].clone(), backend[i].clone(), precision[i].clone()]).collect(),
         method: frame::strs(&ok, "method")?,
         metric: frame::strs(&ok, "metric")?,
         time: frame::nums(&ok, "time_median_s")?,
@@ -91,14 +94,14 @@ impl Rows {
     }
 }
 
-pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame) -> Result<Vec<ReportItem>, ReportError> {
+pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
     let r = read(df)?;
     let keys = r.device_keys();
     let mut out = Vec::new();
     for t in &outputs.tables {
         out.push(ReportItem::Table(match t {
             TableName::Counts => counts(id, &r),
-            TableName::Largest => largest(id, &r, &keys),
+            TableName::Largest => largest(id, &r, &keys, ctx),
             TableName::Claims => claims(id, &r, &keys),
         }));
     }
@@ -154,7 +157,7 @@ fn paper() -> Vec<&'static str> {
     Method::ALL.iter().filter(|m| m.is_paper()).map(|m| m.as_str()).collect()
 }
 
-fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
+fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     let mut rows = Vec::new();
     for key in keys {
         let Some(&top) = r.sizes(key).last() else { continue };
@@ -175,6 +178,12 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
                 ms("numeric"),
                 fmt_num(asm * 1e3),
                 numeric.map_or("-".into(), |i| fmt_num(r.gbs[i])),
+                numeric
+                    .and_then(|i| {
+                        let [d, b, p] = &r.target[i];
+                        ctx.copy_gbs(d, b, p).map(|c| format!("{:.0}%", 100.0 * r.gbs[i] / c))
+                    })
+                    .unwrap_or_else(|| "-".into()),
                 fmt_num(r.storage[total] / 1e6),
                 fmt_num(base / asm),
                 fmt_num(cpu / r.time[total]),
@@ -193,6 +202,7 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
             "numeric ms",
             "assembly ms",
             "numeric GB/s",
+            "% of copy",
             "storage MB",
             "x elem-atomic (assembly)",
             "x cpu-serial (total)",
@@ -202,7 +212,7 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
         rows,
         notes: vec![
             "Device stages by device events; assembly = symbolic + numeric (the baseline: numeric, its CSR slots being host pre-processing).".into(),
-            "numeric GB/s: compulsory bytes (K^e, connectivity, the searched index arrays once, every value written once) over the numeric stage's median (cost.rs).".into(),
+            "numeric GB/s: compulsory bytes (K^e, connectivity, the searched index arrays once, every value written once) over the numeric stage's median (cost.rs); % of copy: of the copy kernel's GB/s at its largest array, same device, backend and precision, in the same run (device-bandwidth; '-' where the run has none).".into(),
             "x cpu-serial: the serial f64 CPU's total (symbolic + addto with K^e inside, one host thread) over the method's total (elements + symbolic + numeric), same run.".into(),
         ],
     }
