@@ -97,30 +97,6 @@ impl ReportCtx {
     pub fn copy_gbs(&self, device: &str, backend: &str, precision: &str) -> Option<f64> {
         self.copy_gbs.iter().find(|c| c.0 == device && c.1 == backend && c.2 == precision).map(|c| c.3)
     }
-
-    /// The ceilings from a run's `device-bandwidth` rows (empty when it has none).
-    pub fn ceilings(rows: Option<&polars::prelude::DataFrame>) -> Vec<(String, String, String, f64)> {
-        use polars::prelude::*;
-        let Some(df) = rows else { return Vec::new() };
-        let copy = df
-            .clone()
-            .lazy()
-            .filter(col("status").eq(lit("ok")).and(col("kernel").eq(lit("copy"))))
-            .sort(["array_mib"], SortMultipleOptions::default().with_order_descending(true))
-            .group_by_stable([col("device"), col("backend"), col("precision")])
-            .agg([col("bandwidth_gbs").first()])
-            .collect();
-        let Ok(copy) = copy else { return Vec::new() };
-        let (Ok(d), Ok(b), Ok(p), Ok(g)) = (
-            frame::strs(&copy, "device"),
-            frame::strs(&copy, "backend"),
-            frame::strs(&copy, "precision"),
-            frame::nums(&copy, "bandwidth_gbs"),
-        ) else {
-            return Vec::new();
-        };
-        (0..copy.height()).map(|i| (d[i].clone(), b[i].clone(), p[i].clone(), g[i])).collect()
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -153,33 +129,5 @@ pub fn fmt_num(v: f64) -> String {
         "0".into()
     } else {
         format!("{v:.3e}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use polars::prelude::*;
-
-    #[test]
-    fn the_ceiling_is_the_copy_kernel_at_the_largest_array_per_device_backend_and_precision() {
-        let df = df! {
-            "device" => ["G", "G", "G", "G", "G", "G"],
-            "backend" => ["cuda", "cuda", "cuda", "cuda", "opencl", "cuda"],
-            "precision" => ["f64", "f64", "f64", "f64", "f64", "f32"],
-            "kernel" => ["copy", "copy", "triad", "copy", "copy", "copy"],
-            "array_mib" => [4i64, 512, 1024, 1024, 64, 16],
-            "status" => ["ok", "ok", "ok", "failed", "ok", "ok"],
-            "bandwidth_gbs" => [2000.0, 4100.0, 4300.0, 9999.0, 3500.0, 3000.0],
-        }
-        .unwrap();
-        let mut c = ReportCtx::ceilings(Some(&df));
-        c.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let s = |v: &str| v.to_string();
-        assert_eq!(
-            c,
-            vec![(s("G"), s("cuda"), s("f32"), 3000.0), (s("G"), s("cuda"), s("f64"), 4100.0), (s("G"), s("opencl"), s("f64"), 3500.0)]
-        );
-        assert!(ReportCtx::ceilings(None).is_empty());
     }
 }
