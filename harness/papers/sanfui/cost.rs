@@ -12,6 +12,8 @@
 //!   (s x the value array, ELL's and ELLM's padding included). The zeroing of the values (part of
 //!   Algorithm 2's initialisation, inside the stage) and the bisections' repeated reads are not
 //!   compulsory and not counted. Flops: the 576 additions per element.
+//! - **convert** (COOM and ELLM to CSR, beyond the paper): reads the node offsets, the block
+//!   indices and the values, writes CSR (4 (3N + 1) + (4 + s) nnz).
 //! - **elem-atomic** numeric: K^e, the slots (4 x 576 E) and the CSR values (s nnz).
 //! - CPU rows carry no bytes or flops (Algorithm 2 computes K^e inside its loop).
 
@@ -55,9 +57,16 @@ pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, C
     }
     let format = method.format();
     let (r, c, v) = lengths(format, nb);
-    vec![
+    let mut out = vec![
         ("elements", elements),
         ("symbolic", Cost { bytes: 4.0 * (n + 1.0 + nb.blocks() as f64) + 4.0 * (r + c) as f64, flops: 0.0 }),
         ("numeric", Cost { bytes: ke + searched_index_bytes(format, nb) + s * v as f64, flops: 576.0 * e }),
-    ]
+    ];
+    if super::gpu::converts(method) {
+        // Reads the node offsets, the block indices and the values; writes a CSR matrix.
+        let nnz = 9.0 * nb.blocks() as f64;
+        let csr = 4.0 * (3.0 * n + 1.0) + (4.0 + s) * nnz;
+        out.push(("convert", Cost { bytes: 4.0 * (n + 1.0) + 4.0 * c as f64 + s * v as f64 + csr, flops: 0.0 }));
+    }
+    out
 }
