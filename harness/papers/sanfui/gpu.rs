@@ -218,7 +218,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
             timed("convert", &mut || {
                 let args =
                     [Arg::Buf(&nptr), Arg::Buf(&idx_c), Arg::Buf(&vals), Arg::Buf(rp), Arg::Buf(cl), Arg::Buf(cv), Arg::I64(nn as i64)];
-                dev.launch(k, cover(nn), &args)
+                dev.launch(k, cover(formats::ELLM_WIDTH * nn), &args)
             })?;
         }
         DeviceResult::Ok(())
