@@ -25,6 +25,13 @@ impl Precision {
             Precision::F64 => "f64",
         }
     }
+    /// Bytes of one real.
+    pub fn bytes(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
 }
 
 impl fmt::Display for Precision {

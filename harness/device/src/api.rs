@@ -286,6 +286,11 @@ pub trait Device {
     fn healthy(&self) -> bool {
         true
     }
+    /// The vendor sparse library of this device (cuSPARSE on CUDA), loaded on first use, or why
+    /// there is none.
+    fn sparse(&self) -> DeviceResult<&dyn crate::vendor::VendorSparse> {
+        Err(DeviceError::Unsupported(format!("{} has no vendor sparse library in fembench (cuSPARSE is CUDA's)", self.info().name)))
+    }
 }
 
 /// Typed helpers over the byte-level trait.

@@ -156,6 +156,9 @@ fn compile_error(source: &KernelSource, e: CompileError) -> DeviceError {
 /// The gate of timed regions: a 32-bit counter in pinned, device-mapped host memory. The stream
 /// waits (cuStreamWaitValue32, >=) for the value of the current region, which the host writes
 /// once it has enqueued the whole body.
+/// How long a timed body may take to enqueue before the gate is opened for it.
+const WATCHDOG: std::time::Duration = std::time::Duration::from_secs(30);
+
 struct Gate {
     host: *mut u32,
     device: cudarc::driver::sys::CUdeviceptr,
@@ -175,6 +178,8 @@ fn reset_primary_context(index: usize) -> Result<(), DriverError> {
 }
 
 pub struct CudaDevice {
+    /// cuSPARSE, opened on first use (or why it could not be); dropped before the stream.
+    sparse: std::cell::OnceCell<Result<crate::cuda_sparse::CuSparse, String>>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
@@ -240,7 +245,7 @@ impl CudaDevice {
                 .map_err(api("cuMemHostGetDevicePointer"))?;
             Gate { host, device, next: Cell::new(0) }
         };
-        Ok(Self { ctx, stream, info, arch, events, gate, gated: Cell::new(false) })
+        Ok(Self { sparse: std::cell::OnceCell::new(), ctx, stream, info, arch, events, gate, gated: Cell::new(false) })
     }
 
     fn refuse_inside_gate(&self, call: &'static str) -> DeviceResult<()> {
@@ -393,18 +398,43 @@ impl Device for CudaDevice {
         .result()
         .map_err(api("cuStreamWaitValue32"))?;
         let (start, stop) = &self.events;
-        self.gated.set(true);
-        let enqueued = start
-            .record(&self.stream)
-            .map_err(api("cuEventRecord"))
-            .and_then(|_| body())
-            .and_then(|_| stop.record(&self.stream).map_err(api("cuEventRecord")));
-        self.gated.set(false);
-        // Open the gate whatever happened, so the stream never waits forever.
-        // SAFETY: pinned host memory the device reads; a volatile store after a fence.
-        unsafe {
-            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-            self.gate.host.write_volatile(value);
+        // A call in the body that waits on the stream (a library routine that synchronises)
+        // would wait for the closed gate forever: a watchdog opens it after WATCHDOG and the
+        // region is reported as failed instead of hanging the run.
+        let fired = std::sync::atomic::AtomicBool::new(false);
+        let host = self.gate.host as usize;
+        let enqueued = std::thread::scope(|scope| {
+            let (done, wait) = std::sync::mpsc::channel::<()>();
+            let fired = &fired;
+            scope.spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(WATCHDOG) {
+                    fired.store(true, std::sync::atomic::Ordering::SeqCst);
+                    // SAFETY: the gate's pinned word outlives this scope; a volatile store.
+                    unsafe { (host as *mut u32).write_volatile(value) };
+                }
+            });
+            self.gated.set(true);
+            let enqueued = start
+                .record(&self.stream)
+                .map_err(api("cuEventRecord"))
+                .and_then(|_| body())
+                .and_then(|_| stop.record(&self.stream).map_err(api("cuEventRecord")));
+            self.gated.set(false);
+            // Open the gate whatever happened, so the stream never waits forever.
+            // SAFETY: pinned host memory the device reads; a volatile store after a fence.
+            unsafe {
+                std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+                self.gate.host.write_volatile(value);
+            }
+            let _ = done.send(());
+            enqueued
+        });
+        if fired.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(DeviceError::Api {
+                backend: Backend::Cuda,
+                call: "time_events",
+                detail: format!("the timed body did not finish enqueueing within {WATCHDOG:?} (a call in it waited on the stream)"),
+            });
         }
         enqueued?;
         stop.synchronize().map_err(api("cuEventSynchronize"))?;
@@ -470,6 +500,13 @@ impl Device for CudaDevice {
             "cuMemAllocAsync from a pool trimmed to zero before every pass (memory comes from the driver each time), stream synchronised"
         } else {
             "cuMemAlloc"
+        }
+    }
+
+    fn sparse(&self) -> DeviceResult<&dyn crate::vendor::VendorSparse> {
+        match self.sparse.get_or_init(|| crate::cuda_sparse::CuSparse::open(&self.ctx, &self.stream).map_err(|e| e.to_string())) {
+            Ok(s) => Ok(s),
+            Err(why) => Err(DeviceError::Unavailable { backend: Backend::Cuda, reason: format!("cuSPARSE: {why}") }),
         }
     }
 

@@ -21,6 +21,9 @@ pub const PORTABILITY_HEADER: &str = include_str!("../../../kernels/fembench.h")
 /// declares its own kernel files (`Benchmark::KERNELS`).
 pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", text: include_str!("../../../kernels/cache_flush.kern") };
 
+/// The exclusive prefix sum shared by the modules that need one (host side: [`crate::scan`]).
+pub const SCAN: KernelSource = KernelSource { file: "scan.kern", text: include_str!("../../../kernels/scan.kern") };
+
 /// `-D` defines for one compilation, kept in order so compile errors can show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Defines(pub Vec<(String, String)>);

@@ -9,10 +9,13 @@
 pub mod api;
 pub mod cpu;
 pub mod cuda;
+mod cuda_sparse;
 pub mod kernel_cache;
 pub mod kernels;
 pub mod opencl;
+pub mod scan;
 pub mod telemetry;
+pub mod vendor;
 
 pub use api::*;
 pub use fembench_core::{Backend, Precision};

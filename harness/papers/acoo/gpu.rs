@@ -6,8 +6,10 @@ use fembench_fem::csr::Pattern;
 
 use super::capacitor::Capacitor;
 use crate::benchmark::{CaseError, ModuleCache};
+pub(crate) use crate::device::scan::fill_words as fill_with;
+use crate::device::scan::ScanKernels;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
-use crate::kernels::{Defines, KernelSource, CACHE_FLUSH};
+use crate::kernels::{Defines, KernelSource, CACHE_FLUSH, SCAN};
 use crate::measure::Pass;
 use crate::real::Real;
 
@@ -68,6 +70,11 @@ impl Kernels<'_> {
     pub(crate) fn fill(&mut self, buf: &Buffer, value: u32, words: usize) -> Result<(), CaseError> {
         let z = self.filler()?;
         Ok(fill_with(self.dev, &z, buf, value, words)?)
+    }
+    /// The shared exclusive scan's kernels (kernels/scan.kern).
+    pub(crate) fn scan(&mut self) -> Result<ScanKernels, CaseError> {
+        let mut get = |name| self.modules.kernel(self.dev, &SCAN, &Defines::new(), name);
+        Ok(ScanKernels { blocks: get("scan_blocks")?, sums: get("scan_sums")?, add: get("scan_add")? })
     }
 }
 
@@ -248,14 +255,4 @@ pub(crate) fn csr_error<T: Real>(dev: &dyn Device, a: &DeviceCsr, pattern: &Patt
     }
     let val: Vec<f64> = dev.download_vec::<T>(&a.val, nnz)?.into_iter().map(|v| v.to_f64()).collect();
     Ok(fembench_fem::verify::compare(&[(&val, reference)]).max_scaled)
-}
-
-/// One work-group of BLOCK (the single-group scan and reduction kernels).
-pub(crate) fn one_group() -> Launch {
-    Launch { groups: 1, group_size: BLOCK }
-}
-
-/// Enqueues `fb_fill_u32` (`z`) over `words` words of `buf` (a grid-stride loop).
-pub(crate) fn fill_with(dev: &dyn Device, z: &Kernel, buf: &Buffer, value: u32, words: usize) -> DeviceResult<()> {
-    dev.launch(z, Launch::cover(words.clamp(1, 1 << 20), BLOCK), &[Arg::Buf(buf), Arg::U32(value), Arg::I64(words as i64)])
 }

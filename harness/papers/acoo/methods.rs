@@ -7,6 +7,7 @@ use super::capacitor::Capacitor;
 use super::gpu::{cover, csr_error, fill_with, spmv, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
 use super::spec::{Method, Problem_};
 use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::scan::{exclusive_scan, scan_sums_len};
 use crate::device::{Arg, Buffer, Device, DeviceExt};
 use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode, Pass, Staged, Timer};
@@ -103,7 +104,7 @@ pub(crate) fn run_device<T: Real>(
             let lval = mem.alloc(dev, 9 * ne * s)?;
             let count = mem.alloc(dev, 4 * nf)?;
             let rhs = mem.alloc(dev, s * nf)?;
-            let sums = mem.alloc(dev, 4 * (nf + 1).div_ceil(BLOCK))?;
+            let sums = mem.alloc(dev, 4 * scan_sums_len(nf + 1))?;
             let nnz = c.pattern.nnz();
             let a = DeviceCsr {
                 row_ptr: mem.alloc(dev, 4 * (nf + 1))?,
@@ -124,8 +125,7 @@ pub(crate) fn run_device<T: Real>(
                         k.fill(buf, u32::MAX, words)?;
                     }
                     let (push, bc, cons) = (k.get("acoo_push")?, k.get("acoo_bc")?, k.get("acoo_consolidate")?);
-                    let (scan_b, scan_s, scan_a, to_csr) =
-                        (k.get("scan_blocks")?, k.get("scan_sums")?, k.get("scan_add")?, k.get("acoo_to_csr")?);
+                    let (scan, to_csr) = (k.scan()?, k.get("acoo_to_csr")?);
                     let m = &mesh;
                     pass.device(dev, "elements", &mut || {
                         let args = [
@@ -148,15 +148,8 @@ pub(crate) fn run_device<T: Real>(
                     pass.device(dev, "consolidate", &mut || {
                         dev.launch(&cons, cover(n), &[list[0], list[1], list[2], list[3], list[4], Arg::Buf(&count), Arg::I64(n as i64)])
                     })?;
-                    let blocks = (nf + 1).div_ceil(BLOCK);
                     pass.device(dev, "convert", &mut || {
-                        dev.launch(
-                            &scan_b,
-                            cover(nf + 1),
-                            &[Arg::Buf(&count), Arg::Buf(&a.row_ptr), Arg::Buf(&sums), Arg::I64(nf as i64), Arg::I64(nf as i64 + 1)],
-                        )?;
-                        dev.launch(&scan_s, super::gpu::one_group(), &[Arg::Buf(&sums), Arg::I64(blocks as i64)])?;
-                        dev.launch(&scan_a, cover(nf + 1), &[Arg::Buf(&a.row_ptr), Arg::Buf(&sums), Arg::I64(nf as i64 + 1)])?;
+                        exclusive_scan(dev, &scan, &count, &a.row_ptr, &sums, nf, nf + 1)?;
                         let args = [
                             list[0],
                             list[1],

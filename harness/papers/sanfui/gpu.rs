@@ -7,6 +7,7 @@ use super::formats::{self, Check};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::scan::fill_words as fill;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::{Defines, KernelSource, CACHE_FLUSH};
 use crate::measure::{run_staged, CacheMode, Staged, Timer};
@@ -248,8 +249,4 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         check.structure = check.structure.or(converted.structure.map(|e| format!("converted to CSR: {e}")));
     }
     Ok(DeviceRun { staged, check, device_bytes: bytes as f64, storage_bytes: formats::storage_bytes(format, nb, s) as f64, setup_s: 0.0 })
-}
-
-fn fill(dev: &dyn Device, k: &crate::device::Kernel, buf: &Buffer, value: u32, words: usize) -> DeviceResult<()> {
-    dev.launch(k, Launch::cover(words.clamp(1, 1 << 20), BLOCK), &[Arg::Buf(buf), Arg::U32(value), Arg::I64(words as i64)])
 }

@@ -1,0 +1,68 @@
+//! Vendor sparse libraries (cuSPARSE on CUDA), the peers "what a user would do" is measured by.
+//! They run in the same process, on the same stream, as our kernels: a call is planned once,
+//! outside the timers (descriptors, workspace), and its plan enqueues only the work, so that it can
+//! sit inside a timed region beside our own launches.
+
+use crate::{Buffer, DeviceResult, Precision};
+
+/// A planned vendor call: `enqueue` adds its work to the device's stream and does not wait.
+pub trait VendorOp {
+    fn enqueue(&self) -> DeviceResult<()>;
+    /// Bytes of the workspace the library asked for (allocated when the call was planned).
+    fn workspace_bytes(&self) -> usize;
+}
+
+/// The calls of a vendor sparse library the benchmarks use. Every index is a zero-based 32-bit
+/// int, as the libraries' legacy conversion routines require.
+pub trait VendorSparse {
+    /// The library and its version, e.g. "cuSPARSE 12.6.3".
+    fn library(&self) -> String;
+
+    /// y = A x with A in CSR (`rows` x `cols`, `nnz` entries).
+    #[allow(clippy::too_many_arguments)]
+    fn csr_spmv<'a>(
+        &'a self,
+        precision: Precision,
+        rows: usize,
+        cols: usize,
+        nnz: usize,
+        row_ptr: &'a Buffer,
+        col: &'a Buffer,
+        val: &'a Buffer,
+        x: &'a Buffer,
+        y: &'a Buffer,
+    ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+
+    /// y = A x with A in BSR: square blocks of `block`, each stored row-major; `block_rows` x
+    /// `block_cols` blocks, `nnzb` of them stored.
+    #[allow(clippy::too_many_arguments)]
+    fn bsr_spmv<'a>(
+        &'a self,
+        precision: Precision,
+        block: usize,
+        block_rows: usize,
+        block_cols: usize,
+        nnzb: usize,
+        row_ptr: &'a Buffer,
+        col: &'a Buffer,
+        val: &'a Buffer,
+        x: &'a Buffer,
+        y: &'a Buffer,
+    ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+
+    /// Sorts `nnz` COO pairs (row, col) in place by row and, within a row, by column, and writes
+    /// the CSR row offsets of the sorted pairs (duplicates kept) into `row_ptr` (`rows` + 1).
+    /// `perm` receives the permutation: sorted entry i is input entry perm[i], so the caller
+    /// gathers the values. cuSPARSE: identity permutation, `coosortByRow`, `coo2csr`, then
+    /// `csrsort` (stable), which composes the permutation.
+    fn coo_sort_to_csr<'a>(
+        &'a self,
+        rows: usize,
+        cols: usize,
+        nnz: usize,
+        row: &'a Buffer,
+        col: &'a Buffer,
+        perm: &'a Buffer,
+        row_ptr: &'a Buffer,
+    ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+}
