@@ -6,6 +6,11 @@ if ! ldconfig -p | grep -q 'libnvrtc\.so'; then
   _nvrtc=$(_fb_find 'libnvrtc.so.1[0-9]')
   [ -n "$_nvrtc" ] && export LD_LIBRARY_PATH="$(dirname "$_nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# cuSPARSE (the vendor peers): the toolkit's, or the one pip's nvidia packages carry.
+if ! ldconfig -p | grep -q 'libcusparse\.so'; then
+  _sp=$(_fb_find 'libcusparse.so.1[0-9]')
+  [ -n "$_sp" ] && export LD_LIBRARY_PATH="$(dirname "$_sp")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 if ! ldconfig -p | grep -q 'libOpenCL\.so\.1'; then
   _ocl=$(_fb_find 'libOpenCL.so.1')
   [ -n "$_ocl" ] && export LD_LIBRARY_PATH="$(dirname "$_ocl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -147,6 +147,19 @@ fn acoo_methods_solve_the_capacitor_on_cuda() {
     assert_eq!(s.rows_ok, 6 + 4 + 3 + 3);
 }
 
+/// Sanfui-Sharma on CUDA, with the cuSPARSE peers: the COO-to-CSR path (coo-cusparse) and
+/// cuSPARSE's CSR and BSR SpMV beside ours, every row verified.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn sanfui_methods_and_the_cusparse_peers_verify_on_cuda() {
+    let s = quick_on_cuda("sanfui-formats.yaml");
+    assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
+    // Per box and precision: COO and ELL 3 stages + total + spmv (x 2 races), CSR also its
+    // cuSPARSE SpMV, COOM and ELLM 4 stages + total + spmv + cuSPARSE SpMV (BSR, CSR),
+    // elem-atomic 2 + total + both SpMVs, coo-cusparse 4 + total + both SpMVs: 72; 2 boxes, 2 precisions.
+    assert_eq!(s.rows_ok, 72 * 4);
+}
+
 /// NVRTC compiles a list of programs on all cores into the disk cache; a program new to the
 /// cache is compiled, then found there, and a broken one fails alone.
 #[test]

@@ -382,6 +382,17 @@ impl Device for CudaDevice {
         self.stream.synchronize().map_err(api("cuStreamSynchronize"))
     }
 
+    fn time_events_open(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
+        self.ctx.bind_to_thread().map_err(api("cuCtxSetCurrent"))?;
+        let (start, stop) = &self.events;
+        start.record(&self.stream).map_err(api("cuEventRecord"))?;
+        body()?;
+        stop.record(&self.stream).map_err(api("cuEventRecord"))?;
+        stop.synchronize().map_err(api("cuEventSynchronize"))?;
+        let ms = start.elapsed_ms(stop).map_err(api("cuEventElapsedTime"))?;
+        Ok(ms as f64 * 1e-3)
+    }
+
     fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
         let value = self.gate.next.get().wrapping_add(1);
         self.gate.next.set(value);

@@ -136,6 +136,14 @@ impl CuSparse {
                 ),
             )?;
         }
+        // One call outside any timer: cuSPARSE loads its kernels on a routine's first use and
+        // waits on the stream then (seen on an H200), which a gated timed region cannot allow.
+        op.enqueue()?;
+        self.stream.synchronize().map_err(|e| DeviceError::Api {
+            backend: Backend::Cuda,
+            call: "cuStreamSynchronize",
+            detail: e.to_string(),
+        })?;
         Ok(Box::new(op))
     }
 }
@@ -275,6 +283,10 @@ fn check_len(what: &str, buf: &Buffer, bytes: usize) -> DeviceResult<()> {
 }
 
 impl VendorSparse for CuSparse {
+    fn version(&self) -> u32 {
+        self.version.max(0) as u32
+    }
+
     fn library(&self) -> String {
         let v = self.version;
         format!("cuSPARSE {}.{}.{}", v / 1000, v % 1000 / 100, v % 100)

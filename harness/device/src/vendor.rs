@@ -17,6 +17,8 @@ pub trait VendorOp {
 pub trait VendorSparse {
     /// The library and its version, e.g. "cuSPARSE 12.6.3".
     fn library(&self) -> String;
+    /// Its version as one number (cuSPARSE: major * 1000 + minor * 100 + patch).
+    fn version(&self) -> u32;
 
     /// y = A x with A in CSR (`rows` x `cols`, `nnz` entries).
     #[allow(clippy::too_many_arguments)]

@@ -53,6 +53,14 @@ impl Pass<'_> {
         self.set(name, t);
         Ok(())
     }
+
+    /// As [`Pass::device`], for a body whose library calls wait on the stream
+    /// ([`Device::time_events_open`]).
+    pub fn device_open(&mut self, dev: &dyn Device, name: &str, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()> {
+        let t = dev.time_events_open(body)?;
+        self.set(name, t);
+        Ok(())
+    }
 }
 
 /// Every stage's timing and the per-pass total.

@@ -12,7 +12,7 @@ use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, 
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
-use crate::measure::{run_staged, CacheMode};
+use crate::measure::{run_staged, CacheMode, Timer, Timing};
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::{Backend, Precision};
 
@@ -83,8 +83,10 @@ impl Benchmark for SanfuiAssembly {
         // Host: the reference (values, scale, columns: 20 bytes x 243 per node) and the mesh; the
         // baseline's slots and K^e dominate on the device (576 x (8 + 4) bytes per element).
         let n = p.nodes.iter().product::<usize>() as f64;
+        // The cuSPARSE peer keeps five int arrays of 576 E triplets besides K^e, and the sort's workspace.
         let host = n * 243.0 * 20.0 + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
-        Some(MemoryEstimate { host_bytes: host, device_bytes: n * (576.0 * 12.0 + 243.0 * 16.0) })
+        let peer = if p.method == Method::CooCusparse { n * 576.0 * 28.0 } else { 0.0 };
+        Some(MemoryEstimate { host_bytes: host, device_bytes: n * (576.0 * 12.0 + 243.0 * 16.0) + peer })
     }
     fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
         p.method.runs_on(backend) && (backend != Backend::Cpu || precision == Precision::F64)
@@ -93,9 +95,11 @@ impl Benchmark for SanfuiAssembly {
         let prep = prepared(problem, point.nodes);
         let run = match ctx.target {
             Target::Cpu => run_cpu(ctx, &prep, point.method)?,
-            Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => run_device::<f32>(ctx, dev, &prep, point.method)?,
-                Precision::F64 => run_device::<f64>(ctx, dev, &prep, point.method)?,
+            Target::Gpu(dev) => match (ctx.precision, point.method) {
+                (Precision::F32, Method::CooCusparse) => super::peer::run_peer::<f32>(ctx, dev, &prep)?,
+                (Precision::F64, Method::CooCusparse) => super::peer::run_peer::<f64>(ctx, dev, &prep)?,
+                (Precision::F32, _) => run_device::<f32>(ctx, dev, &prep, point.method)?,
+                (Precision::F64, _) => run_device::<f64>(ctx, dev, &prep, point.method)?,
             },
         };
         Ok(rows(&prep, point, ctx.precision, run))
@@ -138,7 +142,14 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<DeviceR
         &prep.reference,
         &prep.scale,
     );
-    Ok(DeviceRun { staged, check, device_bytes: 0.0, storage_bytes: formats::storage_bytes(Format::Csr, &prep.nb, 8) as f64, setup_s: 0.0 })
+    Ok(DeviceRun {
+        staged,
+        check,
+        device_bytes: 0.0,
+        storage_bytes: formats::storage_bytes(Format::Csr, &prep.nb, 8) as f64,
+        setup_s: 0.0,
+        spmv: Vec::new(),
+    })
 }
 
 /// One row per stage and the total, each with the check, the counts and its stage's cost.
@@ -163,6 +174,30 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
         ("colors", if point.method.atomic() { 0.0 } else { prep.colors.len() as f64 }),
     ];
     let staged = run.staged;
+    let spmv_tol =
+        tolerance(precision, prep.x_over_h) + 128.0 * if precision == Precision::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let spmv_rows: Vec<Measured> = run
+        .spmv
+        .into_iter()
+        .map(|r| {
+            let m = match r.result {
+                Ok((t, worst)) => Measured::verified(r.name, t, worst, spmv_tol).bytes(r.bytes).flops(2.0 * nnz),
+                Err(why) => Measured {
+                    status: crate::results::Status::Failed,
+                    reason: Some(why),
+                    timing: None,
+                    ..Measured::verified(
+                        r.name,
+                        Timing { samples: Vec::new(), timer: Timer::DeviceEvent, mode: CacheMode::Warm },
+                        f64::NAN,
+                        spmv_tol,
+                    )
+                },
+            };
+            let m = m.extra("vendor_version", r.version.map_or(f64::NAN, |v| v as f64));
+            extras.iter().fold(m, |m, &(k, v)| m.extra(k, v))
+        })
+        .collect();
     staged
         .stages
         .into_iter()
@@ -185,5 +220,6 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
             }
             extras.iter().fold(m, |m, &(k, v)| m.extra(k, v))
         })
+        .chain(spmv_rows)
         .collect()
 }

@@ -15,6 +15,13 @@
 //! - **convert** (COOM and ELLM to CSR, beyond the paper): reads the node offsets, the block
 //!   indices and the values, writes CSR (4 (3N + 1) + (4 + s) nnz).
 //! - **elem-atomic** numeric: K^e, the slots (4 x 576 E) and the CSR values (s nnz).
+//! - **coo-cusparse** (the cuSPARSE peer, P = 576 E pairs): triplets writes the pairs' rows and
+//!   columns (8 P, reading the connectivity, 32 E); sort reads and writes them and writes the
+//!   permutation and the row offsets (8 P + 12 P + 4 (3N + 1)), the least any sort moves;
+//!   sum: the head flags (reads 8 P, writes 4 P), the scan (reads and writes 4 P each), the
+//!   segmented sum (reads the flags, columns, permutation and slots, 16 P, and K^e through the
+//!   permutation, s P) and the CSR it writes ((4 + s) nnz + 4 (3N + 1)).
+//! - **spmv** rows: the stored matrix once, x and y once each; 2 nnz flops.
 //! - CPU rows carry no bytes or flops (Algorithm 2 computes K^e inside its loop).
 
 use super::formats::{lengths, Neighbours};
@@ -54,6 +61,16 @@ pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, C
     if method == Method::ElemAtomic {
         let nnz = 9.0 * nb.blocks() as f64;
         return vec![("elements", elements), ("numeric", Cost { bytes: 576.0 * s * e + 4.0 * 576.0 * e + s * nnz, flops: 576.0 * e })];
+    }
+    if method == Method::CooCusparse {
+        let (p, nnz) = (576.0 * e, 9.0 * nb.blocks() as f64);
+        let rows = 4.0 * (3.0 * n + 1.0);
+        return vec![
+            ("elements", elements),
+            ("triplets", Cost { bytes: 32.0 * e + 8.0 * p, flops: 0.0 }),
+            ("sort", Cost { bytes: 20.0 * p + rows, flops: 0.0 }),
+            ("sum", Cost { bytes: (12.0 + 8.0 + 16.0 + s) * p + (4.0 + s) * nnz + rows, flops: p }),
+        ];
     }
     let format = method.format();
     let (r, c, v) = lengths(format, nb);

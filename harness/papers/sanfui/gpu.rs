@@ -6,6 +6,7 @@
 use super::formats::{self, Check};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
+use super::spmv::{self, Assembled, SpmvRun, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words as fill;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
@@ -33,6 +34,8 @@ pub(crate) struct DeviceRun {
     pub(crate) storage_bytes: f64,
     /// Host seconds of the method's own pre-processing (the baseline's CSR slots).
     pub(crate) setup_s: f64,
+    /// y = A x on the assembled matrix: ours, and cuSPARSE's where it has the format.
+    pub(crate) spmv: Vec<SpmvRun>,
 }
 
 /// The stages a method has, in table order.
@@ -40,6 +43,12 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
     match m {
         Method::CpuSerial | Method::CpuParallel => vec![("symbolic", Timer::HostWall), ("addto", Timer::HostWall)],
         Method::ElemAtomic => vec![("elements", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
+        Method::CooCusparse => vec![
+            ("elements", Timer::DeviceEvent),
+            ("triplets", Timer::DeviceEvent),
+            ("sort", Timer::DeviceEvent),
+            ("sum", Timer::DeviceEvent),
+        ],
         _ if converts(m) => vec![
             ("elements", Timer::DeviceEvent),
             ("symbolic", Timer::DeviceEvent),
@@ -64,16 +73,6 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     let format = method.format();
     let (m, nb) = (&prep.mesh, &prep.nb);
     let (ne, nn) = (m.num_elements(), m.num_nodes());
-    let mut bytes = 0usize;
-    let mut up = |b: usize| bytes += b;
-    let real = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
-    let conn: Vec<i32> = m.elems.iter().map(|&v| v as i32).collect();
-    let xyz: Vec<f64> = (0..nn as u32).flat_map(|v| m.coords(v)).collect();
-    let conn = dev.upload_slice(&conn)?;
-    let xyz = dev.upload_slice(&real(&xyz))?;
-    let dn = dev.upload_slice(&real(&super::hex8::derivative_table()))?;
-    let ke = dev.alloc(576 * ne * s)?;
-    up(32 * ne + 3 * s * nn + 192 * s + 576 * ne * s);
     // The colored methods keep K^e in color order (ORDERED): one color's threads read
     // neighbouring words of K^e, as the atomic methods do in element order.
     let ordered = !method.atomic();
@@ -81,19 +80,12 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         .with("FORMAT", format.code())
         .with("ATOMIC", method.atomic() as u8)
         .with("ORDERED", ordered as u8);
-    let order: Vec<i32> = if ordered { prep.colors.iter().flatten().map(|&e| e as i32).collect() } else { vec![0] };
-    let order = dev.upload_slice(&order)?;
-    up(4 * if ordered { ne } else { 1 });
-    let elements = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_elements")?;
+    let el = Elements::new::<T>(ctx, dev, prep, &defines, ordered)?;
+    let (conn, ke, order) = (&el.conn, &el.ke, &el.order);
+    let mut bytes = el.bytes;
+    let mut up = |b: usize| bytes += b;
     let zero = ctx.modules.kernel(dev, &CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
-    let (lambda, mu) = (Arg::real(T::PRECISION, prep.lambda), Arg::real(T::PRECISION, prep.mu));
-    let elements_launch = |_: ()| {
-        dev.launch(
-            &elements,
-            cover(ne),
-            &[Arg::Buf(&conn), Arg::Buf(&xyz), Arg::Buf(&dn), lambda, mu, Arg::Buf(&ke), Arg::I64(ne as i64), Arg::Buf(&order)],
-        )
-    };
+    let elements_launch = |_: ()| el.launch(dev);
 
     if method == Method::ElemAtomic {
         // The baseline's slots (host pre-processing), interleaved like K^e.
@@ -123,33 +115,30 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
             timed("elements", &mut || elements_launch(()))?;
             timed("numeric", &mut || {
                 fill(dev, &zero, &vals, 0, nnz * s / 4)?;
-                dev.launch(&kern, cover(ne), &[Arg::Buf(&slot), Arg::Buf(&ke), Arg::Buf(&vals), Arg::I64(ne as i64)])
+                dev.launch(&kern, cover(ne), &[Arg::Buf(&slot), Arg::Buf(ke), Arg::Buf(&vals), Arg::I64(ne as i64)])
             })
         };
         let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
             Ok(body(&mut |name, f| pass.device(dev, name, f))?)
         })?;
-        for b in [&ke, &vals] {
+        for b in [ke, &vals] {
             ctx.modules.poison(dev, b)?;
         }
         body(&mut |_, f| f())?;
         let got: Vec<f64> = dev.download_vec::<T>(&vals, nnz)?.into_iter().map(|v| v.to_f64()).collect();
-        let check = formats::check(
-            Format::Csr,
-            nb,
-            &p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(),
-            &p.col.iter().map(|&v| v as i32).collect::<Vec<_>>(),
-            &got,
-            p,
-            &prep.reference,
-            &prep.scale,
-        );
+        let (rp, cl) = (p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(), p.col.iter().map(|&v| v as i32).collect::<Vec<_>>());
+        let check = formats::check(Format::Csr, nb, &rp, &cl, &got, p, &prep.reference, &prep.scale);
+        // The SpMV needs the pattern on the device (the baseline's slots already point into it).
+        let (rp, cl) = (dev.upload_slice(&rp)?, dev.upload_slice(&cl)?);
+        let a = Assembled { format: Format::Csr, idx_r: &rp, idx_c: &cl, vals: &vals, vendor: Some(VendorInput::Csr(&rp, &cl, &vals)) };
+        let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
         return Ok(DeviceRun {
             staged,
             check,
             device_bytes: bytes as f64,
             storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
             setup_s,
+            spmv,
         });
     }
 
@@ -200,11 +189,11 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
             fill(dev, &zero, &vals, 0, lv * s / 4)?;
             for &(first, count) in &ranges {
                 let args = [
-                    Arg::Buf(&order),
+                    Arg::Buf(order),
                     Arg::I64(first as i64),
                     Arg::I64(count as i64),
-                    Arg::Buf(&conn),
-                    Arg::Buf(&ke),
+                    Arg::Buf(conn),
+                    Arg::Buf(ke),
                     Arg::I64(ne as i64),
                     Arg::Buf(row_side),
                     Arg::Buf(&idx_c),
@@ -227,7 +216,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
         Ok(body(&mut |name, f| pass.device(dev, name, f))?)
     })?;
-    for b in [&ke, &idx_r, &idx_c, &vals] {
+    for b in [ke, &idx_r, &idx_c, &vals] {
         ctx.modules.poison(dev, b)?;
     }
     if let Some((rp, cl, cv, _)) = &csr {
@@ -248,5 +237,80 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         check.worst = if check.worst.is_nan() || converted.worst.is_nan() { f64::NAN } else { check.worst.max(converted.worst) };
         check.structure = check.structure.or(converted.structure.map(|e| format!("converted to CSR: {e}")));
     }
-    Ok(DeviceRun { staged, check, device_bytes: bytes as f64, storage_bytes: formats::storage_bytes(format, nb, s) as f64, setup_s: 0.0 })
+    let vendor = match (format, &csr) {
+        (Format::Csr, _) => Some(VendorInput::Csr(&idx_r, &idx_c, &vals)),
+        (Format::Coom, _) => Some(VendorInput::Bsr(&nptr, &nbr, &vals)),
+        (Format::Ellm, Some((rp, cl, cv, _))) => Some(VendorInput::Csr(rp, cl, cv)),
+        _ => None,
+    };
+    let a = Assembled { format, idx_r: &idx_r, idx_c: &idx_c, vals: &vals, vendor };
+    let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
+    Ok(DeviceRun {
+        staged,
+        check,
+        device_bytes: bytes as f64,
+        storage_bytes: formats::storage_bytes(format, nb, s) as f64,
+        setup_s: 0.0,
+        spmv,
+    })
+}
+
+/// Algorithm 1's inputs and output on the device, and its launch: the connectivity, the
+/// coordinates, the reference derivatives, K^e and (ORDERED) the color order of the elements.
+pub(crate) struct Elements {
+    pub(crate) conn: Buffer,
+    xyz: Buffer,
+    dn: Buffer,
+    pub(crate) ke: Buffer,
+    pub(crate) order: Buffer,
+    kernel: crate::device::Kernel,
+    lame: (f64, f64),
+    precision: crate::Precision,
+    ne: usize,
+    /// Bytes of these buffers.
+    pub(crate) bytes: usize,
+}
+
+impl Elements {
+    pub(crate) fn new<T: Real>(
+        ctx: &mut CaseCtx,
+        dev: &dyn Device,
+        prep: &Prepared,
+        defines: &Defines,
+        ordered: bool,
+    ) -> Result<Self, CaseError> {
+        let s = std::mem::size_of::<T>();
+        let m = &prep.mesh;
+        let (ne, nn) = (m.num_elements(), m.num_nodes());
+        let real = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
+        let conn: Vec<i32> = m.elems.iter().map(|&v| v as i32).collect();
+        let xyz: Vec<f64> = (0..nn as u32).flat_map(|v| m.coords(v)).collect();
+        let order: Vec<i32> = if ordered { prep.colors.iter().flatten().map(|&e| e as i32).collect() } else { vec![0] };
+        Ok(Elements {
+            conn: dev.upload_slice(&conn)?,
+            xyz: dev.upload_slice(&real(&xyz))?,
+            dn: dev.upload_slice(&real(&super::hex8::derivative_table()))?,
+            ke: dev.alloc(576 * ne * s)?,
+            order: dev.upload_slice(&order)?,
+            kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_elements")?,
+            lame: (prep.lambda, prep.mu),
+            precision: T::PRECISION,
+            ne,
+            bytes: 32 * ne + 3 * s * nn + 192 * s + 576 * ne * s + 4 * order.len(),
+        })
+    }
+    pub(crate) fn launch(&self, dev: &dyn Device) -> DeviceResult<()> {
+        let (lambda, mu) = (Arg::real(self.precision, self.lame.0), Arg::real(self.precision, self.lame.1));
+        let args = [
+            Arg::Buf(&self.conn),
+            Arg::Buf(&self.xyz),
+            Arg::Buf(&self.dn),
+            lambda,
+            mu,
+            Arg::Buf(&self.ke),
+            Arg::I64(self.ne as i64),
+            Arg::Buf(&self.order),
+        ];
+        dev.launch(&self.kernel, cover(self.ne), &args)
+    }
 }

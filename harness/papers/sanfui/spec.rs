@@ -44,6 +44,11 @@ pub enum Method {
     /// Baseline: one thread per element, atomic adds into precomputed CSR slots (Cecka's
     /// ElemAtomic); its slots are host pre-processing.
     ElemAtomic,
+    /// What most users do (beyond the paper, CUDA only): every element writes its 576 unsorted
+    /// (row, column, value) triplets; cuSPARSE sorts them (`coosortByRow`, `coo2csr`,
+    /// `csrsort`) and our kernels sum the duplicates into CSR (head flags, the shared scan, a
+    /// segmented sum).
+    CooCusparse,
     /// Algorithm 2 (`addto`), serial f64 into CSR: the paper's CPU baseline.
     CpuSerial,
     /// The same over the 8 colors with rayon's threads.
@@ -51,7 +56,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 13] = [
+    pub const ALL: [Method; 14] = [
         Method::CooColor,
         Method::CooAtomic,
         Method::CsrColor,
@@ -63,6 +68,7 @@ impl Method {
         Method::EllmColor,
         Method::EllmAtomic,
         Method::ElemAtomic,
+        Method::CooCusparse,
         Method::CpuSerial,
         Method::CpuParallel,
     ];
@@ -79,6 +85,7 @@ impl Method {
             "ellm-color",
             "ellm-atomic",
             "elem-atomic",
+            "coo-cusparse",
             "cpu-serial",
             "cpu-parallel",
         ][self as usize]
@@ -105,7 +112,10 @@ impl Method {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
     }
     pub fn runs_on(self, backend: Backend) -> bool {
-        self.on_cpu() == (backend == Backend::Cpu)
+        match self {
+            Method::CooCusparse => backend == Backend::Cuda,
+            _ => self.on_cpu() == (backend == Backend::Cpu),
+        }
     }
 }
 
