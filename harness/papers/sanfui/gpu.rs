@@ -10,12 +10,11 @@ use super::spmv::{self, Assembled, SpmvRun, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words as fill;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
-use crate::kernels::{Defines, KernelSource, CACHE_FLUSH};
+use crate::kernels::{Defines, CACHE_FLUSH};
 use crate::measure::{run_staged, CacheMode, Staged, Timer};
 use crate::real::Real;
 
-/// The kernel file.
-pub const SANFUI: KernelSource = KernelSource { file: "sanfui.kern", text: include_str!("../../../kernels/sanfui.kern") };
+pub use super::kernel::SANFUI;
 
 /// Threads per block (the paper's Algorithm 1 uses 512; 256 fits the numeric kernel's registers).
 const BLOCK: usize = 256;

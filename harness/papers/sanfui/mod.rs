@@ -21,6 +21,7 @@ pub mod cost;
 pub mod formats;
 pub mod gpu;
 pub mod hex8;
+pub mod kernel;
 pub mod peer;
 pub mod reference;
 pub mod report;

@@ -6,7 +6,7 @@
 //! against the f64 reference matrix times the same x.
 
 use super::formats::storage_bytes;
-use super::gpu::SANFUI;
+use super::kernel::SANFUI;
 use super::reference::Prepared;
 use super::spec::Format;
 use crate::benchmark::{CaseCtx, CaseError};
