@@ -47,6 +47,18 @@ impl ModuleCache {
         dev.kernel(&self.modules[&key], name)
     }
 
+    /// The shared exclusive scan's kernels (`kernels/scan.kern`), for any module that needs a
+    /// prefix sum on the device.
+    pub fn scan(&mut self, dev: &dyn Device) -> Result<fembench_device::scan::ScanKernels, DeviceError> {
+        let mut get = |name| self.kernel(dev, &fembench_device::kernels::SCAN, &Defines::new(), name);
+        Ok(fembench_device::scan::ScanKernels { blocks: get("scan_blocks")?, sums: get("scan_sums")?, add: get("scan_add")? })
+    }
+
+    /// The word-fill kernel (`fb_fill_u32`): zeroing, poisoning, any 32-bit pattern.
+    pub fn filler(&mut self, dev: &dyn Device) -> Result<Kernel, DeviceError> {
+        self.kernel(dev, &fembench_device::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")
+    }
+
     /// Compile seconds since the last call (each case's `compile_s` column).
     pub fn take_compile_s(&mut self) -> f64 {
         std::mem::take(&mut self.compile_s)
@@ -55,7 +67,7 @@ impl ModuleCache {
     /// Fills a buffer with all-ones bits (NaN in f32 and f64) before a checked repetition, so
     /// that an output the method does not write cannot pass as a result.
     pub fn poison(&mut self, dev: &dyn Device, buf: &fembench_device::Buffer) -> Result<(), DeviceError> {
-        let k = self.kernel(dev, &fembench_device::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+        let k = self.filler(dev)?;
         let words = buf.bytes() / 4;
         if words == 0 {
             return Ok(());

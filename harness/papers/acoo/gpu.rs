@@ -9,7 +9,7 @@ use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
-use crate::kernels::{Defines, KernelSource, CACHE_FLUSH, SCAN};
+use crate::kernels::{Defines, KernelSource};
 use crate::measure::Pass;
 use crate::real::Real;
 
@@ -64,7 +64,7 @@ impl Kernels<'_> {
     }
     /// The harness' `fb_fill_u32` kernel (for fills inside timed bodies: fetch it before).
     pub(crate) fn filler(&mut self) -> Result<Kernel, CaseError> {
-        Ok(self.modules.kernel(self.dev, &CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?)
+        Ok(self.modules.filler(self.dev)?)
     }
     /// Fills `words` 32-bit words of `buf` with `value` (0: zero, all ones: -1 or NaN).
     pub(crate) fn fill(&mut self, buf: &Buffer, value: u32, words: usize) -> Result<(), CaseError> {
@@ -73,8 +73,7 @@ impl Kernels<'_> {
     }
     /// The shared exclusive scan's kernels (kernels/scan.kern).
     pub(crate) fn scan(&mut self) -> Result<ScanKernels, CaseError> {
-        let mut get = |name| self.modules.kernel(self.dev, &SCAN, &Defines::new(), name);
-        Ok(ScanKernels { blocks: get("scan_blocks")?, sums: get("scan_sums")?, add: get("scan_add")? })
+        Ok(self.modules.scan(self.dev)?)
     }
 }
 

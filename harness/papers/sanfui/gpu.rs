@@ -10,7 +10,7 @@ use super::spmv::{self, Assembled, SpmvRun, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words as fill;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
-use crate::kernels::{Defines, CACHE_FLUSH};
+use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode, Staged, Timer};
 use crate::real::Real;
 
@@ -83,7 +83,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     let (conn, ke, order) = (&el.conn, &el.ke, &el.order);
     let mut bytes = el.bytes;
     let mut up = |b: usize| bytes += b;
-    let zero = ctx.modules.kernel(dev, &CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+    let zero = ctx.modules.filler(dev)?;
     let elements_launch = |_: ()| el.launch(dev);
 
     if method == Method::ElemAtomic {

@@ -10,9 +10,9 @@ use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::scan::{exclusive_scan, scan_sums_len, ScanKernels};
+use crate::device::scan::{exclusive_scan, scan_sums_len};
 use crate::device::{Arg, Device, DeviceExt, DeviceResult, Launch};
-use crate::kernels::{Defines, SCAN};
+use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode};
 use crate::real::Real;
 
@@ -42,10 +42,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         + sort.workspace_bytes();
     let mut k = |name| ctx.modules.kernel(dev, &SANFUI, &defines, name);
     let (triplets, heads, segsum, compact) = (k("sanfui_triplets")?, k("sanfui_heads")?, k("sanfui_segsum")?, k("sanfui_compact_rows")?);
-    let scan = {
-        let mut get = |name| ctx.modules.kernel(dev, &SCAN, &Defines::new(), name);
-        ScanKernels { blocks: get("scan_blocks")?, sums: get("scan_sums")?, add: get("scan_add")? }
-    };
+    let scan = ctx.modules.scan(dev)?;
     let cover = |n: usize| Launch::cover(n.max(1), 256);
     let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
         timed("elements", &mut || el.launch(dev))?;

@@ -12,7 +12,7 @@ use super::spec::Format;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
-use crate::kernels::{Defines, CACHE_FLUSH};
+use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
 use crate::real::Real;
 
@@ -85,7 +85,7 @@ pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepa
     let vectors = 2.0 * (s * rows) as f64;
     let defines = Defines::for_precision(T::PRECISION).with("FORMAT", a.format.code());
     let kern = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_spmv")?;
-    let fill = ctx.modules.kernel(dev, &CACHE_FLUSH, &Defines::new(), "fb_fill_u32")?;
+    let fill = ctx.modules.filler(dev)?;
     let threads = match a.format {
         Format::Coo => nnz,
         Format::Csr | Format::Ell => rows,
