@@ -288,18 +288,34 @@ fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
             verdict(min == Format::Coom),
             sizes.iter().map(|(f, s)| format!("{} {} MB", f.as_str(), fmt_num(s / 1e6))).collect::<Vec<_>>().join(", "),
         ]);
-        let best = paper.iter().map(|m| a(m)).fold(f64::INFINITY, f64::min);
-        let peer = a("coo-cusparse");
-        rows.push(vec![
-            key.clone(),
-            "goal: the best assembly is at least 5x faster than the cuSPARSE COO-to-CSR path".into(),
-            if peer.is_finite() { verdict(peer / best >= 5.0) } else { "not measured".into() },
-            if peer.is_finite() {
-                format!("best {} ms, coo-cusparse {} ms: {}x", fmt_num(best * 1e3), ms("coo-cusparse"), fmt_num(peer / best))
-            } else {
-                "no verified coo-cusparse rows at this size (CUDA only; 32-bit cuSPARSE sort)".into()
-            },
-        ]);
+        // The goal is judged at the largest box where the peer ran (its 32-bit sort stops
+        // short of the largest boxes), so a missing peer row at the top does not hide it.
+        let peer_top = r.sizes(key).into_iter().rev().find(|&n| r.assembly(key, "coo-cusparse", n).is_finite());
+        rows.push(match peer_top {
+            Some(n) => {
+                let best = paper.iter().map(|m| r.assembly(key, m, n)).fold(f64::INFINITY, f64::min);
+                let peer = r.assembly(key, "coo-cusparse", n);
+                vec![
+                    key.clone(),
+                    "goal: the best assembly is at least 5x faster than the cuSPARSE COO-to-CSR path".into(),
+                    verdict(peer / best >= 5.0),
+                    format!(
+                        "at {} nodes{}: best {} ms, coo-cusparse {} ms: {}x",
+                        fmt_num(n),
+                        if n < top { " (the largest box where coo-cusparse ran)" } else { "" },
+                        fmt_num(best * 1e3),
+                        fmt_num(peer * 1e3),
+                        fmt_num(peer / best)
+                    ),
+                ]
+            }
+            None => vec![
+                key.clone(),
+                "goal: the best assembly is at least 5x faster than the cuSPARSE COO-to-CSR path".into(),
+                "not measured".into(),
+                "no verified coo-cusparse rows at any box (CUDA only)".into(),
+            ],
+        });
         let base = a("elem-atomic");
         let beat = paper.iter().filter(|m| a(m) < base).count();
         rows.push(vec![
