@@ -2,7 +2,7 @@
 //! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), structured
 //! hexahedral boxes ([`hexmesh`]), CSR patterns and element slot maps ([`csr`]), Gmsh import and
 //! export ([`gmsh`]), a connectivity view ([`elements`]) that element coloring ([`coloring`]) and
-//! METIS partitions ([`partition`]) work on, LPT packing of work lists ([`lpt`]), comparison of
+//! METIS partitions ([`partition`]) work on, LPT packing of work lists ([`lpt`]), node orderings for locality ([`ordering`]), comparison of
 //! a result against its reference ([`verify`]), and writers: Matrix Market ([`mtx`]) and VTK
 //! `.vtu` for ParaView ([`vtu`]).
 
@@ -14,6 +14,7 @@ pub mod hexmesh;
 pub mod lagrange;
 pub mod lpt;
 pub mod mtx;
+pub mod ordering;
 pub mod partition;
 pub mod trimesh;
 pub mod verify;

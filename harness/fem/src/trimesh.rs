@@ -57,20 +57,57 @@ pub fn orient_ccw(points: &[[f64; 2]], t: [u32; 3]) -> [u32; 3] {
 /// triangle larger than `max_area`. Triangles counter-clockwise; Dirichlet edges are the
 /// caller's to set.
 pub fn delaunay(loops: &[Vec<(f64, f64)>], min_angle_deg: f64, max_area: f64) -> TriMesh {
+    triangulate(loops, &[], min_angle_deg, max_area, None)
+}
+
+/// As [`delaunay`], with open polylines inside the region (`interfaces`: material boundaries)
+/// that the mesh's edges follow, so every triangle lies on one side of each. A triangle belongs
+/// to the region when its centroid is inside an odd number of `loops`. Unlike [`delaunay`]
+/// (spade's default cap of ten new vertices per input vertex, which the meshes of the papers
+/// built before this one were made with), the refinement may add as many vertices as the
+/// area asks for, boundary and interface edges are split to the element size, and a
+/// refinement that stops short panics.
+pub fn delaunay_with_interfaces(loops: &[Vec<(f64, f64)>], interfaces: &[Vec<(f64, f64)>], min_angle_deg: f64, max_area: f64) -> TriMesh {
+    let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
+    for &(x, y) in loops.iter().flatten() {
+        lo = [lo[0].min(x), lo[1].min(y)];
+        hi = [hi[0].max(x), hi[1].max(y)];
+    }
+    // Refined triangles average well under max_area: allow ten times the area's count.
+    let cap = 10.0 * (hi[0] - lo[0]) * (hi[1] - lo[1]) / max_area;
+    triangulate(loops, interfaces, min_angle_deg, max_area, Some(cap.min(1e9) as usize + 1000))
+}
+
+fn triangulate(
+    loops: &[Vec<(f64, f64)>],
+    interfaces: &[Vec<(f64, f64)>],
+    min_angle_deg: f64,
+    max_area: f64,
+    max_new_vertices: Option<usize>,
+) -> TriMesh {
     let mut cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::new();
-    for pts in loops {
+    for (pts, closed) in loops.iter().map(|l| (l, true)).chain(interfaces.iter().map(|l| (l, false))) {
         let handles: Vec<_> = pts.iter().map(|&(x, y)| cdt.insert(Point2::new(x, y)).expect("finite point")).collect();
-        for i in 0..handles.len() {
+        let edges = if closed { handles.len() } else { handles.len().saturating_sub(1) };
+        for i in 0..edges {
             cdt.add_constraint(handles[i], handles[(i + 1) % handles.len()]);
         }
     }
-    let result = cdt.refine(
-        RefinementParameters::<f64>::new()
-            .exclude_outer_faces(true)
-            .keep_constraint_edges()
-            .with_angle_limit(AngleLimit::from_deg(min_angle_deg))
-            .with_max_allowed_area(max_area),
-    );
+    // spade's own exclusion counts constraint crossings, which would cut the region at an
+    // interface; with interfaces the centroid test below decides instead.
+    let mut params = RefinementParameters::<f64>::new()
+        .exclude_outer_faces(interfaces.is_empty())
+        .with_angle_limit(AngleLimit::from_deg(min_angle_deg))
+        .with_max_allowed_area(max_area);
+    match max_new_vertices {
+        // Boundary and interface edges are split as the refinement needs (their pieces stay
+        // constraints, so the shapes are kept): an edge kept whole blocks every circumcentre
+        // that encroaches it, and a long one stops the refinement at its first triangles.
+        Some(cap) => params = params.with_max_additional_vertices(cap),
+        None => params = params.keep_constraint_edges(),
+    }
+    let result = cdt.refine(params);
+    assert!(max_new_vertices.is_none() || result.refinement_complete, "the mesh refinement ran out of vertices");
     let excluded: std::collections::HashSet<_> = result.excluded_faces.iter().map(|f| f.index()).collect();
     let mut used: HashMap<usize, u32> = HashMap::new();
     let mut points = Vec::new();
@@ -80,6 +117,12 @@ pub fn delaunay(loops: &[Vec<(f64, f64)>], min_angle_deg: f64, max_area: f64) ->
             continue;
         }
         let vs = face.vertices();
+        if !interfaces.is_empty() {
+            let c = vs.iter().fold((0.0, 0.0), |(x, y), v| (x + v.position().x / 3.0, y + v.position().y / 3.0));
+            if loops.iter().filter(|l| inside(l, c)).count() % 2 == 0 {
+                continue;
+            }
+        }
         let mut t = [0u32; 3];
         for (slot, v) in t.iter_mut().zip(vs.iter()) {
             let id = v.fix().index();
@@ -92,6 +135,18 @@ pub fn delaunay(loops: &[Vec<(f64, f64)>], min_angle_deg: f64, max_area: f64) ->
         tris.push(orient_ccw(&points, t));
     }
     TriMesh { points, tris, dirichlet: Vec::new() }
+}
+
+/// Whether `p` lies inside the closed polygon (even-odd rule).
+pub fn inside(poly: &[(f64, f64)], p: (f64, f64)) -> bool {
+    let mut odd = false;
+    for i in 0..poly.len() {
+        let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
+        if (a.1 > p.1) != (b.1 > p.1) && p.0 < a.0 + (p.1 - a.1) / (b.1 - a.1) * (b.0 - a.0) {
+            odd = !odd;
+        }
+    }
+    odd
 }
 
 /// Splits every triangle into four through its edge midpoints.
