@@ -1,7 +1,7 @@
 //! fembench: a benchmark harness and reproducibility suite for GPU finite-element algorithms.
 //!
 //! This crate is the top of the house: the benchmark modules, one folder per paper ([`cecka`],
-//! [`banas`], [`acoo`], [`sanfui`]) plus the device-bandwidth ceiling ([`bandwidth`]), and the [`REGISTRY`] that lists
+//! [`banas`], [`acoo`], [`sanfui`], [`pogo`]) plus the device-bandwidth ceiling ([`bandwidth`]), and the [`REGISTRY`] that lists
 //! them, one line each. What they are built on lives in crates whose dependencies run one way:
 //! - `fembench-core`: backends, precisions, case parameters, scalar types, statistics;
 //! - `fembench-device`: the [`device::Device`] trait on CUDA and OpenCL, kernel compilation and its
@@ -19,6 +19,7 @@ pub mod acoo;
 pub mod banas;
 pub mod bandwidth;
 pub mod cecka;
+pub mod pogo;
 pub mod sanfui;
 
 pub use fembench_bench::{benchmark, cache, compare, experiment, precompile, publish, registry, report, results, runner};
@@ -36,6 +37,7 @@ pub static REGISTRY: Registry = Registry(&[
     entry::<banas::BanasIntegration>(),
     entry::<acoo::AcooCapacitor>(),
     entry::<sanfui::SanfuiAssembly>(),
+    entry::<pogo::PogoStepping>(),
 ]);
 
 /// Parses and validates one experiment file of any registered benchmark.

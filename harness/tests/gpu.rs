@@ -160,6 +160,17 @@ fn sanfui_methods_and_the_cusparse_peers_verify_on_cuda() {
     assert_eq!(s.rows_ok, 72 * 4);
 }
 
+/// Pogo's sliced-ELL steps and the cuSPARSE CSR step, f32 and f64, each checked against the
+/// element-by-element oracle after 100 steps from rest.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn pogo_steps_and_the_cusparse_step_verify_on_cuda() {
+    let s = quick_on_cuda("pogo-weld.yaml");
+    assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
+    // Per mesh: sell and csr-cusparse in f32 and f64, sell-kf32 in f64; two meshes.
+    assert_eq!(s.rows_ok, 5 * 2);
+}
+
 /// NVRTC compiles a list of programs on all cores into the disk cache; a program new to the
 /// cache is compiled, then found there, and a broken one fails alone.
 #[test]

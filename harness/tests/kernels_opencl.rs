@@ -264,3 +264,33 @@ fn a_runs_kernel_list_is_kept_and_precompiles() {
     let missing = fembench::precompile::precompile(&fembench::REGISTRY, &[out.path().join("nowhere")], &[], 0, false).unwrap_err();
     assert!(missing.contains("nowhere"), "{missing}");
 }
+
+/// Pogo's device methods (sliced ELL, f32 and f64, and f64 with K' in f32) and Eq. (4) on the
+/// host, each after 100 steps from rest equal to the element-by-element f64 oracle within its
+/// bound, with the receivers' traces.
+#[test]
+fn pogo_steps_match_the_oracle_on_opencl() {
+    let Some(df) = common::quick_rows_on_opencl("pogo-weld.yaml", "pogo-weld") else { return };
+    let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
+    let (status, method, reason, precision) = (strs("status"), strs("method"), strs("reason"), strs("precision"));
+    let (error, tolerance, trace) = (nums("error"), nums("tolerance"), nums("trace_error"));
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..df.height() {
+        assert_eq!(status[i], "ok", "{} {}: {}", method[i], precision[i], reason[i]);
+        let f64_only = precision[i] == "f64" && method[i] != "sell-kf32";
+        assert!(
+            if f64_only { error[i] <= 1e-12 } else { error[i] <= tolerance[i] && error[i] > 0.0 },
+            "{} {} error {}",
+            method[i],
+            precision[i],
+            error[i]
+        );
+        if !method[i].starts_with("cpu") {
+            assert!(trace[i] <= if f64_only { 1e-10 } else { 1e-2 }, "{} {} trace {}", method[i], precision[i], trace[i]);
+        }
+        seen.insert((method[i].clone(), precision[i].clone()));
+    }
+    // sell in f32 and f64, sell-kf32 and the two CPU methods in f64.
+    assert_eq!(seen.len(), 5, "{seen:?}");
+}

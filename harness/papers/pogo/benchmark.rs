@@ -1,0 +1,213 @@
+//! The Pogo experiments: cases (method x model x element size) and their runs, on a device or
+//! the host, with each method's bytes by its own storage and by the paper's Table A.5 count.
+
+use polars::prelude::DataFrame;
+use std::sync::Arc;
+
+use super::gpu::{run_device, StepRun, POGO};
+use super::model;
+use super::prepared::Prepared;
+use super::spec::*;
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::cache::ProblemCache;
+use crate::experiment::{ParamValue, Params};
+use crate::kernels::KernelSource;
+use crate::measure::{run_staged, CacheMode, Timer, Timing};
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::{Backend, Precision};
+
+pub struct PogoStepping;
+
+type Key = (ModelName, u64, usize);
+static CACHE: ProblemCache<Key, Result<Prepared, String>> = ProblemCache::new(1);
+
+fn prepared(problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepared, String>> {
+    let h = m.paper_element_size() * coarsen;
+    CACHE
+        .get_or_build::<std::convert::Infallible>((m, coarsen.to_bits(), problem.check_steps), || {
+            Ok(Prepared::new(
+                || match m {
+                    ModelName::Weld => model::weld(h),
+                },
+                problem.check_steps,
+            ))
+        })
+        .unwrap_or_else(|e| match e {})
+}
+
+/// The relative L2 error a precision may leave after `steps` steps from rest. f64: 1e-10 (the
+/// issue's bound). f32 (U or K' stored in f32): each step's rounding is at most u rho |U|,
+/// rho = max_r sum_s |K'_rs| + |C'_r|; the three-level recurrence carries an error injected j
+/// steps earlier with a gain of at most j (|sin(j theta) / sin theta| <= j on its normal
+/// modes), so after N steps the error is at most u rho N^2 / 2 max|U|; we allow u rho N^2,
+/// a factor 2 for the change from the modes' M-norm to L2 on meshes of one density contrast.
+pub fn tolerance(f32_rounding: bool, rho: f64, steps: usize) -> f64 {
+    if f32_rounding {
+        f32::EPSILON as f64 / 2.0 * rho * (steps * steps) as f64
+    } else {
+        1e-10
+    }
+}
+
+impl Benchmark for PogoStepping {
+    const NAME: &'static str = "pogo-stepping";
+    const KERNELS: &'static [KernelSource] = &[POGO];
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(sweep: &Sweep) -> Vec<Point> {
+        let mut out = Vec::new();
+        for &model in sweep.model.iter() {
+            for &coarsen in sweep.coarsen.iter() {
+                out.extend(sweep.method.iter().map(|&method| Point { method, model, coarsen }));
+            }
+        }
+        out
+    }
+    fn params(p: &Point) -> Params {
+        Params::default()
+            .push("method", ParamValue::Str(p.method.as_str().into()))
+            .push("model", ParamValue::Str(p.model.as_str().into()))
+            .push("coarsen", ParamValue::Float(p.coarsen))
+    }
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        if spec.sweep.coarsen.iter().any(|&c| !(c >= 1.0 && c <= 64.0)) {
+            return Err(("sweep.coarsen".into(), "sweep.coarsen: every value must lie in [1, 64] (1: the paper's element size)".into()));
+        }
+        let p = &spec.problem;
+        if p.timed_steps == 0 || p.timed_steps > 200 {
+            return Err((
+                "problem.timed_steps".into(),
+                "problem.timed_steps must lie in 1..=200 (a timed region queues two launches a step)".into(),
+            ));
+        }
+        if p.check_steps == 0 || p.check_steps > 2000 {
+            return Err(("problem.check_steps".into(), "problem.check_steps must lie in 1..=2000".into()));
+        }
+        Ok(())
+    }
+    fn memory_estimate(_: &Problem_, p: &Point) -> Option<MemoryEstimate> {
+        // Nodes at the paper's size: 0.96M for the weld, over coarsen^2.
+        let nodes = 0.96e6 / (p.coarsen * p.coarsen);
+        // Host: mesh and graph, CSR K' (2 x 14 entries of 12 bytes a node), the sliced ELL, the
+        // oracle's vectors; device: the stored K' and five vectors.
+        Some(MemoryEstimate { host_bytes: nodes * 1200.0, device_bytes: nodes * 400.0 })
+    }
+    fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
+        p.method.runs_on(backend) && (precision == Precision::F64 || !(p.method.on_cpu() || p.method == Method::SellKf32))
+    }
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let prep = prepared(problem, point.model, point.coarsen);
+        let prep = prep.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
+        let steps = problem.timed_steps;
+        let run = match ctx.target {
+            Target::Cpu => run_cpu(ctx, prep, point.method, steps)?,
+            Target::Gpu(dev) => match ctx.precision {
+                Precision::F32 => run_device::<f32>(ctx, dev, prep, point.method, steps)?,
+                Precision::F64 => run_device::<f64>(ctx, dev, prep, point.method, steps)?,
+            },
+        };
+        Ok(vec![row(prep, point, ctx.precision, run)])
+    }
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::report::report(&spec.id, &spec.outputs, rows, ctx)
+    }
+}
+
+/// Eq. (4) on the host: `steps` steps a repetition (CSR, f64, one thread or all), checked from
+/// rest against the oracle on poisoned vectors.
+fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> Result<StepRun, CaseError> {
+    let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
+    let parallel = method == Method::CpuParallel;
+    let sys = &prep.sys;
+    let ndof = 2 * sys.nodes;
+    let (dt, signal) = (prep.model.dt, prep.model.source.signal);
+    let mut u = [vec![0.0; ndof], vec![0.0; ndof], vec![f64::NAN; ndof]];
+    let run_steps = |u: &mut [Vec<f64>; 3], from: usize, count: usize| {
+        for k in from..from + count {
+            let [a, b, c] = u;
+            sys.step(a, b, c, signal.at(k as f64 * dt), parallel);
+            u.rotate_left(1);
+        }
+    };
+    pool.install(|| run_steps(&mut u, 0, prep.check_steps));
+    let error = crate::fem::verify::relative_l2(&u[1], &prep.reference);
+    let mut k = prep.check_steps;
+    let stages = [("steps", Timer::HostWall)];
+    let staged = pool.install(|| {
+        run_staged(ctx.policy, CacheMode::Warm, &stages, "steps", |pass| -> Result<(), CaseError> {
+            pass.host("steps", || run_steps(&mut u, k, steps));
+            k += steps;
+            Ok(())
+        })
+    })?;
+    let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
+    let per_step = Timing { samples: t.samples.iter().map(|v| v / steps as f64).collect(), timer: t.timer, mode: t.mode };
+    Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None })
+}
+
+/// Bytes a step moves by the method's own storage, counting each stored value once: K' (with
+/// its column indices and, for the sliced ELL, without the padding), U_curr, U_prev, C' and
+/// U_next. The sliced ELL's padded bytes are an extra column.
+pub fn step_bytes(prep: &Prepared, method: Method, s: usize) -> (f64, f64) {
+    let ndof = (2 * prep.sys.nodes) as f64;
+    let vectors = 4.0 * ndof * s as f64;
+    match method {
+        Method::Sell | Method::SellKf32 => {
+            let kv = if method == Method::SellKf32 { 4.0 } else { s as f64 };
+            let links = prep.sell.links as f64;
+            let stored = prep.sell.col.len() as f64;
+            ((4.0 * kv + 4.0) * links + vectors, (4.0 * kv + 4.0) * stored + 4.0 * prep.sell.slice_ptr.len() as f64 + vectors)
+        }
+        _ => {
+            let nnz = prep.sys.pattern.nnz() as f64;
+            let b = (s as f64 + 4.0) * nnz + 4.0 * (ndof + 1.0) + vectors;
+            (b, b)
+        }
+    }
+}
+
+fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun) -> Measured {
+    let s = if point.method.on_cpu() { 8 } else { precision.bytes() };
+    let f32_rounding = precision == Precision::F32 || point.method == Method::SellKf32;
+    let tol = tolerance(f32_rounding && !point.method.on_cpu(), prep.sys.row_bound, prep.check_steps);
+    let (bytes, padded) = step_bytes(prep, point.method, s);
+    let eta = prep.greedy_eta();
+    let paper_bytes = prep.greedy_blocks as f64 * super::paper::block_bytes(eta, s == 8);
+    // Flops a step executes: 2 per stored K' entry (the multiply-add) and 2 per dof for C'.
+    let flops = 2.0 * prep.sys.pattern.nnz() as f64 + 4.0 * prep.sys.nodes as f64;
+    let m = &prep.model;
+    let extras = [
+        ("nodes", m.nodes() as f64),
+        ("dofs", m.dofs() as f64),
+        ("elements", m.mesh.tris.len() as f64),
+        ("element_size", m.element_size),
+        ("mean_edge", m.mean_edge()),
+        ("dt", m.dt),
+        ("increments", m.increments as f64),
+        ("cfl_margin", prep.cfl_margin),
+        ("nnz", prep.sys.pattern.nnz() as f64),
+        ("links", prep.sell.links as f64),
+        ("padded_bytes", padded),
+        ("paper_bytes", paper_bytes),
+        ("greedy_blocks", prep.greedy_blocks as f64),
+        ("greedy_eta", eta),
+        ("greedy_s", prep.greedy_s),
+        ("mesh_s", prep.mesh_s),
+        ("order_s", prep.order_s),
+        ("operators_s", prep.operators_s),
+        ("oracle_s", prep.oracle_s),
+        ("check_steps", prep.check_steps as f64),
+        ("trace_error", run.trace_error),
+        ("row_bound", prep.sys.row_bound),
+        ("vendor_version", run.vendor_version.map_or(f64::NAN, |v| v as f64)),
+    ];
+    let mut out = Measured::verified("step", run.per_step, run.error, tol).bytes(bytes).flops(flops);
+    if run.device_bytes > 0.0 {
+        out = out.memory(run.device_bytes);
+    }
+    extras.iter().fold(out, |m, &(k, v)| m.extra(k, v))
+}

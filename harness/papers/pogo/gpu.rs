@@ -1,0 +1,185 @@
+//! The device methods: our sliced-ELL step (K' in the working precision or in f32) and the
+//! cuSPARSE CSR step, each followed by the same source-and-receiver kernel. A timed repetition
+//! is `timed_steps` steps in one device-event region; the checked pass starts from rest on
+//! poisoned buffers and is compared with the oracle.
+
+use super::prepared::Prepared;
+use super::spec::Method;
+use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::scan::fill_words;
+use crate::device::vendor::VendorOp;
+use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
+use crate::kernels::{Defines, KernelSource};
+use crate::measure::{run_staged, CacheMode, Timer, Timing};
+use crate::real::Real;
+
+/// The kernel file.
+pub const POGO: KernelSource = KernelSource { file: "pogo.kern", text: include_str!("../../../kernels/pogo.kern") };
+
+/// A method's measured steps and its check.
+pub struct StepRun {
+    /// Seconds per step, one sample per repetition.
+    pub per_step: Timing,
+    /// ||U - U_oracle|| / ||U_oracle|| after the checked pass.
+    pub error: f64,
+    /// max |trace - oracle| at the receivers over max |U_oracle| at the end of the checked pass.
+    pub trace_error: f64,
+    pub device_bytes: f64,
+    pub vendor_version: Option<u32>,
+}
+
+/// Runs `method` on the device in precision T.
+pub fn run_device<T: Real>(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    prep: &Prepared,
+    method: Method,
+    timed_steps: usize,
+) -> Result<StepRun, CaseError> {
+    let sys = &prep.sys;
+    let (n, ndof) = (sys.nodes, 2 * sys.nodes);
+    let s = std::mem::size_of::<T>();
+    let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+    let cp = dev.upload_slice(&to_t(&sys.cp))?;
+    let u: Vec<Buffer> = (0..3).map(|_| dev.alloc(ndof * s)).collect::<DeviceResult<_>>()?;
+    let src_dof = dev.upload_slice(&sys.src_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?;
+    let src_coef = dev.upload_slice(&to_t(&sys.src_coef.iter().copied().chain([0.0]).collect::<Vec<_>>()))?;
+    let rec_dof = dev.upload_slice(&sys.rec_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?;
+    let (nsrc, nrec) = (sys.src_dof.len(), sys.rec_dof.len());
+    let rows = prep.check_steps.max(1);
+    let trace = dev.alloc((rows * nrec).max(1) * s)?;
+    let defines = Defines::for_precision(T::PRECISION);
+    let extras = ctx.modules.kernel(dev, &POGO, &defines, "pogo_extras")?;
+    let fill = ctx.modules.filler(dev)?;
+    let signal = prep.model.source.signal;
+    let dt = prep.model.dt;
+    let mut device_bytes = (3 * ndof * s) as f64;
+
+    // The method's own step of U_next from (U_prev, U_curr), as a closure over the rotation.
+    type StepFn<'a> = Box<dyn Fn(&Buffer, &Buffer, &Buffer) -> DeviceResult<()> + 'a>;
+    let sell = &prep.sell;
+    let mut held: Vec<Buffer> = Vec::new();
+    let mut ops: Vec<Box<dyn VendorOp + '_>> = Vec::new();
+    let mut vendor_version = None;
+    let step: StepFn = match method {
+        Method::Sell | Method::SellKf32 => {
+            let kf32 = method == Method::SellKf32;
+            let kvals = if kf32 {
+                dev.upload_slice(&sell.vals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
+            } else {
+                dev.upload_slice(&to_t(&sell.vals))?
+            };
+            let slice_ptr = dev.upload_slice(&sell.slice_ptr)?;
+            let col = dev.upload_slice(&sell.col)?;
+            device_bytes += (kvals.bytes() + slice_ptr.bytes() + col.bytes()) as f64;
+            held.extend([kvals, slice_ptr, col]);
+            let k = ctx.modules.kernel(
+                dev,
+                &POGO,
+                &defines.clone().with("KVAL_IS_DOUBLE", (T::PRECISION == crate::Precision::F64 && !kf32) as u8),
+                "pogo_step_sell",
+            )?;
+            let held = &held;
+            Box::new(move |prev, curr, next| {
+                let args = [
+                    Arg::Buf(&held[1]),
+                    Arg::Buf(&held[2]),
+                    Arg::Buf(&held[0]),
+                    Arg::Buf(&cp),
+                    Arg::Buf(prev),
+                    Arg::Buf(curr),
+                    Arg::Buf(next),
+                    Arg::I64(n as i64),
+                ];
+                dev.launch(&k, Launch::cover(n.max(1), 256), &args)
+            })
+        }
+        Method::CsrCusparse => {
+            let lib = dev.sparse()?;
+            vendor_version = Some(lib.version());
+            let p = &sys.pattern;
+            let row_ptr = dev.upload_slice(&p.row_ptr)?;
+            let col = dev.upload_slice(&p.col)?;
+            let vals = dev.upload_slice(&to_t(&sys.kp))?;
+            device_bytes += (row_ptr.bytes() + col.bytes() + vals.bytes()) as f64;
+            held.extend([row_ptr, col, vals]);
+            let held = &held;
+            // One plan per rotation: a plan is bound to its x and y.
+            for r in 0..3 {
+                let (curr, next) = (&u[(r + 1) % 3], &u[(r + 2) % 3]);
+                let op = lib.csr_spmv(T::PRECISION, ndof, ndof, p.nnz(), &held[0], &held[1], &held[2], curr, next)?;
+                device_bytes += op.workspace_bytes() as f64;
+                ops.push(op);
+            }
+            let update = ctx.modules.kernel(dev, &POGO, &defines, "pogo_peer_update")?;
+            let (ops, u) = (&ops, &u);
+            Box::new(move |prev, _curr, next| {
+                let r = u.iter().position(|b| std::ptr::eq(b, prev)).expect("a rotation buffer");
+                ops[r].enqueue()?;
+                dev.launch(&update, Launch::cover(ndof, 256), &[Arg::Buf(&cp), Arg::Buf(prev), Arg::Buf(next), Arg::I64(ndof as i64)])
+            })
+        }
+        _ => return Err(CaseError::Failed(format!("{} is not a device method", method.as_str()))),
+    };
+    let step_n = |k: usize| -> DeviceResult<()> {
+        let (prev, curr, next) = (&u[k % 3], &u[(k + 1) % 3], &u[(k + 2) % 3]);
+        step(prev, curr, next)?;
+        let amp = signal.at(k as f64 * dt);
+        let args = [
+            Arg::Buf(&src_dof),
+            Arg::Buf(&src_coef),
+            Arg::U32(nsrc as u32),
+            Arg::real(T::PRECISION, amp),
+            Arg::Buf(next),
+            Arg::Buf(&rec_dof),
+            Arg::U32(nrec as u32),
+            Arg::Buf(curr),
+            Arg::Buf(&trace),
+            Arg::I64((k % rows) as i64),
+        ];
+        dev.launch(&extras, Launch::cover(nsrc.max(nrec).max(1), 32), &args)
+    };
+
+    // The checked pass: U_prev = U_curr = 0, U_next and the trace poisoned.
+    fill_words(dev, &fill, &u[0], 0, ndof * s / 4)?;
+    fill_words(dev, &fill, &u[1], 0, ndof * s / 4)?;
+    ctx.modules.poison(dev, &u[2])?;
+    ctx.modules.poison(dev, &trace)?;
+    for k in 0..prep.check_steps {
+        step_n(k)?;
+    }
+    dev.synchronize()?;
+    let last = &u[(prep.check_steps + 1) % 3];
+    let got: Vec<f64> = dev.download_vec::<T>(last, ndof)?.into_iter().map(|v| v.to_f64()).collect();
+    let error = crate::fem::verify::relative_l2(&got, &prep.reference);
+    let got_trace: Vec<f64> = dev.download_vec::<T>(&trace, rows * nrec)?.into_iter().map(|v| v.to_f64()).collect();
+    let field = prep.reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let trace_error = trace_discrepancy(&got_trace, &prep.ref_trace[..(prep.check_steps * nrec).min(prep.ref_trace.len())], field);
+
+    // Timed repetitions continue from there.
+    let mut k = prep.check_steps;
+    let stages = [("steps", Timer::DeviceEvent)];
+    let staged = run_staged(ctx.policy, CacheMode::Warm, &stages, "steps", |pass| -> Result<(), CaseError> {
+        Ok(pass.device(dev, "steps", &mut || {
+            for _ in 0..timed_steps {
+                step_n(k)?;
+                k += 1;
+            }
+            Ok(())
+        })?)
+    })?;
+    let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
+    let per_step = Timing { samples: t.samples.iter().map(|v| v / timed_steps as f64).collect(), timer: t.timer, mode: t.mode };
+    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version })
+}
+
+/// max |got - want| over the receivers' traces, divided by `scale` (the field's largest
+/// displacement: a receiver the wave has not reached yet holds values at round-off level);
+/// NaN if `got` holds NaN or is short.
+pub fn trace_discrepancy(got: &[f64], want: &[f64], scale: f64) -> f64 {
+    let worst = got.iter().zip(want).fold(0.0f64, |w, (g, r)| if g.is_nan() || w.is_nan() { f64::NAN } else { w.max((g - r).abs()) });
+    if got.len() < want.len() {
+        return f64::NAN;
+    }
+    worst / scale.max(f64::MIN_POSITIVE)
+}

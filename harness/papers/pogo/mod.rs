@@ -1,0 +1,26 @@
+//! Huthwaite 2014 (Pogo): explicit time-domain elastodynamics on 3-node triangles, plane
+//! strain, two degrees of freedom per node, stepped by Eq. (4), U_next = F' + C' U_prev +
+//! K' U_curr, with lumped mass and mass-proportional damping.
+//!
+//! Here: the models and the CFL limit ([`model`]), Eq. (4)'s operators, the sliced ELL, the
+//! host step and the element-by-element oracle ([`system`]), one model made ready for every
+//! method ([`prepared`]), the device methods ([`gpu`]: ours and the cuSPARSE step), the cases
+//! ([`benchmark`]), the paper's published numbers and Table A.5 ([`paper`]) and the reports
+//! ([`report`]). Kernels: `kernels/pogo.kern`.
+//!
+//! Not built yet (issue 11): the gear and geophysical models, the aligned partitioner, the
+//! paper's block memory arrangement and shared-memory kernel, METIS blocks, `harness export`
+//! of the models, the traces and figures (Figs 7-13), and the full-length runs.
+
+pub mod benchmark;
+pub mod gpu;
+pub mod model;
+pub mod paper;
+pub mod prepared;
+pub mod report;
+pub mod spec;
+pub mod system;
+#[cfg(test)]
+mod tests;
+
+pub use benchmark::PogoStepping;

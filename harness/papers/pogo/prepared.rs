@@ -1,0 +1,92 @@
+//! One model made ready for every method: built, renumbered for locality (reverse
+//! Cuthill-McKee), checked against the CFL limit, its operators and sliced ELL built, the greedy
+//! blocks of the paper's cost model counted, and the oracle's answer after the check's steps.
+
+use std::time::Instant;
+
+use super::model::Model;
+use super::system::{Oracle, SlicedEll, System};
+use crate::fem::elements::Elements;
+use crate::fem::{ordering, partition};
+
+pub struct Prepared {
+    pub model: Model,
+    pub sys: System,
+    pub sell: SlicedEll,
+    /// Steps of the checked pass, and the oracle's U and receiver traces after them.
+    pub check_steps: usize,
+    pub reference: Vec<f64>,
+    pub ref_trace: Vec<f64>,
+    /// dt over the CFL limit.
+    pub cfl_margin: f64,
+    /// Greedy blocks of 512 nodes (Klöckner et al.), the paper's Table A.5 count is per block.
+    pub greedy_blocks: usize,
+    pub mesh_s: f64,
+    pub order_s: f64,
+    pub greedy_s: f64,
+    pub operators_s: f64,
+    pub oracle_s: f64,
+}
+
+/// The model with its nodes renumbered: new node k is old node `order[k]`.
+pub fn renumbered(mut model: Model, order: &[u32]) -> Model {
+    let mut new_of = vec![0u32; order.len()];
+    order.iter().enumerate().for_each(|(k, &v)| new_of[v as usize] = k as u32);
+    let m = &mut model.mesh;
+    m.points = order.iter().map(|&v| m.points[v as usize]).collect();
+    m.tris.iter_mut().for_each(|t| t.iter_mut().for_each(|v| *v = new_of[*v as usize]));
+    m.dirichlet.iter_mut().for_each(|(e, _)| e.iter_mut().for_each(|v| *v = new_of[*v as usize]));
+    model.fixed = order.iter().flat_map(|&v| [model.fixed[2 * v as usize], model.fixed[2 * v as usize + 1]]).collect();
+    model.source.nodes.iter_mut().for_each(|v| *v = new_of[*v as usize]);
+    model.receivers.iter_mut().for_each(|v| *v = new_of[*v as usize]);
+    model
+}
+
+impl Prepared {
+    pub fn new(build: impl FnOnce() -> Model, check_steps: usize) -> Result<Prepared, String> {
+        let t = Instant::now();
+        let model = build();
+        let mesh_s = t.elapsed().as_secs_f64();
+        let cfl_margin = model.check_dt()?;
+        let t = Instant::now();
+        let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
+        let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
+        let (xadj, adj) = partition::node_graph(elements);
+        let order = ordering::rcm(&xadj, &adj);
+        drop((xadj, adj));
+        let model = renumbered(model, &order);
+        let order_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
+        let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
+        let greedy_blocks = partition::greedy_nodes(elements, 512).iter().max().map_or(0, |&b| b as usize + 1);
+        let greedy_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let sys = System::build(&model);
+        let sell = sys.sliced_ell();
+        let operators_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let (reference, ref_trace) = Oracle::new(&model).run(check_steps);
+        let oracle_s = t.elapsed().as_secs_f64();
+        Ok(Prepared {
+            model,
+            sys,
+            sell,
+            check_steps,
+            reference,
+            ref_trace,
+            cfl_margin,
+            greedy_blocks,
+            mesh_s,
+            order_s,
+            greedy_s,
+            operators_s,
+            oracle_s,
+        })
+    }
+
+    /// The greedy blocker's efficiency eta = nodes / (blocks x 512).
+    pub fn greedy_eta(&self) -> f64 {
+        self.model.nodes() as f64 / (self.greedy_blocks * 512).max(1) as f64
+    }
+}

@@ -1,0 +1,111 @@
+//! The Pogo experiment files' own types: methods, models, sweep, problem, tables and figures.
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::NonEmpty;
+use crate::Backend;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Ours, beyond the paper: one thread per node on a sliced ELL of K' in 2x2 node blocks
+    /// (four vectors, as Pogo stores K'), nodes in reverse Cuthill-McKee order, no shared-memory
+    /// blocks (the GPU's L2 holds U).
+    Sell,
+    /// The same with K' stored in f32 and U, C' and the sums in f64: fewer bytes than any f64
+    /// K' (f64 runs only).
+    SellKf32,
+    /// What most users would write (CUDA only): cuSPARSE's CSR SpMV U_next = K' U_curr, then
+    /// U_next += C' U_prev (CuPy's `K @ u + c * u_prev`).
+    CsrCusparse,
+    /// Eq. (4) on the host in f64, CSR, one thread (the paper's Abaqus role, as a time per step).
+    CpuSerial,
+    /// The same on every rayon thread.
+    CpuParallel,
+}
+
+impl Method {
+    pub const ALL: [Method; 5] = [Method::Sell, Method::SellKf32, Method::CsrCusparse, Method::CpuSerial, Method::CpuParallel];
+    pub fn as_str(self) -> &'static str {
+        ["sell", "sell-kf32", "csr-cusparse", "cpu-serial", "cpu-parallel"][self as usize]
+    }
+    pub fn on_cpu(self) -> bool {
+        matches!(self, Method::CpuSerial | Method::CpuParallel)
+    }
+    pub fn runs_on(self, backend: Backend) -> bool {
+        match self {
+            Method::CsrCusparse => backend == Backend::Cuda,
+            _ => self.on_cpu() == (backend == Backend::Cpu),
+        }
+    }
+}
+
+/// The paper's models (section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelName {
+    Weld,
+}
+
+impl ModelName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelName::Weld => "weld",
+        }
+    }
+    /// Table 1's element size (m).
+    pub fn paper_element_size(self) -> f64 {
+        match self {
+            ModelName::Weld => 40e-6,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    pub method: NonEmpty<Method>,
+    pub model: NonEmpty<ModelName>,
+    /// Element size over the paper's (1: Table 1's size; 2: four times fewer nodes).
+    pub coarsen: NonEmpty<f64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Problem_ {
+    /// Steps in one timed repetition (its time is divided by them).
+    pub timed_steps: usize,
+    /// Steps from rest of the checked pass, against the oracle.
+    pub check_steps: usize,
+}
+
+impl Default for Problem_ {
+    fn default() -> Self {
+        Problem_ { timed_steps: 100, check_steps: 100 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableName {
+    /// Table 1: each model as built (element size, DOFs, dt, increments, CFL margin).
+    Models,
+    /// Time per step of every method, f64 and f32, with GB/s, share of copy and ratios.
+    Steps,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureName {
+    /// Time per step against degrees of freedom, one line per method and precision.
+    StepTime,
+}
+
+pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    pub method: Method,
+    pub model: ModelName,
+    pub coarsen: f64,
+}

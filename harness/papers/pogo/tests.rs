@@ -1,0 +1,192 @@
+//! The maths against closed forms: energy conservation, the P-wave speed, the oracle against
+//! Eq. (4)'s K', the sliced ELL against the CSR, and the CFL check.
+
+use super::model::{self, Material, Signal};
+use super::prepared::Prepared;
+use super::system::{energy, lumped, Oracle, System, SLICE};
+
+fn steel() -> Material {
+    Material::from_young(210e9, 0.3, 7850.0)
+}
+
+#[test]
+fn an_undamped_unforced_model_conserves_the_discrete_energy() {
+    let mat = steel();
+    let h = 0.02;
+    let dt = 0.5 * h / mat.vp();
+    let m = model::rectangle(1.0, 0.4, h, mat, dt);
+    assert!(m.check_dt().unwrap() < 0.8);
+    let sys = System::build(&m);
+    let (mass, _) = lumped(&m);
+    // A smooth bump in both components, at rest.
+    let bump: Vec<f64> = m
+        .mesh
+        .points
+        .iter()
+        .flat_map(|p| {
+            let g = (-((p[0] - 0.5).powi(2) + (p[1] - 0.2).powi(2)) / 0.01).exp() * 1e-6;
+            [g, -0.5 * g]
+        })
+        .collect();
+    let (mut prev, mut curr, mut next) = (bump.clone(), bump, vec![0.0; 2 * m.nodes()]);
+    let mut energies = Vec::new();
+    for s in 0..600 {
+        sys.step(&prev, &curr, &mut next, 0.0, s % 2 == 0);
+        if s % 100 == 0 {
+            energies.push(energy(&sys, &mass, dt, &curr, &next));
+        }
+        std::mem::swap(&mut prev, &mut curr);
+        std::mem::swap(&mut curr, &mut next);
+    }
+    let e0 = energies[0];
+    assert!(e0 > 0.0);
+    // The solution changed (the waves moved) while the energy did not.
+    let moved = curr.iter().zip(&prev).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(moved > 1e-9, "{moved}");
+    for e in &energies {
+        assert!(((e - e0) / e0).abs() < 1e-10, "{energies:?}");
+    }
+}
+
+#[test]
+fn a_plane_p_wave_travels_at_the_p_wave_speed() {
+    // u_y held at zero everywhere, u_x = g(x - vp t): an exact plane P-wave of plane strain.
+    let mat = steel();
+    let h = 0.005;
+    let dt = 0.4 * h / mat.vp();
+    let mut m = model::rectangle(1.0, 0.05, h, mat, dt);
+    m.fixed.iter_mut().skip(1).step_by(2).for_each(|f| *f = true);
+    let sys = System::build(&m);
+    let g = |x: f64| (-((x - 0.3) / 0.03).powi(2)).exp();
+    let field = |t: f64| m.mesh.points.iter().flat_map(|p| [g(p[0] - mat.vp() * t), 0.0]).collect::<Vec<f64>>();
+    let (mut prev, mut curr, mut next) = (field(-dt), field(0.0), vec![0.0; 2 * m.nodes()]);
+    let centre = |u: &[f64]| {
+        let (w, wx) =
+            m.mesh.points.iter().enumerate().fold((0.0, 0.0), |(w, wx), (i, p)| (w + u[2 * i] * u[2 * i], wx + u[2 * i] * u[2 * i] * p[0]));
+        wx / w
+    };
+    let x0 = centre(&curr);
+    let steps = (0.4 / mat.vp() / dt) as usize;
+    for _ in 0..steps {
+        sys.step(&prev, &curr, &mut next, 0.0, true);
+        std::mem::swap(&mut prev, &mut curr);
+        std::mem::swap(&mut curr, &mut next);
+    }
+    let speed = (centre(&curr) - x0) / (steps as f64 * dt);
+    assert!((speed / mat.vp() - 1.0).abs() < 0.01, "speed {speed}, vp {}", mat.vp());
+    assert!(curr.iter().skip(1).step_by(2).all(|&v| v == 0.0));
+}
+
+#[test]
+fn eq4_on_its_csr_operator_equals_the_element_by_element_oracle() {
+    let mut m = model::weld(1e-3);
+    // A fixed dof and damping on some elements, so that every term of K', C' and F' is used.
+    m.fixed[7] = true;
+    m.damping.iter_mut().step_by(3).for_each(|d| *d = 2e5);
+    let sys = System::build(&m);
+    let oracle = Oracle::new(&m);
+    let n = 2 * m.nodes();
+    let (mut p, mut c, mut x) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let steps = 400;
+    for s in 0..steps {
+        sys.step(&p, &c, &mut x, m.source.signal.at(s as f64 * m.dt), false);
+        std::mem::swap(&mut p, &mut c);
+        std::mem::swap(&mut c, &mut x);
+    }
+    let (want, trace) = oracle.run(steps);
+    let err = crate::fem::verify::relative_l2(&c, &want);
+    assert!(err < 1e-12 && want.iter().any(|&v| v != 0.0), "{err}");
+    assert_eq!(c[7], 0.0);
+    assert_eq!(trace.len(), (steps + 1) * 4);
+    // A wrong step is seen.
+    let mut bad = c.clone();
+    bad[100] += 1e-3 * want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    assert!(crate::fem::verify::relative_l2(&bad, &want) > 1e-10);
+}
+
+#[test]
+fn the_sliced_ell_multiplies_like_the_csr_and_renumbering_keeps_the_answer() {
+    let m = model::weld(1.5e-3);
+    let prep = Prepared::new(|| m.clone(), 50).unwrap();
+    let sys = &prep.sys;
+    let sell = &prep.sell;
+    let n = sys.nodes;
+    let x: Vec<f64> = (0..2 * n).map(|i| ((i * 7919 % 1013) as f64 / 1013.0 - 0.4)).collect();
+    let mut via_csr = vec![0.0; 2 * n];
+    sys.step(&vec![0.0; 2 * n], &x, &mut via_csr, 0.0, false);
+    for i in 0..n {
+        let (s, lane) = (i / SLICE, i % SLICE);
+        let (mut yx, mut yy) = (0.0, 0.0);
+        for row in (sell.slice_ptr[s] as usize..sell.slice_ptr[s + 1] as usize).step_by(SLICE) {
+            let c = sell.col[row + lane] as usize;
+            let b = 4 * row + lane;
+            yx += sell.vals[b] * x[2 * c] + sell.vals[b + SLICE] * x[2 * c + 1];
+            yy += sell.vals[b + 2 * SLICE] * x[2 * c] + sell.vals[b + 3 * SLICE] * x[2 * c + 1];
+        }
+        assert!((yx - via_csr[2 * i]).abs() <= 1e-12 * (1.0 + yx.abs()) && (yy - via_csr[2 * i + 1]).abs() <= 1e-12 * (1.0 + yy.abs()));
+    }
+    // The renumbered model's oracle gives the original's answer, permuted.
+    let (orig, orig_trace) = Oracle::new(&m).run(50);
+    let d = m.mesh.points.iter().zip(&prep.model.mesh.points).filter(|(a, b)| a != b).count();
+    assert!(d > 0, "RCM changed the order");
+    let back: Vec<f64> = (0..m.nodes())
+        .flat_map(|old| {
+            let new = prep.model.mesh.points.iter().position(|p| *p == m.mesh.points[old]).unwrap();
+            [prep.reference[2 * new], prep.reference[2 * new + 1]]
+        })
+        .collect();
+    assert!(crate::fem::verify::relative_l2(&back, &orig) < 1e-12);
+    let scale = orig.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(super::gpu::trace_discrepancy(&prep.ref_trace, &orig_trace, scale) < 1e-12);
+    let mut bad = orig_trace.clone();
+    bad[3] = f64::NAN;
+    assert!(super::gpu::trace_discrepancy(&bad, &orig_trace, scale).is_nan());
+    assert!(prep.greedy_eta() > 0.3 && prep.greedy_eta() <= 1.0);
+}
+
+#[test]
+fn an_unstable_time_step_is_refused() {
+    let mut m = model::weld(1e-3);
+    let crit = m.critical_dt();
+    // Steel at 1 mm: about h / vp = 1.7e-7 s.
+    assert!(crit > 3e-8 && crit < 3e-7, "{crit}");
+    m.dt = 1.01 * crit;
+    let e = m.check_dt().unwrap_err();
+    assert!(e.contains("unstable") && e.contains("weld"), "{e}");
+    m.dt = 0.9 * crit;
+    assert!((m.check_dt().unwrap() - 0.9).abs() < 1e-9);
+    // From a rough initial displacement (every mode present): below the limit the motion
+    // stays bounded; at three times it (above the system's own limit) it grows without bound.
+    let growth = |dt: f64| {
+        let mut m = m.clone();
+        m.dt = dt;
+        let sys = System::build(&m);
+        let n = 2 * m.nodes();
+        let u0: Vec<f64> = (0..n).map(|i| ((i * 7919 % 1013) as f64 / 1013.0 - 0.5) * 1e-9).collect();
+        let (mut p, mut c, mut x) = (u0.clone(), u0, vec![0.0; n]);
+        let mut at = [0.0; 2];
+        for s in 0..2000 {
+            sys.step(&p, &c, &mut x, 0.0, true);
+            std::mem::swap(&mut p, &mut c);
+            std::mem::swap(&mut c, &mut x);
+            if s == 999 || s == 1999 {
+                at[(s == 1999) as usize] = c.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+            }
+        }
+        at[1] / at[0]
+    };
+    assert!(growth(0.95 * crit) < 10.0);
+    assert!(growth(3.0 * crit) > 1e6);
+}
+
+#[test]
+fn signals_have_the_papers_shapes() {
+    let s = model::WELD_SIGNAL;
+    assert_eq!(s.at(-1e-9), 0.0);
+    assert_eq!(s.at(1.01e-6), 0.0);
+    // The Hann window's peak is at the burst's middle (1 us / 2).
+    assert!((s.at(0.5e-6 + 0.05e-6) - 1.0).abs() < 1e-12);
+    let g = Signal::Gaussian { a: 1000.0, t0: 0.25 };
+    assert_eq!(g.at(0.25), 1.0);
+    assert!((g.at(0.35) - (-10.0f64).exp()).abs() < 1e-15);
+}
