@@ -146,13 +146,14 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> 
     })?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
     let per_step = Timing { samples: t.samples.iter().map(|v| v / steps as f64).collect(), timer: t.timer, mode: t.mode };
-    Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None })
+    Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None, col16: false })
 }
 
 /// Bytes a step moves by the method's own storage, counting each stored value once: K' (with
 /// its column indices and, for the sliced ELL, without the padding), U_curr, U_prev, C' and
-/// U_next. The sliced ELL's padded bytes are an extra column.
-pub fn step_bytes(prep: &Prepared, method: Method, s: usize) -> (f64, f64) {
+/// U_next. The sliced ELL's padded bytes are an extra column; its columns take 2 bytes where
+/// they went as 16-bit offsets (`col16`).
+pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f64, f64) {
     let ndof = (2 * prep.sys.nodes) as f64;
     let vectors = 4.0 * ndof * s as f64;
     match method {
@@ -160,7 +161,8 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize) -> (f64, f64) {
             let kv = if method == Method::SellKf32 { 4.0 } else { s as f64 };
             let links = prep.sell.links as f64;
             let stored = prep.sell.col.len() as f64;
-            ((4.0 * kv + 4.0) * links + vectors, (4.0 * kv + 4.0) * stored + 4.0 * prep.sell.slice_ptr.len() as f64 + vectors)
+            let cb = if col16 { 2.0 } else { 4.0 };
+            ((4.0 * kv + cb) * links + vectors, (4.0 * kv + cb) * stored + 4.0 * prep.sell.slice_ptr.len() as f64 + vectors)
         }
         _ => {
             let nnz = prep.sys.pattern.nnz() as f64;
@@ -174,7 +176,7 @@ fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun) -> Me
     let s = if point.method.on_cpu() { 8 } else { precision.bytes() };
     let f32_rounding = precision == Precision::F32 || point.method == Method::SellKf32;
     let tol = tolerance(f32_rounding && !point.method.on_cpu(), prep.sys.row_bound, prep.check_steps);
-    let (bytes, padded) = step_bytes(prep, point.method, s);
+    let (bytes, padded) = step_bytes(prep, point.method, s, run.col16);
     let eta = prep.greedy_eta();
     let paper_bytes = prep.greedy_blocks as f64 * super::paper::block_bytes(eta, s == 8);
     // Flops a step executes: 2 per stored K' entry (the multiply-add) and 2 per dof for C'.
@@ -204,6 +206,7 @@ fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun) -> Me
         ("trace_error", run.trace_error),
         ("row_bound", prep.sys.row_bound),
         ("vendor_version", run.vendor_version.map_or(f64::NAN, |v| v as f64)),
+        ("col16", run.col16 as u8 as f64),
     ];
     let mut out = Measured::verified("step", run.per_step, run.error, tol).bytes(bytes).flops(flops);
     if run.device_bytes > 0.0 {

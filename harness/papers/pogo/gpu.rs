@@ -1,5 +1,6 @@
 //! The device methods: our sliced-ELL step (K' in the working precision or in f32) and the
-//! cuSPARSE CSR step, each followed by the same source-and-receiver kernel. A timed repetition
+//! cuSPARSE CSR step followed by one update kernel; the kernel that writes U_next also adds the
+//! source and records the receivers. A timed repetition
 //! is `timed_steps` steps in one device-event region; the checked pass starts from rest on
 //! poisoned buffers and is compared with the oracle.
 
@@ -26,6 +27,8 @@ pub struct StepRun {
     pub trace_error: f64,
     pub device_bytes: f64,
     pub vendor_version: Option<u32>,
+    /// The sliced ELL's columns went as 16-bit offsets.
+    pub col16: bool,
 }
 
 /// Runs `method` on the device in precision T.
@@ -49,18 +52,31 @@ pub fn run_device<T: Real>(
     let rows = prep.check_steps.max(1);
     let trace = dev.alloc((rows * nrec).max(1) * s)?;
     let defines = Defines::for_precision(T::PRECISION);
-    let extras = ctx.modules.kernel(dev, &POGO, &defines, "pogo_extras")?;
     let fill = ctx.modules.filler(dev)?;
     let signal = prep.model.source.signal;
     let dt = prep.model.dt;
     let mut device_bytes = (3 * ndof * s) as f64;
 
-    // The method's own step of U_next from (U_prev, U_curr), as a closure over the rotation.
-    type StepFn<'a> = Box<dyn Fn(&Buffer, &Buffer, &Buffer) -> DeviceResult<()> + 'a>;
+    // The method's step k: U_next from (U_prev, U_curr), the source at t = k dt and the
+    // receivers' row, as a closure over the rotation.
+    type StepFn<'a> = Box<dyn Fn(usize) -> DeviceResult<()> + 'a>;
+    let tail = |k: usize| {
+        [
+            Arg::Buf(&src_dof),
+            Arg::Buf(&src_coef),
+            Arg::U32(nsrc as u32),
+            Arg::real(T::PRECISION, signal.at(k as f64 * dt)),
+            Arg::Buf(&rec_dof),
+            Arg::U32(nrec as u32),
+        ]
+    };
+    let rot = |k: usize| (&u[k % 3], &u[(k + 1) % 3], &u[(k + 2) % 3]);
+    let (cp, trace) = (&cp, &trace);
     let sell = &prep.sell;
     let mut held: Vec<Buffer> = Vec::new();
     let mut ops: Vec<Box<dyn VendorOp + '_>> = Vec::new();
     let mut vendor_version = None;
+    let mut col16 = false;
     let step: StepFn = match method {
         Method::Sell | Method::SellKf32 => {
             let kf32 = method == Method::SellKf32;
@@ -70,28 +86,33 @@ pub fn run_device<T: Real>(
                 dev.upload_slice(&to_t(&sell.vals))?
             };
             let slice_ptr = dev.upload_slice(&sell.slice_ptr)?;
-            let col = dev.upload_slice(&sell.col)?;
+            let short = sell.col16();
+            col16 = short.is_some();
+            let col = match short {
+                Some(c) => dev.upload_slice(&c)?,
+                None => dev.upload_slice(&sell.col)?,
+            };
             device_bytes += (kvals.bytes() + slice_ptr.bytes() + col.bytes()) as f64;
             held.extend([kvals, slice_ptr, col]);
-            let k = ctx.modules.kernel(
-                dev,
-                &POGO,
-                &defines.clone().with("KVAL_IS_DOUBLE", (T::PRECISION == crate::Precision::F64 && !kf32) as u8),
-                "pogo_step_sell",
-            )?;
+            let defines =
+                defines.clone().with("KVAL_IS_DOUBLE", (T::PRECISION == crate::Precision::F64 && !kf32) as u8).with("COL16", col16 as u8);
+            let kern = ctx.modules.kernel(dev, &POGO, &defines, "pogo_step_sell")?;
             let held = &held;
-            Box::new(move |prev, curr, next| {
-                let args = [
+            Box::new(move |k| {
+                let (prev, curr, next) = rot(k);
+                let mut args = vec![
                     Arg::Buf(&held[1]),
                     Arg::Buf(&held[2]),
                     Arg::Buf(&held[0]),
-                    Arg::Buf(&cp),
+                    Arg::Buf(cp),
                     Arg::Buf(prev),
                     Arg::Buf(curr),
                     Arg::Buf(next),
                     Arg::I64(n as i64),
                 ];
-                dev.launch(&k, Launch::cover(n.max(1), 256), &args)
+                args.extend(tail(k));
+                args.extend([Arg::Buf(trace), Arg::I64((k % rows) as i64)]);
+                dev.launch(&kern, Launch::cover(n.max(1), 256), &args)
             })
         }
         Method::CsrCusparse => {
@@ -106,38 +127,23 @@ pub fn run_device<T: Real>(
             let held = &held;
             // One plan per rotation: a plan is bound to its x and y.
             for r in 0..3 {
-                let (curr, next) = (&u[(r + 1) % 3], &u[(r + 2) % 3]);
+                let (_, curr, next) = rot(r);
                 let op = lib.csr_spmv(T::PRECISION, ndof, ndof, p.nnz(), &held[0], &held[1], &held[2], curr, next)?;
                 device_bytes += op.workspace_bytes() as f64;
                 ops.push(op);
             }
             let update = ctx.modules.kernel(dev, &POGO, &defines, "pogo_peer_update")?;
-            let (ops, u) = (&ops, &u);
-            Box::new(move |prev, _curr, next| {
-                let r = u.iter().position(|b| std::ptr::eq(b, prev)).expect("a rotation buffer");
-                ops[r].enqueue()?;
-                dev.launch(&update, Launch::cover(ndof, 256), &[Arg::Buf(&cp), Arg::Buf(prev), Arg::Buf(next), Arg::I64(ndof as i64)])
+            let ops = &ops;
+            Box::new(move |k| {
+                let (prev, curr, next) = rot(k);
+                ops[k % 3].enqueue()?;
+                let mut args = vec![Arg::Buf(cp), Arg::Buf(prev), Arg::Buf(next), Arg::I64(ndof as i64)];
+                args.extend(tail(k));
+                args.extend([Arg::Buf(curr), Arg::Buf(trace), Arg::I64((k % rows) as i64)]);
+                dev.launch(&update, Launch::cover(ndof, 256), &args)
             })
         }
         _ => return Err(CaseError::Failed(format!("{} is not a device method", method.as_str()))),
-    };
-    let step_n = |k: usize| -> DeviceResult<()> {
-        let (prev, curr, next) = (&u[k % 3], &u[(k + 1) % 3], &u[(k + 2) % 3]);
-        step(prev, curr, next)?;
-        let amp = signal.at(k as f64 * dt);
-        let args = [
-            Arg::Buf(&src_dof),
-            Arg::Buf(&src_coef),
-            Arg::U32(nsrc as u32),
-            Arg::real(T::PRECISION, amp),
-            Arg::Buf(next),
-            Arg::Buf(&rec_dof),
-            Arg::U32(nrec as u32),
-            Arg::Buf(curr),
-            Arg::Buf(&trace),
-            Arg::I64((k % rows) as i64),
-        ];
-        dev.launch(&extras, Launch::cover(nsrc.max(nrec).max(1), 32), &args)
     };
 
     // The checked pass: U_prev = U_curr = 0, U_next and the trace poisoned.
@@ -146,7 +152,7 @@ pub fn run_device<T: Real>(
     ctx.modules.poison(dev, &u[2])?;
     ctx.modules.poison(dev, &trace)?;
     for k in 0..prep.check_steps {
-        step_n(k)?;
+        step(k)?;
     }
     dev.synchronize()?;
     let last = &u[(prep.check_steps + 1) % 3];
@@ -162,7 +168,7 @@ pub fn run_device<T: Real>(
     let staged = run_staged(ctx.policy, CacheMode::Warm, &stages, "steps", |pass| -> Result<(), CaseError> {
         Ok(pass.device(dev, "steps", &mut || {
             for _ in 0..timed_steps {
-                step_n(k)?;
+                step(k)?;
                 k += 1;
             }
             Ok(())
@@ -170,7 +176,7 @@ pub fn run_device<T: Real>(
     })?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
     let per_step = Timing { samples: t.samples.iter().map(|v| v / timed_steps as f64).collect(), timer: t.timer, mode: t.mode };
-    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version })
+    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version, col16 })
 }
 
 /// max |got - want| over the receivers' traces, divided by `scale` (the field's largest

@@ -215,8 +215,8 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
         .to_vec(),
         rows,
         notes: vec![
-            "A step: the method's U_next = K' U_curr + C' U_prev, then the same source-and-receiver kernel for every method; timed 100 steps at a time with device events, divided by the steps.".into(),
-            "Own bytes: the method's stored K' (values and column indices, without padding) plus U_curr, U_prev, C' and U_next once. Paper's count: Appendix A's 48 720 + 147 456 eta bytes per 512-node block (f64; f32 halves its doubles), with our greedy blocks.".into(),
+            "A step: the method's U_next = K' U_curr + C' U_prev + F' with the receivers recorded (ours: one kernel; the peer: cuSPARSE's SpMV, then one update kernel); timed 100 steps at a time with device events, divided by the steps.".into(),
+            "Own bytes: the method's stored K' (values and column indices, 16-bit offsets for sell where the node order allows, without padding) plus U_curr, U_prev, C' and U_next once. Paper's count: Appendix A's 48 720 + 147 456 eta bytes per 512-node block (f64; f32 halves its doubles), with our greedy blocks.".into(),
             "x csr-cusparse: the cuSPARSE step's time over this method's, same run, device and precision. sell-kf32 is an f64 method (U, C', sums) with K' stored in f32.".into(),
             "full run: the model's increments times the time per step (extrapolated, not run). The paper's column is Table 2's Pogo (greedy) explicit stepping on a GTX580, on its own meshes.".into(),
             "rel. L2 error: ||U - U_oracle|| / ||U_oracle|| after the checked steps from rest; the oracle steps Eq. (3) element by element in f64, without K'.".into(),

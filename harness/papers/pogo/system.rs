@@ -159,7 +159,7 @@ impl System {
                 }
             }
         }
-        SlicedEll { slice_ptr, col, vals, links: (0..n).map(links).sum() }
+        SlicedEll { slice_ptr, col, vals, links: (0..n).map(links).sum(), nodes: n }
     }
 }
 
@@ -169,6 +169,25 @@ pub struct SlicedEll {
     pub vals: Vec<f64>,
     /// Links stored without the padding (node blocks of K').
     pub links: usize,
+    pub nodes: usize,
+}
+
+impl SlicedEll {
+    /// The columns as 16-bit offsets from each entry's own node (Pogo's 16-bit link pointers),
+    /// where the node order's bandwidth allows it.
+    pub fn col16(&self) -> Option<Vec<i16>> {
+        let mut out = vec![0i16; self.col.len()];
+        for s in 0..self.slice_ptr.len() - 1 {
+            for e in self.slice_ptr[s] as usize..self.slice_ptr[s + 1] as usize {
+                let node = s * SLICE + (e - self.slice_ptr[s] as usize) % SLICE;
+                // Lanes past the last node (the last slice's tail) are never read.
+                if node < self.nodes {
+                    out[e] = i16::try_from(self.col[e] as i64 - node as i64).ok()?;
+                }
+            }
+        }
+        Some(out)
+    }
 }
 
 /// The oracle: Eq. (3) stepped in f64 element by element, node by node (each node sums
