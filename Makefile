@@ -9,11 +9,15 @@ RESULTS  ?= results
 PLOTS    ?= plots
 QUICK    ?=
 BACKENDS ?=
+# STOP_AFTER=<seconds>: start no case after that many seconds (the rest are left for --resume).
+STOP_AFTER ?=
 
-RUN_FLAGS := $(if $(QUICK),--quick) $(foreach b,$(BACKENDS),--backend $(b))
-# The full reproduction first compiles, on every core, the kernels the newest stored run compiled
-# (its kernels.json) into the disk kernel cache; PRECOMPILE= turns it off, PRECOMPILE=<run> picks.
-PRECOMPILE ?= $(lastword $(sort $(wildcard $(RESULTS)/*/kernels.json)))
+RUN_FLAGS := $(if $(QUICK),--quick) $(foreach b,$(BACKENDS),--backend $(b)) $(if $(STOP_AFTER),--stop-after $(STOP_AFTER))
+# The full reproduction first compiles, on every core, the kernels every stored run compiled
+# (the union of their kernels.json) into the disk kernel cache, so that no case waits on NVRTC;
+# a program that no longer compiles is reported and the run goes on (its cases say why).
+# PRECOMPILE= turns it off, PRECOMPILE=<run or kernels.json ...> picks.
+PRECOMPILE ?= $(sort $(wildcard $(RESULTS)/*/kernels.json))
 
 .PHONY: all build test reproduce validate devices bench gpu-bundle gpu-test fmt clean
 
@@ -31,7 +35,7 @@ test:
 
 reproduce: $(if $(shell command -v $(CARGO)),build)
 	$(HARNESS) validate experiments
-	$(if $(QUICK),,$(if $(PRECOMPILE),$(HARNESS) precompile $(PRECOMPILE) --any-device $(foreach b,$(filter-out cpu,$(BACKENDS)),--backend $(b))))
+	$(if $(QUICK),,$(if $(PRECOMPILE),-$(HARNESS) precompile $(PRECOMPILE) --any-device $(foreach b,$(filter-out cpu,$(BACKENDS)),--backend $(b))))
 	$(HARNESS) run experiments $(RUN_FLAGS) --out $(RESULTS) --report --plots $(PLOTS)
 
 validate: $(HARNESS)

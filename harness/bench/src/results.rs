@@ -295,6 +295,11 @@ pub struct RunMeta {
     pub devices: Vec<DeviceInfo>,
     /// Backends that were asked for but could not be opened, with the reason.
     pub unavailable: Vec<(String, String)>,
+    /// Wall seconds each experiment's cases took in this process (and earlier ones, on
+    /// `--resume`), from the start of its first case to the end of its last, writing included:
+    /// where `make reproduce`'s minutes go.
+    #[serde(default)]
+    pub experiment_wall_s: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -117,6 +117,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 experiments: vec![],
                 devices: vec![],
                 unavailable: vec![],
+                experiment_wall_s: Default::default(),
             };
             (run, meta)
         }
@@ -235,6 +236,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             break;
         }
         let e = &experiments[case.exp];
+        let iteration_start = std::time::Instant::now();
         bar.set_message(format!("{} {}", e.id(), case.id));
         let target = opened.entry(case.backend).or_insert_with(|| open_backend(case.backend, device_index, &mut meta));
         let device_name = match target {
@@ -333,6 +335,12 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             }
         }
         summary.cases_run += 1;
+        *meta.experiment_wall_s.entry(e.id().to_string()).or_default() += iteration_start.elapsed().as_secs_f64();
+        // The experiment's last case: its wall time goes to meta.json now, so a run stopped later
+        // keeps it.
+        if cases.get(ci + 1).is_none_or(|next| next.exp != case.exp) {
+            run.write_meta(&meta)?;
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
