@@ -65,8 +65,16 @@ enum Command {
         plots: PathBuf,
     },
     /// Write the Cecka et al. heat system (f64 reference assembly) as Matrix Market files:
-    /// A.mtx, b.mtx and unknowns.csv (dof, node, x, y), for SciPy or Julia.
+    /// A.mtx, b.mtx and unknowns.csv (dof, node, x, y), for SciPy or Julia; or, with --model, a
+    /// Pogo model (Huthwaite 2014) as NAME.msh (Gmsh), NAME.vtu (ParaView), Eq. (4)'s K', C'
+    /// and F' as Matrix Market, and model.json.
     Export {
+        /// A Pogo model instead of the Cecka system: weld or geophysical.
+        #[arg(long, value_name = "weld|geophysical")]
+        model: Option<String>,
+        /// With --model: the element size over the paper's (1: the paper's size, 1.9-2.0M DOFs).
+        #[arg(long, default_value_t = 1.0)]
+        coarsen: f64,
         /// Uniform refinement level of the plate mesh (0: 288 P1 elements, 7: 4.7M).
         #[arg(long, default_value_t = 2)]
         level: u32,
@@ -268,7 +276,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Export { level, order, out } => export(level, order, &out),
+        Command::Export { model: Some(name), coarsen, out, .. } => export_pogo(&name, coarsen, &out),
+        Command::Export { model: None, level, order, out, .. } => export(level, order, &out),
     }
 }
 
@@ -306,9 +315,15 @@ fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
     }
     let p = fembench::cecka::system::Problem::new(level as usize, order as usize);
     let s = fembench::cecka::system::assemble_serial(&p);
-    match fembench::cecka::export::write_system(&p, &s, out) {
+    let summary = format!("{} unknowns, {} non-zeros ({} nodes, {} elements)", p.n_free, p.nnz(), p.mesh.num_nodes(), p.ne());
+    wrote(&summary, fembench::cecka::export::write_system(&p, &s, out), out)
+}
+
+/// Prints what an export wrote, or why it could not.
+fn wrote(summary: &str, written: std::io::Result<Vec<PathBuf>>, out: &std::path::Path) -> ExitCode {
+    match written {
         Ok(paths) => {
-            println!("{} unknowns, {} non-zeros ({} nodes, {} elements)", p.n_free, p.nnz(), p.mesh.num_nodes(), p.ne());
+            println!("{summary}");
             for path in paths {
                 println!("wrote {}", path.display());
             }
@@ -319,6 +334,21 @@ fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn export_pogo(name: &str, coarsen: f64, out: &std::path::Path) -> ExitCode {
+    use fembench::pogo::spec::ModelName;
+    if !(coarsen >= 1.0 && coarsen <= 64.0) {
+        eprintln!("error: --coarsen must lie in [1, 64] (got {coarsen})");
+        return ExitCode::from(2);
+    }
+    let Some(which) = ModelName::ALL.into_iter().find(|m| m.as_str() == name) else {
+        eprintln!("error: --model must be weld or geophysical (got `{name}`)");
+        return ExitCode::from(2);
+    };
+    let m = which.build(coarsen);
+    let summary = format!("{}: {} nodes, {} dofs, {} elements", m.name, m.nodes(), m.dofs(), m.mesh.tris.len());
+    wrote(&summary, fembench::pogo::export::write_model(&m, out), out)
 }
 
 fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_device: bool) -> ExitCode {

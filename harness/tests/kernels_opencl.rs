@@ -270,7 +270,18 @@ fn a_runs_kernel_list_is_kept_and_precompiles() {
 /// bound, with the receivers' traces.
 #[test]
 fn pogo_steps_match_the_oracle_on_opencl() {
-    let Some(df) = common::quick_rows_on_opencl("pogo-weld.yaml", "pogo-weld") else { return };
+    pogo_rows_match_the_oracle("pogo-weld");
+}
+
+/// The same for the geophysical model: four rocks, absorbing regions (damping in C'), and a
+/// checked pass that starts from rest on the Gaussian's rising flank.
+#[test]
+fn pogo_geophysical_steps_match_the_oracle_on_opencl() {
+    pogo_rows_match_the_oracle("pogo-geophysical");
+}
+
+fn pogo_rows_match_the_oracle(experiment: &str) {
+    let Some(df) = common::quick_rows_on_opencl(&format!("{experiment}.yaml"), experiment) else { return };
     let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
     let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
     let (status, method, reason, precision) = (strs("status"), strs("method"), strs("reason"), strs("precision"));

@@ -5,7 +5,6 @@ use polars::prelude::DataFrame;
 use std::sync::Arc;
 
 use super::gpu::{run_device, StepRun, POGO};
-use super::model;
 use super::prepared::Prepared;
 use super::spec::*;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
@@ -22,15 +21,9 @@ type Key = (ModelName, u64, usize);
 static CACHE: ProblemCache<Key, Result<Prepared, String>> = ProblemCache::new(1);
 
 fn prepared(problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepared, String>> {
-    let h = m.paper_element_size() * coarsen;
     CACHE
         .get_or_build::<std::convert::Infallible>((m, coarsen.to_bits(), problem.check_steps), || {
-            Ok(Prepared::new(
-                || match m {
-                    ModelName::Weld => model::weld(h),
-                },
-                problem.check_steps,
-            ))
+            Ok(Prepared::new(|| m.build(coarsen), problem.check_steps))
         })
         .unwrap_or_else(|e| match e {})
 }
@@ -83,14 +76,18 @@ impl Benchmark for PogoStepping {
                 "problem.timed_steps must lie in 1..=200 (a timed region queues two launches a step)".into(),
             ));
         }
+        if p.cpu_timed_steps == 0 || p.cpu_timed_steps > 1000 {
+            return Err(("problem.cpu_timed_steps".into(), "problem.cpu_timed_steps must lie in 1..=1000".into()));
+        }
         if p.check_steps == 0 || p.check_steps > 2000 {
             return Err(("problem.check_steps".into(), "problem.check_steps must lie in 1..=2000".into()));
         }
         Ok(())
     }
     fn memory_estimate(_: &Problem_, p: &Point) -> Option<MemoryEstimate> {
-        // Nodes at the paper's size: 0.96M for the weld, over coarsen^2.
-        let nodes = 0.96e6 / (p.coarsen * p.coarsen);
+        // Nodes at the paper's size (0.96M for the weld, 1.0M for the geophysical model), over
+        // coarsen^2.
+        let nodes = 1.0e6 / (p.coarsen * p.coarsen);
         // Host: mesh and graph, CSR K' (2 x 14 entries of 12 bytes a node), the sliced ELL, the
         // oracle's vectors; device: the stored K' and five vectors.
         Some(MemoryEstimate { host_bytes: nodes * 1200.0, device_bytes: nodes * 400.0 })
@@ -103,13 +100,14 @@ impl Benchmark for PogoStepping {
         let prep = prep.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
         let steps = problem.timed_steps;
         let run = match ctx.target {
-            Target::Cpu => run_cpu(ctx, prep, point.method, steps)?,
+            Target::Cpu => run_cpu(ctx, prep, point.method, problem.cpu_timed_steps)?,
             Target::Gpu(dev) => match ctx.precision {
                 Precision::F32 => run_device::<f32>(ctx, dev, prep, point.method, steps)?,
                 Precision::F64 => run_device::<f64>(ctx, dev, prep, point.method, steps)?,
             },
         };
-        Ok(vec![row(prep, point, ctx.precision, run)])
+        let timed = if matches!(ctx.target, Target::Cpu) { problem.cpu_timed_steps } else { steps };
+        Ok(vec![row(prep, point, ctx.precision, run, timed)])
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         super::report::report(&spec.id, &spec.outputs, rows, ctx)
@@ -124,12 +122,12 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> 
     let parallel = method == Method::CpuParallel;
     let sys = &prep.sys;
     let ndof = 2 * sys.nodes;
-    let (dt, signal) = (prep.model.dt, prep.model.source.signal);
+    let (dt, signal, start) = (prep.model.dt, prep.model.source.signal, prep.model.check_start);
     let mut u = [vec![0.0; ndof], vec![0.0; ndof], vec![f64::NAN; ndof]];
     let run_steps = |u: &mut [Vec<f64>; 3], from: usize, count: usize| {
         for k in from..from + count {
             let [a, b, c] = u;
-            sys.step(a, b, c, signal.at(k as f64 * dt), parallel);
+            sys.step(a, b, c, signal.at((start + k) as f64 * dt), parallel);
             u.rotate_left(1);
         }
     };
@@ -172,7 +170,7 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
     }
 }
 
-fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun) -> Measured {
+fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed_steps: usize) -> Measured {
     let s = if point.method.on_cpu() { 8 } else { precision.bytes() };
     let f32_rounding = precision == Precision::F32 || point.method == Method::SellKf32;
     let tol = tolerance(f32_rounding && !point.method.on_cpu(), prep.sys.row_bound, prep.check_steps);
@@ -203,6 +201,7 @@ fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun) -> Me
         ("operators_s", prep.operators_s),
         ("oracle_s", prep.oracle_s),
         ("check_steps", prep.check_steps as f64),
+        ("timed_steps", timed_steps as f64),
         ("trace_error", run.trace_error),
         ("row_bound", prep.sys.row_bound),
         ("vendor_version", run.vendor_version.map_or(f64::NAN, |v| v as f64)),

@@ -54,7 +54,7 @@ pub fn run_device<T: Real>(
     let defines = Defines::for_precision(T::PRECISION);
     let fill = ctx.modules.filler(dev)?;
     let signal = prep.model.source.signal;
-    let dt = prep.model.dt;
+    let (dt, start) = (prep.model.dt, prep.model.check_start);
     let mut device_bytes = (3 * ndof * s) as f64;
 
     // The method's step k: U_next from (U_prev, U_curr), the source at t = k dt and the
@@ -65,7 +65,7 @@ pub fn run_device<T: Real>(
             Arg::Buf(&src_dof),
             Arg::Buf(&src_coef),
             Arg::U32(nsrc as u32),
-            Arg::real(T::PRECISION, signal.at(k as f64 * dt)),
+            Arg::real(T::PRECISION, signal.at((start + k) as f64 * dt)),
             Arg::Buf(&rec_dof),
             Arg::U32(nrec as u32),
         ]

@@ -8,11 +8,14 @@
 //! ([`benchmark`]), the paper's published numbers and Table A.5 ([`paper`]) and the reports
 //! ([`report`]). Kernels: `kernels/pogo.kern`.
 //!
-//! Not built yet (issue 11): the gear and geophysical models, the aligned partitioner, the
-//! paper's block memory arrangement and shared-memory kernel, METIS blocks, `harness export`
-//! of the models, the traces and figures (Figs 7-13), and the full-length runs.
+//! `harness export --model` writes a model as Gmsh, VTK and Matrix Market files ([`export`]).
+//!
+//! Not built yet (issue 11): the gear model, the aligned partitioner, the paper's block memory
+//! arrangement and shared-memory kernel, METIS blocks, the traces and figures (Figs 7-13), and
+//! the full-length runs.
 
 pub mod benchmark;
+pub mod export;
 pub mod gpu;
 pub mod model;
 pub mod paper;

@@ -45,18 +45,30 @@ impl Method {
 #[serde(rename_all = "kebab-case")]
 pub enum ModelName {
     Weld,
+    Geophysical,
 }
 
 impl ModelName {
     pub fn as_str(self) -> &'static str {
         match self {
             ModelName::Weld => "weld",
+            ModelName::Geophysical => "geophysical",
+        }
+    }
+    pub const ALL: [ModelName; 2] = [ModelName::Weld, ModelName::Geophysical];
+    /// The model at `coarsen` times Table 1's element size.
+    pub fn build(self, coarsen: f64) -> super::model::Model {
+        let h = self.paper_element_size() * coarsen;
+        match self {
+            ModelName::Weld => super::model::weld(h),
+            ModelName::Geophysical => super::model::geophysical(h),
         }
     }
     /// Table 1's element size (m).
     pub fn paper_element_size(self) -> f64 {
         match self {
             ModelName::Weld => 40e-6,
+            ModelName::Geophysical => 5.0,
         }
     }
 }
@@ -77,11 +89,14 @@ pub struct Problem_ {
     pub timed_steps: usize,
     /// Steps from rest of the checked pass, against the oracle.
     pub check_steps: usize,
+    /// Steps in one timed repetition of the host methods (a serial step of the weld takes about
+    /// 50 ms, so 100 of them would spend half a minute of `make reproduce` on one row).
+    pub cpu_timed_steps: usize,
 }
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { timed_steps: 100, check_steps: 100 }
+        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100 }
     }
 }
 

@@ -252,8 +252,8 @@ impl<'a> Oracle<'a> {
         });
     }
 
-    /// U after `steps` steps from rest, and the receivers' traces U_0..U_steps (x, y per
-    /// receiver, step-major).
+    /// U after `steps` steps from rest at increment `check_start`, and the receivers' traces
+    /// U_0..U_steps (x, y per receiver, step-major).
     pub fn run(&self, steps: usize) -> (Vec<f64>, Vec<f64>) {
         let n = 2 * self.model.nodes();
         let (mut prev, mut curr, mut next) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
@@ -263,7 +263,7 @@ impl<'a> Oracle<'a> {
         let mut trace = Vec::with_capacity((steps + 1) * 2 * self.model.receivers.len());
         rec(&curr, &mut trace);
         for s in 0..steps {
-            self.step(&prev, &curr, &mut next, s as f64 * self.model.dt);
+            self.step(&prev, &curr, &mut next, (self.model.check_start + s) as f64 * self.model.dt);
             std::mem::swap(&mut prev, &mut curr);
             std::mem::swap(&mut curr, &mut next);
             rec(&curr, &mut trace);
@@ -276,9 +276,14 @@ impl<'a> Oracle<'a> {
 /// system: 1/2 v^T M v + 1/2 u_next^T K u_curr, v = (u_next - u_curr) / dt, with K recovered
 /// from K' (K = 2M/dt^2 - D K', D = M/dt^2 without damping).
 pub fn energy(sys: &System, m: &[f64], dt: f64, curr: &[f64], next: &[f64]) -> f64 {
+    energy_of_rows(sys, m, dt, curr, next, |_| true)
+}
+
+/// [`energy`]'s terms of the dofs `keep` keeps only (`sys` undamped, so that K is recovered).
+pub fn energy_of_rows(sys: &System, m: &[f64], dt: f64, curr: &[f64], next: &[f64], keep: impl Fn(usize) -> bool) -> f64 {
     let p = &sys.pattern;
     let mut e = 0.0;
-    for r in 0..2 * sys.nodes {
+    for r in (0..2 * sys.nodes).filter(|&r| keep(r)) {
         let mi = m[r / 2];
         let v = (next[r] - curr[r]) / dt;
         e += 0.5 * mi * v * v;
