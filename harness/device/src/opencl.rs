@@ -211,9 +211,18 @@ impl Device for OpenClDevice {
 
     fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
         use rayon::prelude::*;
-        let (context, device, info) = (&self.context, &self.device, &self.info);
+        let (device, info) = (&self.device, &self.info);
+        // Each worker builds in a context of its own: NVIDIA's OpenCL (H200, driver 580) corrupted
+        // its heap and crashed when 16 threads built programs in one context at once. The
+        // binaries go to the disk cache, which every context of the device reads.
         jobs.par_iter()
-            .map(|(source, defines)| cached_program(context, device, info, source, defines).map(|(_, compiled)| compiled))
+            .map_init(
+                || Context::from_device(device).map_err(|e| e.0),
+                |context, (source, defines)| match context {
+                    Ok(c) => cached_program(c, device, info, source, defines).map(|(_, compiled)| compiled),
+                    Err(code) => Err(api("clCreateContext")(ClError(*code))),
+                },
+            )
             .collect()
     }
 

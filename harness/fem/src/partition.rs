@@ -84,6 +84,7 @@ pub fn partition_until(
     worst: &dyn Fn(&[i32], usize) -> usize,
 ) -> Result<(Vec<i32>, usize, usize), String> {
     let mut tried = Vec::new();
+    let mut best = usize::MAX;
     for _ in 0..8 {
         nparts = nparts.clamp(1, max_parts);
         let part = partition(nparts)?;
@@ -92,9 +93,12 @@ pub fn partition_until(
             return Ok((part, nparts, w));
         }
         tried.push(format!("{nparts} parts: largest {w}"));
-        if nparts == max_parts {
+        // More parts no longer make the largest smaller (METIS' parts stop shrinking once they
+        // near single vertices): stop rather than partition again into still more parts.
+        if nparts == max_parts || w >= best {
             break;
         }
+        best = w;
         nparts = ((nparts as f64 * w as f64 / cap as f64 * 1.15).ceil() as usize).max(nparts + 1);
     }
     Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
@@ -219,6 +223,21 @@ mod tests {
         assert!(w <= 40 && k >= 13 && part.len() == 512, "{k} parts, largest {w}");
         let e = partition_until(2, 3, 10, "elements", &|k| metis_elements(m, k, 2), &worst).unwrap_err();
         assert!(e.contains("at most 10") && e.contains("3 parts"), "{e}");
+        // A largest part that more parts do not shrink: two tries, then the error.
+        let calls = std::cell::Cell::new(0);
+        let e = partition_until(
+            4,
+            1 << 20,
+            10,
+            "elements",
+            &|k| {
+                calls.set(calls.get() + 1);
+                Ok(vec![0; k])
+            },
+            &|_, _| 50,
+        )
+        .unwrap_err();
+        assert_eq!(calls.get(), 2, "{e}");
     }
 
     #[test]
