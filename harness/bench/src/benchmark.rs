@@ -87,6 +87,18 @@ pub struct CaseCtx<'a> {
     pub policy: &'a MeasurePolicy,
     pub flusher: Option<&'a CacheFlusher>,
     pub modules: &'a mut ModuleCache,
+    /// The cases of the same experiment that the runner will run after this one, in order: a
+    /// benchmark may prepare their host-side work together, before anything is timed (Cecka
+    /// builds all the partitions of a problem in parallel).
+    pub upcoming: &'a [Upcoming],
+}
+
+/// A case still to run: its backend, precision and parameters.
+#[derive(Debug, Clone)]
+pub struct Upcoming {
+    pub backend: Backend,
+    pub precision: Precision,
+    pub params: Params,
 }
 
 /// One measured quantity of a case, before the runner adds identity and derived columns.
@@ -106,6 +118,9 @@ pub struct Measured {
     pub memory_bytes: Option<f64>,
     /// Extra named figures, stored as their own columns.
     pub extras: Vec<(String, f64)>,
+    /// Named series (a receiver's time trace, say), each stored as a list column; reports draw
+    /// them without measuring again.
+    pub series: Vec<(String, Vec<f64>)>,
 }
 
 impl Measured {
@@ -125,10 +140,15 @@ impl Measured {
             tolerance: Some(tolerance),
             memory_bytes: None,
             extras: Vec::new(),
+            series: Vec::new(),
         }
     }
     pub fn extra(mut self, name: &str, value: f64) -> Self {
         self.extras.push((name.into(), value));
+        self
+    }
+    pub fn series(mut self, name: &str, values: Vec<f64>) -> Self {
+        self.series.push((name.into(), values));
         self
     }
     pub fn bytes(mut self, b: f64) -> Self {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use crate::benchmark::{CaseCtx, CaseError, Experiment, Measured, ModuleCache, Target};
+use crate::benchmark::{CaseCtx, CaseError, Experiment, Measured, ModuleCache, Target, Upcoming};
 use crate::experiment::Params;
 use crate::results::{now_string, ExperimentRecord, ResultsError, Row, RunDir, RunMeta, Status};
 use fembench_core::Precision;
@@ -245,6 +245,11 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             Opened::Unavailable(_) => "-".into(),
         };
         let policy = e.policy(quick);
+        let upcoming: Vec<Upcoming> = cases[ci + 1..]
+            .iter()
+            .take_while(|c| c.exp == case.exp)
+            .map(|c| Upcoming { backend: c.backend, precision: c.precision, params: c.params.clone() })
+            .collect();
         run.mark_started(e.id(), &case.id)?;
         let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
         let case_start = std::time::Instant::now();
@@ -270,6 +275,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                             policy: &policy,
                             flusher: flusher.as_ref().and_then(|f| f.as_ref().ok()),
                             modules,
+                            upcoming: &upcoming,
                         };
                         guarded(|| e.run_point(&mut ctx, quick, case.point))
                     }
@@ -277,8 +283,14 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             }
             Opened::Cpu => {
                 let mut modules = ModuleCache::default();
-                let mut ctx =
-                    CaseCtx { target: Target::Cpu, precision: case.precision, policy: &policy, flusher: None, modules: &mut modules };
+                let mut ctx = CaseCtx {
+                    target: Target::Cpu,
+                    precision: case.precision,
+                    policy: &policy,
+                    flusher: None,
+                    modules: &mut modules,
+                    upcoming: &upcoming,
+                };
                 guarded(|| e.run_point(&mut ctx, quick, case.point))
             }
         };
@@ -488,6 +500,7 @@ fn to_rows(
                 r.tolerance = m.tolerance;
                 r.memory_bytes = m.memory_bytes;
                 r.extras = m.extras;
+                r.series = m.series;
                 if let Some(t) = &m.timing {
                     let med = t.median();
                     r.timer = Some(t.timer.as_str().into());

@@ -30,6 +30,8 @@ pub(crate) struct Prepared {
     pub(crate) shared: Mutex<BTreeMap<[usize; 2], Timed<SharedPlan>>>,
     pub(crate) local: Mutex<BTreeMap<[usize; 2], Timed<Packed>>>,
     pub(crate) shared_atomic: Mutex<BTreeMap<[usize; 2], Timed<SharedAtomicPlan>>>,
+    /// The backends whose cases have had their plans built ahead ([`super::gpu::warm`]).
+    pub(crate) warmed: Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// A cache entry, made if missing. The lock is not held while `make` runs, and a panic inside
@@ -95,6 +97,7 @@ fn build(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Prepared, Ca
         shared: Mutex::new(BTreeMap::new()),
         local: Mutex::new(BTreeMap::new()),
         shared_atomic: Mutex::new(BTreeMap::new()),
+        warmed: Mutex::new(Default::default()),
     };
     Ok(p)
 }
