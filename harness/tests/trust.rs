@@ -184,3 +184,24 @@ fn the_recorded_commit_is_the_checkout_it_was_built_from() {
     let built = fembench::runner::build_commit().trim_end_matches("-dirty");
     assert_eq!(built, now, "the build recorded a stale commit");
 }
+
+/// Series (Pogo's receiver traces) survive Parquet: two cases written apart, one with a series
+/// and one without, read back as one frame with the series as a list column (empty where a
+/// row has none).
+#[test]
+fn series_are_stored_as_list_columns_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::create(dir.path().join("run")).unwrap();
+    let p = Params::default().push("level", ParamValue::Int(1));
+    let mut a = Row::blank("run", "e", "cpu/f64/level=1", "cpu", "d", "f64", &p, "m");
+    a.series = vec![("trace".into(), vec![1.5, -2.0, 3.25])];
+    let b = Row::blank("run", "e", "cpu/f64/level=2", "cpu", "d", "f64", &p, "m");
+    run.write_case("e", &[a]).unwrap();
+    run.write_case("e", &[b]).unwrap();
+    let df = run.read_experiment("e").unwrap().unwrap();
+    let col = df.column("trace").unwrap().list().unwrap();
+    let mut got: Vec<Vec<f64>> =
+        (0..col.len()).map(|i| col.get_as_series(i).map_or(vec![], |s| s.f64().unwrap().into_no_null_iter().collect())).collect();
+    got.sort_by_key(|v| v.len());
+    assert_eq!(got, vec![vec![], vec![1.5, -2.0, 3.25]]);
+}

@@ -88,6 +88,9 @@ pub struct Row {
     pub memory_bytes: Option<f64>,
     /// Benchmark-specific figures (e.g. Cecka's Table VI error), one column each.
     pub extras: Vec<(String, f64)>,
+    /// Benchmark-specific series (e.g. Pogo's receiver traces), one list column each (empty
+    /// in the rows that have none).
+    pub series: Vec<(String, Vec<f64>)>,
 }
 
 impl Row {
@@ -134,6 +137,7 @@ impl Row {
             tolerance: None,
             memory_bytes: None,
             extras: Vec::new(),
+            series: Vec::new(),
         }
     }
 }
@@ -243,6 +247,21 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
     for name in &extra_names {
         let values: Vec<Option<f64>> = rows.iter().map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v)).collect();
         cols.push(Column::new(unique_column(name, "extra_", &mut taken).into(), values));
+    }
+    let mut series_names: Vec<&str> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.series {
+            if !series_names.contains(&k.as_str()) {
+                series_names.push(k);
+            }
+        }
+    }
+    for name in series_names {
+        let values: Vec<Series> = rows
+            .iter()
+            .map(|r| Series::new("".into(), r.series.iter().find(|(k, _)| k == name).map_or(&[][..], |(_, v)| &v[..])))
+            .collect();
+        cols.push(Column::new(unique_column(name, "series_", &mut taken).into(), values));
     }
     for (name, col_name) in names.into_iter().zip(param_names) {
         let values: Vec<Option<&ParamValue>> = rows.iter().map(|r| r.params.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)).collect();

@@ -23,6 +23,19 @@ pub fn nums(df: &DataFrame, column: &str) -> Result<Vec<f64>, ReportError> {
     Ok(ca.iter().map(|v| v.unwrap_or(f64::NAN)).collect())
 }
 
+/// A list column of f64 (a series the benchmark stored) as one vector per row (null: empty).
+pub fn lists(df: &DataFrame, column: &str) -> Result<Vec<Vec<f64>>, ReportError> {
+    let c = df.column(column).map_err(|e| col_err(column, e))?;
+    let c = c.cast(&DataType::List(Box::new(DataType::Float64))).map_err(|e| col_err(column, e))?;
+    let ca = c.list().map_err(|e| col_err(column, e))?;
+    (0..ca.len())
+        .map(|i| match ca.get_as_series(i) {
+            Some(s) => Ok(s.f64().map_err(|e| col_err(column, e))?.iter().map(|v| v.unwrap_or(f64::NAN)).collect()),
+            None => Ok(Vec::new()),
+        })
+        .collect()
+}
+
 fn query_err(e: PolarsError) -> ReportError {
     ReportError::Column { column: "(query)".into(), detail: e.to_string() }
 }
