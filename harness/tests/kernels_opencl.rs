@@ -284,12 +284,25 @@ fn pogo_rows_match_the_oracle(experiment: &str) {
     let Some(df) = common::quick_rows_on_opencl(&format!("{experiment}.yaml"), experiment) else { return };
     let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
     let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
-    let (status, method, reason, precision) = (strs("status"), strs("method"), strs("reason"), strs("precision"));
+    let (status, method, reason, precision, metric) = (strs("status"), strs("method"), strs("reason"), strs("precision"), strs("metric"));
     let (error, tolerance, trace) = (nums("error"), nums("tolerance"), nums("trace_error"));
+    let (increments, stride, receivers) = (nums("increments"), nums("trace_stride"), nums("receivers"));
+    let traces = df.column("trace").unwrap().list().unwrap().clone();
     let mut seen = std::collections::BTreeSet::new();
+    let mut full = std::collections::BTreeSet::new();
     for i in 0..df.height() {
-        assert_eq!(status[i], "ok", "{} {}: {}", method[i], precision[i], reason[i]);
+        assert_eq!(status[i], "ok", "{} {} {}: {}", metric[i], method[i], precision[i], reason[i]);
         let f64_only = precision[i] == "f64" && method[i] != "sell-kf32";
+        if metric[i] == "full-run" {
+            // The full run: U at the CPU window's end within the long-run bound (at most 0.1),
+            // the receivers' discrepancy over the window small, every stored step present.
+            assert!(error[i] <= tolerance[i] && tolerance[i] <= 0.1, "{} {} full-run error {}", method[i], precision[i], error[i]);
+            assert!(trace[i] <= if f64_only { 1e-8 } else { 0.1 }, "{} {} full-run trace {}", method[i], precision[i], trace[i]);
+            let stored = traces.get_as_series(i).unwrap().len() as f64;
+            assert_eq!(stored, (increments[i] / stride[i]).ceil() * 2.0 * receivers[i], "{} {}", method[i], precision[i]);
+            full.insert((method[i].clone(), precision[i].clone()));
+            continue;
+        }
         assert!(
             if f64_only { error[i] <= 1e-12 } else { error[i] <= tolerance[i] && error[i] > 0.0 },
             "{} {} error {}",
@@ -302,6 +315,8 @@ fn pogo_rows_match_the_oracle(experiment: &str) {
         }
         seen.insert((method[i].clone(), precision[i].clone()));
     }
-    // sell in f32 and f64, sell-kf32 and the two CPU methods in f64.
+    // sell in f32 and f64, sell-kf32 and the two CPU methods in f64; the full runs of our
+    // three device variants.
     assert_eq!(seen.len(), 5, "{seen:?}");
+    assert_eq!(full.len(), 3, "{full:?}");
 }

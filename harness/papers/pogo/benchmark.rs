@@ -4,7 +4,7 @@
 use polars::prelude::DataFrame;
 use std::sync::Arc;
 
-use super::gpu::{run_device, StepRun, POGO};
+use super::gpu::{run_device, FullRun, StepRun, POGO};
 use super::prepared::Prepared;
 use super::spec::*;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
@@ -40,6 +40,15 @@ pub fn tolerance(f32_rounding: bool, rho: f64, steps: usize) -> f64 {
     } else {
         1e-10
     }
+}
+
+/// The full run's bound on the relative L2 error of U after `steps` steps against the CPU f64
+/// reference: the same u rho N^2 argument with the precision's u (the device's f64 sums differ
+/// from the host's in order only), at most 10% (beyond that the N^2 bound says nothing, and
+/// 10% still fails a kernel that writes zeros or garbage).
+pub fn long_run_tolerance(f32_rounding: bool, rho: f64, steps: usize) -> f64 {
+    let u = if f32_rounding { f32::EPSILON as f64 / 2.0 } else { f64::EPSILON / 2.0 };
+    (u * rho * (steps * steps) as f64).min(0.1)
 }
 
 impl Benchmark for PogoStepping {
@@ -79,6 +88,22 @@ impl Benchmark for PogoStepping {
         if p.cpu_timed_steps == 0 || p.cpu_timed_steps > 1000 {
             return Err(("problem.cpu_timed_steps".into(), "problem.cpu_timed_steps must lie in 1..=1000".into()));
         }
+        let quick = spec.quick.as_ref();
+        let quick_sweep = quick.and_then(|q| q.sweep.as_ref()).unwrap_or(&spec.sweep);
+        let full_runs =
+            [("problem", &spec.problem, &spec.sweep), ("quick.problem", quick.and_then(|q| q.problem.as_ref()).unwrap_or(p), quick_sweep)];
+        for (at, problem, sweep) in full_runs {
+            let Some(f) = &problem.full_run else { continue };
+            if !sweep.coarsen.iter().any(|&c| c == f.coarsen) && !(at == "quick.problem" && std::ptr::eq(problem, p)) {
+                return Err((
+                    format!("{at}.full_run.coarsen"),
+                    format!("{at}.full_run.coarsen: {} is not in the sweep's coarsen", f.coarsen),
+                ));
+            }
+            if f.window == 0 || f.window > 100_000 {
+                return Err((format!("{at}.full_run.window"), format!("{at}.full_run.window must lie in 1..=100000 steps")));
+            }
+        }
         if p.check_steps == 0 || p.check_steps > 2000 {
             return Err(("problem.check_steps".into(), "problem.check_steps must lie in 1..=2000".into()));
         }
@@ -99,15 +124,26 @@ impl Benchmark for PogoStepping {
         let prep = prepared(problem, point.model, point.coarsen);
         let prep = prep.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
         let steps = problem.timed_steps;
-        let run = match ctx.target {
+        // The full-length run: our methods, at the element size the experiment names.
+        let full = problem
+            .full_run
+            .as_ref()
+            .filter(|f| f.coarsen == point.coarsen && matches!(point.method, Method::Sell | Method::SellKf32))
+            .map(|f| f.window);
+        let mut run = match ctx.target {
             Target::Cpu => run_cpu(ctx, prep, point.method, problem.cpu_timed_steps)?,
             Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => run_device::<f32>(ctx, dev, prep, point.method, steps)?,
-                Precision::F64 => run_device::<f64>(ctx, dev, prep, point.method, steps)?,
+                Precision::F32 => run_device::<f32>(ctx, dev, prep, point.method, steps, full)?,
+                Precision::F64 => run_device::<f64>(ctx, dev, prep, point.method, steps, full)?,
             },
         };
         let timed = if matches!(ctx.target, Target::Cpu) { problem.cpu_timed_steps } else { steps };
-        Ok(vec![row(prep, point, ctx.precision, run, timed)])
+        let full = run.full.take();
+        let mut rows = vec![row(prep, point, ctx.precision, run, timed)];
+        if let Some(f) = full {
+            rows.push(full_row(prep, point, ctx.precision, f, &rows[0]));
+        }
+        Ok(rows)
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         super::report::report(&spec.id, &spec.outputs, rows, ctx)
@@ -144,7 +180,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> 
     })?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
     let per_step = Timing { samples: t.samples.iter().map(|v| v / steps as f64).collect(), timer: t.timer, mode: t.mode };
-    Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None, col16: false })
+    Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None, col16: false, full: None })
 }
 
 /// Bytes a step moves by the method's own storage, counting each stored value once: K' (with
@@ -168,6 +204,28 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
             (b, b)
         }
     }
+}
+
+/// The full run's row: its time for all increments, checked against the CPU window (U after
+/// the window's steps), with the receivers' traces as series and the step row's model columns.
+fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: FullRun, step: &Measured) -> Measured {
+    let f32_rounding = precision == Precision::F32 || point.method == Method::SellKf32;
+    let tol = long_run_tolerance(f32_rounding, prep.sys.row_bound, f.window);
+    let per_step = step.bytes.unwrap_or(f64::NAN);
+    let mut out = Measured::verified("full-run", f.timing, f.field_error, tol)
+        .bytes(per_step * f.steps as f64)
+        .flops(step.flops.unwrap_or(f64::NAN) * f.steps as f64)
+        .series("trace", f.trace)
+        .series("reference_trace", f.reference_trace);
+    for (k, v) in step.extras.iter().filter(|(k, _)| k != "trace_error" && k != "timed_steps") {
+        out = out.extra(k, *v);
+    }
+    out.extra("timed_steps", f.steps as f64)
+        .extra("window_steps", f.window as f64)
+        .extra("window_cpu_s", f.window_cpu_s)
+        .extra("trace_error", f.trace_error)
+        .extra("trace_stride", f.stride as f64)
+        .extra("receivers", prep.model.receivers.len() as f64)
 }
 
 fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed_steps: usize) -> Measured {

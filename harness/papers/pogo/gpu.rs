@@ -29,6 +29,8 @@ pub struct StepRun {
     pub vendor_version: Option<u32>,
     /// The sliced ELL's columns went as 16-bit offsets.
     pub col16: bool,
+    /// The full-length run, where one was asked for.
+    pub full: Option<FullRun>,
 }
 
 /// Runs `method` on the device in precision T.
@@ -38,6 +40,7 @@ pub fn run_device<T: Real>(
     prep: &Prepared,
     method: Method,
     timed_steps: usize,
+    full_window: Option<usize>,
 ) -> Result<StepRun, CaseError> {
     let sys = &prep.sys;
     let (n, ndof) = (sys.nodes, 2 * sys.nodes);
@@ -59,19 +62,20 @@ pub fn run_device<T: Real>(
 
     // The method's step k: U_next from (U_prev, U_curr), the source at t = k dt and the
     // receivers' row, as a closure over the rotation.
-    type StepFn<'a> = Box<dyn Fn(usize) -> DeviceResult<()> + 'a>;
-    let tail = |k: usize| {
+    // Its arguments: the rotation k, the force's amplitude, the trace buffer and its row.
+    type StepFn<'a> = Box<dyn Fn(usize, f64, &Buffer, i64) -> DeviceResult<()> + 'a>;
+    let tail = |amp: f64| {
         [
             Arg::Buf(&src_dof),
             Arg::Buf(&src_coef),
             Arg::U32(nsrc as u32),
-            Arg::real(T::PRECISION, signal.at((start + k) as f64 * dt)),
+            Arg::real(T::PRECISION, amp),
             Arg::Buf(&rec_dof),
             Arg::U32(nrec as u32),
         ]
     };
     let rot = |k: usize| (&u[k % 3], &u[(k + 1) % 3], &u[(k + 2) % 3]);
-    let (cp, trace) = (&cp, &trace);
+    let cp = &cp;
     let sell = &prep.sell;
     let mut held: Vec<Buffer> = Vec::new();
     let mut ops: Vec<Box<dyn VendorOp + '_>> = Vec::new();
@@ -98,7 +102,7 @@ pub fn run_device<T: Real>(
                 defines.clone().with("KVAL_IS_DOUBLE", (T::PRECISION == crate::Precision::F64 && !kf32) as u8).with("COL16", col16 as u8);
             let kern = ctx.modules.kernel(dev, &POGO, &defines, "pogo_step_sell")?;
             let held = &held;
-            Box::new(move |k| {
+            Box::new(move |k, amp, trace: &Buffer, row| {
                 let (prev, curr, next) = rot(k);
                 let mut args = vec![
                     Arg::Buf(&held[1]),
@@ -110,8 +114,8 @@ pub fn run_device<T: Real>(
                     Arg::Buf(next),
                     Arg::I64(n as i64),
                 ];
-                args.extend(tail(k));
-                args.extend([Arg::Buf(trace), Arg::I64((k % rows) as i64)]);
+                args.extend(tail(amp));
+                args.extend([Arg::Buf(trace), Arg::I64(row)]);
                 dev.launch(&kern, Launch::cover(n.max(1), 256), &args)
             })
         }
@@ -134,12 +138,12 @@ pub fn run_device<T: Real>(
             }
             let update = ctx.modules.kernel(dev, &POGO, &defines, "pogo_peer_update")?;
             let ops = &ops;
-            Box::new(move |k| {
+            Box::new(move |k, amp, trace: &Buffer, row| {
                 let (prev, curr, next) = rot(k);
                 ops[k % 3].enqueue()?;
                 let mut args = vec![Arg::Buf(cp), Arg::Buf(prev), Arg::Buf(next), Arg::I64(ndof as i64)];
-                args.extend(tail(k));
-                args.extend([Arg::Buf(curr), Arg::Buf(trace), Arg::I64((k % rows) as i64)]);
+                args.extend(tail(amp));
+                args.extend([Arg::Buf(curr), Arg::Buf(trace), Arg::I64(row)]);
                 dev.launch(&update, Launch::cover(ndof, 256), &args)
             })
         }
@@ -151,8 +155,10 @@ pub fn run_device<T: Real>(
     fill_words(dev, &fill, &u[1], 0, ndof * s / 4)?;
     ctx.modules.poison(dev, &u[2])?;
     ctx.modules.poison(dev, &trace)?;
+    let checked = |k: usize| (signal.at((start + k) as f64 * dt), (k % rows) as i64);
     for k in 0..prep.check_steps {
-        step(k)?;
+        let (amp, row) = checked(k);
+        step(k, amp, &trace, row)?;
     }
     dev.synchronize()?;
     let last = &u[(prep.check_steps + 1) % 3];
@@ -168,7 +174,8 @@ pub fn run_device<T: Real>(
     let staged = run_staged(ctx.policy, CacheMode::Warm, &stages, "steps", |pass| -> Result<(), CaseError> {
         Ok(pass.device(dev, "steps", &mut || {
             for _ in 0..timed_steps {
-                step(k)?;
+                let (amp, row) = checked(k);
+                step(k, amp, &trace, row)?;
                 k += 1;
             }
             Ok(())
@@ -176,7 +183,88 @@ pub fn run_device<T: Real>(
     })?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
     let per_step = Timing { samples: t.samples.iter().map(|v| v / timed_steps as f64).collect(), timer: t.timer, mode: t.mode };
-    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version, col16 })
+
+    // The full run: every increment from rest at t = 0, the receivers recorded at each step,
+    // timed in two device-event regions (the gate open: tens of thousands of launches would
+    // overfill a closed stream) around a download of U after the CPU window's steps.
+    let full = match full_window {
+        Some(window) => {
+            let steps = prep.model.increments;
+            let window = window.min(steps);
+            let reference = prep.window(window);
+            let full_trace = dev.alloc((steps * nrec).max(1) * s)?;
+            fill_words(dev, &fill, &u[0], 0, ndof * s / 4)?;
+            fill_words(dev, &fill, &u[1], 0, ndof * s / 4)?;
+            ctx.modules.poison(dev, &u[2])?;
+            ctx.modules.poison(dev, &full_trace)?;
+            dev.synchronize()?;
+            let run = |from: usize, to: usize| {
+                dev.time_events_open(&mut || {
+                    for k in from..to {
+                        step(k, signal.at(k as f64 * dt), &full_trace, k as i64)?;
+                    }
+                    Ok(())
+                })
+            };
+            let first = run(0, window)?;
+            let at_window: Vec<f64> = dev.download_vec::<T>(&u[(window + 1) % 3], ndof)?.into_iter().map(|v| v.to_f64()).collect();
+            let rest = run(window, steps)?;
+            let trace: Vec<f64> = dev.download_vec::<T>(&full_trace, steps * nrec)?.into_iter().map(|v| v.to_f64()).collect();
+            let field_error = crate::fem::verify::relative_l2(&at_window, &reference.field);
+            let trace_error = receiver_discrepancy(&trace[..window * nrec], &reference.trace, nrec);
+            let stride = (steps / 4000).max(1);
+            let strided = |v: &[f64]| v.chunks(nrec).step_by(stride).flatten().copied().collect::<Vec<f64>>();
+            Some(FullRun {
+                timing: Timing { samples: vec![first + rest], timer: Timer::DeviceEvent, mode: CacheMode::Warm },
+                steps,
+                window,
+                window_cpu_s: reference.seconds,
+                field_error: if trace.iter().any(|v| v.is_nan()) { f64::NAN } else { field_error },
+                trace_error,
+                stride,
+                trace: strided(&trace),
+                reference_trace: strided(&reference.trace),
+            })
+        }
+        None => None,
+    };
+    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version, col16, full })
+}
+
+/// A full-length run on the device and its check against the CPU reference's window.
+pub struct FullRun {
+    /// One sample: seconds for all the increments.
+    pub timing: Timing,
+    pub steps: usize,
+    /// Steps the CPU reference ran, and its host seconds.
+    pub window: usize,
+    pub window_cpu_s: f64,
+    /// ||U - U_cpu|| / ||U_cpu|| after the window's steps (NaN if the trace holds NaN).
+    pub field_error: f64,
+    /// The paper's discrepancy over the window: max over steps and receivers of
+    /// sqrt(dux^2 + duy^2), over the largest sqrt(ux^2 + uy^2) of the CPU's traces.
+    pub trace_error: f64,
+    /// The traces keep every `stride`-th step (x, y per receiver, step-major).
+    pub stride: usize,
+    pub trace: Vec<f64>,
+    pub reference_trace: Vec<f64>,
+}
+
+/// The paper's discrepancy (Fig. 9) between two receiver traces (x, y per receiver,
+/// step-major; `width` values a step): max over steps and receivers of sqrt(dux^2 + duy^2),
+/// over the largest sqrt(ux^2 + uy^2) of `want`; NaN where `got` holds NaN or is short.
+pub fn receiver_discrepancy(got: &[f64], want: &[f64], width: usize) -> f64 {
+    if got.len() < want.len() || got.iter().any(|v| v.is_nan()) {
+        return f64::NAN;
+    }
+    let (mut worst, mut peak) = (0.0f64, 0.0f64);
+    for (g, w) in got.chunks(width).zip(want.chunks(width)) {
+        for (gp, wp) in g.chunks(2).zip(w.chunks(2)) {
+            worst = worst.max((gp[0] - wp[0]).hypot(gp[1] - wp[1]));
+            peak = peak.max(wp[0].hypot(wp[1]));
+        }
+    }
+    worst / peak.max(f64::MIN_POSITIVE)
 }
 
 /// max |got - want| over the receivers' traces, divided by `scale` (the field's largest

@@ -25,5 +25,6 @@ pub mod spec;
 pub mod system;
 #[cfg(test)]
 mod tests;
+pub mod traces;
 
 pub use benchmark::PogoStepping;

@@ -26,6 +26,19 @@ pub struct Prepared {
     pub greedy_s: f64,
     pub operators_s: f64,
     pub oracle_s: f64,
+    /// The CPU reference of the full runs' first steps (see [`Prepared::window`]).
+    window: std::sync::Mutex<Option<std::sync::Arc<Window>>>,
+}
+
+/// The CPU f64 reference (Eq. (4) on K', rayon over every core) of a run from rest at t = 0:
+/// U after `steps` steps and the receivers' values U_0..U_{steps-1} (x, y per receiver,
+/// step-major), as the device kernels record them.
+pub struct Window {
+    pub steps: usize,
+    pub field: Vec<f64>,
+    pub trace: Vec<f64>,
+    /// Host seconds the window took.
+    pub seconds: f64,
 }
 
 /// The model with its nodes renumbered: new node k is old node `order[k]`.
@@ -82,7 +95,30 @@ impl Prepared {
             greedy_s,
             operators_s,
             oracle_s,
+            window: Default::default(),
         })
+    }
+
+    /// The CPU reference of the first `steps` steps of the full run, made once per length.
+    pub fn window(&self, steps: usize) -> std::sync::Arc<Window> {
+        let mut slot = self.window.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = slot.as_ref().filter(|w| w.steps == steps) {
+            return w.clone();
+        }
+        let t = Instant::now();
+        let n = 2 * self.sys.nodes;
+        let (dt, signal) = (self.model.dt, self.model.source.signal);
+        let (mut prev, mut curr, mut next) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut trace = Vec::with_capacity(steps * self.sys.rec_dof.len());
+        for k in 0..steps {
+            trace.extend(self.sys.rec_dof.iter().map(|&d| curr[d as usize]));
+            self.sys.step(&prev, &curr, &mut next, signal.at(k as f64 * dt), true);
+            std::mem::swap(&mut prev, &mut curr);
+            std::mem::swap(&mut curr, &mut next);
+        }
+        let w = std::sync::Arc::new(Window { steps, field: curr, trace, seconds: t.elapsed().as_secs_f64() });
+        *slot = Some(w.clone());
+        w
     }
 
     /// The greedy blocker's efficiency eta = nodes / (blocks x 512).

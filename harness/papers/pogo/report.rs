@@ -43,24 +43,37 @@ const EXTRAS: [&str; 13] = [
 fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let mut optional = vec!["bandwidth_gbs", "time_ci_low_s", "time_ci_high_s"];
     optional.extend(EXTRAS);
-    let ok = frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok"))))?;
-    let mut num = std::collections::HashMap::new();
-    for c in EXTRAS {
-        num.insert(c, frame::nums(&ok, c)?);
-    }
+    let ok = frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))))?;
+    let [device, backend, precision, method, model] = idents(&ok)?;
     Ok(Rows {
-        device: frame::strs(&ok, "device")?,
-        backend: frame::strs(&ok, "backend")?,
-        precision: frame::strs(&ok, "precision")?,
-        method: frame::strs(&ok, "method")?,
-        model: frame::strs(&ok, "model")?,
+        device,
+        backend,
+        precision,
+        method,
+        model,
+        num: numbers(&ok, &EXTRAS)?,
         dofs: frame::nums(&ok, "dofs")?,
         time: frame::nums(&ok, "time_median_s")?,
         lo: frame::nums(&ok, "time_ci_low_s")?,
         hi: frame::nums(&ok, "time_ci_high_s")?,
         gbs: frame::nums(&ok, "bandwidth_gbs")?,
-        num,
     })
+}
+
+/// The columns that name a row: device, backend, precision, method, model.
+pub(crate) fn idents(ok: &DataFrame) -> Result<[Vec<String>; 5], ReportError> {
+    Ok([
+        frame::strs(ok, "device")?,
+        frame::strs(ok, "backend")?,
+        frame::strs(ok, "precision")?,
+        frame::strs(ok, "method")?,
+        frame::strs(ok, "model")?,
+    ])
+}
+
+/// Numeric columns by name.
+pub(crate) fn numbers(ok: &DataFrame, names: &[&'static str]) -> Result<std::collections::HashMap<&'static str, Vec<f64>>, ReportError> {
+    names.iter().map(|&c| Ok((c, frame::nums(ok, c)?))).collect()
 }
 
 impl Rows {
@@ -88,16 +101,20 @@ impl Rows {
 
 pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
     let r = read(df)?;
+    let full = super::traces::read(df)?;
     let mut out = Vec::new();
     for t in &outputs.tables {
         out.push(ReportItem::Table(match t {
             TableName::Models => models(id, &r),
             TableName::Steps => steps(id, &r, ctx),
+            TableName::FullRuns => super::traces::table(id, &full),
         }));
     }
     for f in &outputs.figures {
         match f {
             FigureName::StepTime => out.push(ReportItem::Figure(step_time(id, &r))),
+            FigureName::Traces => out.extend(super::traces::trace_figures(id, &full).into_iter().map(ReportItem::Figure)),
+            FigureName::Discrepancy => out.extend(super::traces::discrepancy_figures(id, &full).into_iter().map(ReportItem::Figure)),
         }
     }
     Ok(out)

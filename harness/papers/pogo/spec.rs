@@ -92,11 +92,23 @@ pub struct Problem_ {
     /// Steps in one timed repetition of the host methods (a serial step of the weld takes about
     /// 50 ms, so 100 of them would spend half a minute of `make reproduce` on one row).
     pub cpu_timed_steps: usize,
+    /// A full-length run (all of the model's increments, from rest) of our device methods at
+    /// one element size, checked against the CPU reference's first `window` steps.
+    pub full_run: Option<FullRunSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FullRunSpec {
+    /// The sweep's element-size factor to run it at (1: the paper's size).
+    pub coarsen: f64,
+    /// Steps of the CPU f64 reference (the window the CPU can afford).
+    pub window: usize,
 }
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100 }
+        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100, full_run: None }
     }
 }
 
@@ -107,6 +119,8 @@ pub enum TableName {
     Models,
     /// Time per step of every method, f64 and f32, with GB/s, share of copy and ratios.
     Steps,
+    /// Table 2 measured: the full runs' stepping times, with their checks.
+    FullRuns,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -114,6 +128,11 @@ pub enum TableName {
 pub enum FigureName {
     /// Time per step against degrees of freedom, one line per method and precision.
     StepTime,
+    /// Figs 8 and 13: the receivers' displacements from the full run, with the CPU window.
+    Traces,
+    /// Figs 9 and 11(c): the discrepancy at the receivers, f64 against the CPU and f32 against
+    /// f64.
+    Discrepancy,
 }
 
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;

@@ -283,3 +283,19 @@ fn the_geophysical_model_has_table_3s_rocks_and_its_absorbing_regions_take_the_e
     // damping gradient); without working regions the ratio is about 1.
     assert!(ratio < 0.2, "the interior kept {ratio} of its undamped energy: {absorbed:?} against {open:?}");
 }
+
+#[test]
+fn the_receiver_discrepancy_is_the_papers_and_catches_nan() {
+    use super::gpu::receiver_discrepancy;
+    // Two receivers (4 values a step), three steps; the CPU's largest displacement is 10 (6, 8).
+    let want = [0.0, 0.0, 1.0, 1.0, 6.0, 8.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0];
+    let mut got = want;
+    assert_eq!(receiver_discrepancy(&got, &want, 4), 0.0);
+    got[2] += 0.3;
+    got[3] -= 0.4; // receiver 2 at step 0 off by (0.3, -0.4): 0.5
+    got[8] += 0.1;
+    assert!((receiver_discrepancy(&got, &want, 4) - 0.05).abs() < 1e-15);
+    got[11] = f64::NAN;
+    assert!(receiver_discrepancy(&got, &want, 4).is_nan());
+    assert!(receiver_discrepancy(&got[..8], &want, 4).is_nan());
+}

@@ -1,0 +1,225 @@
+//! The full runs' reports, from stored rows only: Table 2's explicit stepping time for the
+//! paper's full number of increments (f64, with f32 in brackets) beside the paper's, and the
+//! receivers' traces (Figs 8 and 13) with their discrepancy (Figs 9, 11(c)): the device's f64
+//! against the CPU f64 reference over the window the CPU ran, and f32 (and K' in f32) against
+//! f64 over the whole run.
+
+use polars::prelude::*;
+
+use super::paper;
+use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
+
+pub(crate) struct Full {
+    device: Vec<String>,
+    backend: Vec<String>,
+    precision: Vec<String>,
+    method: Vec<String>,
+    model: Vec<String>,
+    dofs: Vec<f64>,
+    time: Vec<f64>,
+    num: std::collections::HashMap<&'static str, Vec<f64>>,
+    trace: Vec<Vec<f64>>,
+    reference: Vec<Vec<f64>>,
+}
+
+const NUMS: [&str; 8] = ["timed_steps", "window_steps", "window_cpu_s", "error", "trace_error", "trace_stride", "receivers", "dt"];
+
+pub(crate) fn read(df: &DataFrame) -> Result<Full, ReportError> {
+    if df.column("trace").is_err() {
+        return Ok(Full {
+            device: vec![],
+            backend: vec![],
+            precision: vec![],
+            method: vec![],
+            model: vec![],
+            dofs: vec![],
+            time: vec![],
+            num: Default::default(),
+            trace: vec![],
+            reference: vec![],
+        });
+    }
+    let ok = frame::collect(frame::with_optional(df, &NUMS).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("full-run")))))?;
+    let [device, backend, precision, method, model] = super::report::idents(&ok)?;
+    Ok(Full {
+        device,
+        backend,
+        precision,
+        method,
+        model,
+        dofs: frame::nums(&ok, "dofs")?,
+        time: frame::nums(&ok, "time_median_s")?,
+        num: super::report::numbers(&ok, &NUMS)?,
+        trace: frame::lists(&ok, "trace")?,
+        reference: frame::lists(&ok, "reference_trace")?,
+    })
+}
+
+impl Full {
+    fn n(&self, c: &str, i: usize) -> f64 {
+        self.num.get(c).map_or(f64::NAN, |v| v[i])
+    }
+    /// Each (device, backend, model, dofs) with full runs, in order.
+    fn groups(&self) -> Vec<(String, String, String, f64)> {
+        let mut v: Vec<_> =
+            (0..self.time.len()).map(|i| (self.device[i].clone(), self.backend[i].clone(), self.model[i].clone(), self.dofs[i])).collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.total_cmp(&b.3)));
+        v.dedup();
+        v
+    }
+    fn find(&self, g: &(String, String, String, f64), method: &str, precision: &str) -> Option<usize> {
+        (0..self.time.len()).find(|&i| {
+            self.device[i] == g.0
+                && self.backend[i] == g.1
+                && self.model[i] == g.2
+                && self.dofs[i] == g.3
+                && self.method[i] == method
+                && self.precision[i] == precision
+        })
+    }
+}
+
+/// Table 2 as measured: the full runs' stepping times beside the paper's.
+pub(crate) fn table(id: &str, f: &Full) -> Table {
+    let secs = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("{:.2}", f.time[i]));
+    let rows = f
+        .groups()
+        .iter()
+        .map(|g| {
+            let (d64, d32, kf) = (f.find(g, "sell", "f64"), f.find(g, "sell", "f32"), f.find(g, "sell-kf32", "f64"));
+            let any = d64.or(d32).or(kf).expect("a group has a row");
+            let p = paper::model(&g.2);
+            let paper_pair = |t: Option<(f64, f64)>| t.map_or("-".to_string(), |(a, b)| format!("{a} ({b})"));
+            vec![
+                format!("{} {}", g.0, g.1),
+                g.2.clone(),
+                format!("{:.3}", g.3 / 1e6),
+                fmt_num(f.n("timed_steps", any)),
+                format!("{} ({})", secs(d64), secs(d32)),
+                secs(kf),
+                paper_pair(p.map(|p| p.step_aligned_s)),
+                paper_pair(p.map(|p| p.step_greedy_s)),
+                match (p, d64) {
+                    (Some(p), Some(i)) => format!("{:.1}", p.step_greedy_s.0 / f.time[i]),
+                    _ => "-".into(),
+                },
+                format!("{} in {:.1} s", fmt_num(f.n("window_steps", any)), f.n("window_cpu_s", any)),
+                d64.map_or("-".into(), |i| format!("{:.1e}", f.n("error", i))),
+                d64.map_or("-".into(), |i| format!("{:.1e}", f.n("trace_error", i))),
+                d32.map_or("-".into(), |i| format!("{:.1e}", f.n("trace_error", i))),
+            ]
+        })
+        .collect();
+    Table {
+        name: format!("{id}-full-runs"),
+        title: "The full runs (Table 2): explicit stepping time for the paper's number of increments, measured".into(),
+        header: [
+            "device",
+            "model",
+            "DOFs (M)",
+            "increments",
+            "sell f64 (f32) s",
+            "sell-kf32 s",
+            "paper aligned f64 (f32) s",
+            "paper greedy f64 (f32) s",
+            "paper greedy f64 / ours",
+            "CPU window (steps)",
+            "f64: U error at window end",
+            "f64: trace discrepancy",
+            "f32: trace discrepancy",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        notes: vec![
+            "Every increment from rest at t = 0, one device-event region around the launches before the CPU window's end and one after it (the gate open: the host queues the launches while the GPU runs); the receivers are recorded at every step. Paper: Pogo on a GTX580 (Table 2), not the same GPU.".into(),
+            "CPU window: the CPU f64 reference (Eq. (4) on K', rayon) over the first steps; U error: ||U - U_cpu|| / ||U_cpu|| at its end, the row's check (bound: u rho N^2 with the precision's u, at most 0.1). Trace discrepancy: the paper's max sqrt(dux^2 + duy^2) at the receivers over the window, over the largest CPU displacement there.".into(),
+        ],
+    }
+}
+
+/// Time of stored sample j of row i (s).
+fn time_of(f: &Full, i: usize, j: usize) -> f64 {
+    j as f64 * f.n("trace_stride", i) * f.n("dt", i)
+}
+
+/// Figs 8 and 13: each receiver's x and y displacement from the device's f64 full run, with the
+/// CPU reference over its window.
+pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for g in f.groups() {
+        let Some(i) = f.find(&g, "sell", "f64").or_else(|| f.find(&g, "sell", "f32")) else { continue };
+        let width = 2 * f.n("receivers", i) as usize;
+        let mut series = Vec::new();
+        for r in 0..width {
+            let axis = if r % 2 == 0 { "x" } else { "y" };
+            let points = |v: &[f64]| v.chunks(width.max(1)).enumerate().map(|(j, c)| (time_of(f, i, j), c[r])).collect::<Vec<_>>();
+            series.push(Series {
+                label: format!("receiver {} u{axis}, {} {}", r / 2 + 1, f.method[i], f.precision[i]),
+                points: points(&f.trace[i]),
+                reference: false,
+            });
+            series.push(Series {
+                label: format!("receiver {} u{axis}, CPU f64 window", r / 2 + 1),
+                points: points(&f.reference[i]),
+                reference: true,
+            });
+        }
+        out.push(Figure {
+            name: format!("{id}-traces-{}-{}", g.2, g.1),
+            title: format!("{} model: displacement at the receivers ({} {}, {:.2}M DOFs)", g.2, g.0, g.1, g.3 / 1e6),
+            x_label: "t (s)".into(),
+            y_label: "displacement (m, per unit force)".into(),
+            log_x: false,
+            log_y: false,
+            series,
+        });
+    }
+    out
+}
+
+/// Figs 9 and 11(c): the discrepancy sqrt(dux^2 + duy^2) at each receiver, the device's f64
+/// against the CPU over the window, and f32 storage against f64 over the whole run.
+pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for g in f.groups() {
+        let Some(i) = f.find(&g, "sell", "f64") else { continue };
+        let width = 2 * f.n("receivers", i) as usize;
+        let diff = |a: &[f64], b: &[f64], r: usize| -> Vec<(f64, f64)> {
+            a.chunks(width.max(1))
+                .zip(b.chunks(width.max(1)))
+                .enumerate()
+                .map(|(j, (p, q))| (time_of(f, i, j), (p[2 * r] - q[2 * r]).hypot(p[2 * r + 1] - q[2 * r + 1])))
+                .filter(|&(_, d)| d > 0.0)
+                .collect()
+        };
+        let mut series = Vec::new();
+        for r in 0..width / 2 {
+            series.push(Series {
+                label: format!("receiver {}: sell f64 - CPU f64", r + 1),
+                points: diff(&f.trace[i], &f.reference[i], r),
+                reference: false,
+            });
+            for (m, p) in [("sell", "f32"), ("sell-kf32", "f64")] {
+                if let Some(k) = f.find(&g, m, p) {
+                    let label = if m == "sell" { "sell f32 - sell f64".to_string() } else { "sell-kf32 - sell f64".to_string() };
+                    series.push(Series {
+                        label: format!("receiver {}: {label}", r + 1),
+                        points: diff(&f.trace[k], &f.trace[i], r),
+                        reference: false,
+                    });
+                }
+            }
+        }
+        out.push(Figure {
+            name: format!("{id}-discrepancy-{}-{}", g.2, g.1),
+            title: format!("{} model: discrepancy sqrt(dux^2 + duy^2) at the receivers ({} {})", g.2, g.0, g.1),
+            x_label: "t (s)".into(),
+            y_label: "discrepancy (m)".into(),
+            log_x: false,
+            log_y: true,
+            series,
+        });
+    }
+    out
+}
