@@ -258,7 +258,7 @@ fn the_geophysical_model_has_table_3s_rocks_and_its_absorbing_regions_take_the_e
     assert!(m.check_dt().unwrap() < 1.0);
     // Checks start where the Gaussian reaches 1% of its peak: 0.25 s - sqrt(ln(100)/1000).
     let s = |k: usize| m.source.signal.at(k as f64 * m.dt);
-    assert_eq!(m.check_start, 911);
+    assert_eq!(m.check_start, 1215);
     assert!(s(m.check_start) >= 0.01 && s(m.check_start - 1) < 0.01);
     // A coarse run of 4 s (dt 1 ms) with a slower pulse, exp(-200 (t - 0.3)^2), that 100 m
     // elements resolve (about 4.5 Hz at most: 4 elements to the shortest S wavelength; the

@@ -138,9 +138,28 @@ pub(crate) fn table(id: &str, f: &Full) -> Table {
     }
 }
 
-/// Time of stored sample j of row i (s).
+/// Time of stored sample j of row i, in the unit [`time_unit`] picks.
 fn time_of(f: &Full, i: usize, j: usize) -> f64 {
-    j as f64 * f.n("trace_stride", i) * f.n("dt", i)
+    j as f64 * f.n("trace_stride", i) * f.n("dt", i) * time_unit(f, i).0
+}
+
+/// Microseconds for the weld's 40 us, seconds for the geophysical 5 s: the factor and label.
+fn time_unit(f: &Full, i: usize) -> (f64, &'static str) {
+    if f.n("timed_steps", i) * f.n("dt", i) < 1e-3 {
+        (1e6, "t (us)")
+    } else {
+        (1.0, "t (s)")
+    }
+}
+
+/// The largest |value| of a trace (1 where it is all zero).
+fn peak(v: &[f64]) -> f64 {
+    let p = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if p > 0.0 {
+        p
+    } else {
+        1.0
+    }
 }
 
 /// Figs 8 and 13: each receiver's x and y displacement from the device's f64 full run, with the
@@ -150,10 +169,12 @@ pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
     for g in f.groups() {
         let Some(i) = f.find(&g, "sell", "f64").or_else(|| f.find(&g, "sell", "f32")) else { continue };
         let width = 2 * f.n("receivers", i) as usize;
+        // Displacements in units of a power of ten near the peak, so the axis reads.
+        let scale = 10f64.powi(peak(&f.trace[i]).log10().floor() as i32);
         let mut series = Vec::new();
         for r in 0..width {
             let axis = if r % 2 == 0 { "x" } else { "y" };
-            let points = |v: &[f64]| v.chunks(width.max(1)).enumerate().map(|(j, c)| (time_of(f, i, j), c[r])).collect::<Vec<_>>();
+            let points = |v: &[f64]| v.chunks(width.max(1)).enumerate().map(|(j, c)| (time_of(f, i, j), c[r] / scale)).collect::<Vec<_>>();
             series.push(Series {
                 label: format!("receiver {} u{axis}, {} {}", r / 2 + 1, f.method[i], f.precision[i]),
                 points: points(&f.trace[i]),
@@ -168,8 +189,8 @@ pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
         out.push(Figure {
             name: format!("{id}-traces-{}-{}", g.2, g.1),
             title: format!("{} model: displacement at the receivers ({} {}, {:.2}M DOFs)", g.2, g.0, g.1, g.3 / 1e6),
-            x_label: "t (s)".into(),
-            y_label: "displacement (m, per unit force)".into(),
+            x_label: time_unit(f, i).1.into(),
+            y_label: format!("displacement (x {scale:.0e} m, for a force of unit amplitude)"),
             log_x: false,
             log_y: false,
             series,
@@ -185,11 +206,12 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
     for g in f.groups() {
         let Some(i) = f.find(&g, "sell", "f64") else { continue };
         let width = 2 * f.n("receivers", i) as usize;
+        let top = peak(&f.trace[i]);
         let diff = |a: &[f64], b: &[f64], r: usize| -> Vec<(f64, f64)> {
             a.chunks(width.max(1))
                 .zip(b.chunks(width.max(1)))
                 .enumerate()
-                .map(|(j, (p, q))| (time_of(f, i, j), (p[2 * r] - q[2 * r]).hypot(p[2 * r + 1] - q[2 * r + 1])))
+                .map(|(j, (p, q))| (time_of(f, i, j), (p[2 * r] - q[2 * r]).hypot(p[2 * r + 1] - q[2 * r + 1]) / top))
                 .filter(|&(_, d)| d > 0.0)
                 .collect()
         };
@@ -214,8 +236,8 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
         out.push(Figure {
             name: format!("{id}-discrepancy-{}-{}", g.2, g.1),
             title: format!("{} model: discrepancy sqrt(dux^2 + duy^2) at the receivers ({} {})", g.2, g.0, g.1),
-            x_label: "t (s)".into(),
-            y_label: "discrepancy (m)".into(),
+            x_label: time_unit(f, i).1.into(),
+            y_label: "discrepancy / largest |u| of the f64 trace".into(),
             log_x: false,
             log_y: true,
             series,
