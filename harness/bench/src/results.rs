@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::experiment::{ParamValue, Params};
+pub use crate::meta::{now_string, ExperimentRecord, RunMeta};
 use fembench_device::kernel_cache::Request;
-use fembench_device::DeviceInfo;
 
 /// How a case ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,43 +293,6 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         cols.push(col);
     }
     DataFrame::new(n, cols)
-}
-
-/// Run metadata (`meta.json`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct RunMeta {
-    pub run_id: String,
-    pub harness_version: String,
-    /// The commit the harness binary was built from, with `-dirty` if the tree had changes.
-    pub git_commit: String,
-    pub host: String,
-    pub cpu_model: String,
-    pub started: String,
-    pub finished: Option<String>,
-    pub quick: bool,
-    /// Backends the command line restricted the run to (empty: each experiment's own list).
-    pub backends: Vec<String>,
-    pub device_index: usize,
-    pub experiments: Vec<ExperimentRecord>,
-    pub devices: Vec<DeviceInfo>,
-    /// Backends that were asked for but could not be opened, with the reason.
-    pub unavailable: Vec<(String, String)>,
-    /// Wall seconds each experiment's cases took in this process (and earlier ones, on
-    /// `--resume`), from the start of its first case to the end of its last, writing included:
-    /// where `make reproduce`'s minutes go.
-    #[serde(default)]
-    pub experiment_wall_s: std::collections::BTreeMap<String, f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ExperimentRecord {
-    pub id: String,
-    pub file: String,
-    pub sha256: String,
-}
-
-pub fn now_string() -> String {
-    chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%z").to_string()
 }
 
 /// A run's folder on disk.

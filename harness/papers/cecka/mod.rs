@@ -37,6 +37,7 @@ pub mod gpu;
 pub mod mesh;
 pub mod nz_plans;
 pub mod paper;
+pub mod plans;
 pub mod prepared;
 pub mod report;
 pub mod spec;

@@ -44,36 +44,20 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let mut optional = vec!["bandwidth_gbs", "time_ci_low_s", "time_ci_high_s"];
     optional.extend(EXTRAS);
     let ok = frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))))?;
-    let [device, backend, precision, method, model] = idents(&ok)?;
+    let [device, backend, precision, method, model] = super::traces::idents(&ok)?;
     Ok(Rows {
         device,
         backend,
         precision,
         method,
         model,
-        num: numbers(&ok, &EXTRAS)?,
+        num: super::traces::numbers(&ok, &EXTRAS)?,
         dofs: frame::nums(&ok, "dofs")?,
         time: frame::nums(&ok, "time_median_s")?,
         lo: frame::nums(&ok, "time_ci_low_s")?,
         hi: frame::nums(&ok, "time_ci_high_s")?,
         gbs: frame::nums(&ok, "bandwidth_gbs")?,
     })
-}
-
-/// The columns that name a row: device, backend, precision, method, model.
-pub(crate) fn idents(ok: &DataFrame) -> Result<[Vec<String>; 5], ReportError> {
-    Ok([
-        frame::strs(ok, "device")?,
-        frame::strs(ok, "backend")?,
-        frame::strs(ok, "precision")?,
-        frame::strs(ok, "method")?,
-        frame::strs(ok, "model")?,
-    ])
-}
-
-/// Numeric columns by name.
-pub(crate) fn numbers(ok: &DataFrame, names: &[&'static str]) -> Result<std::collections::HashMap<&'static str, Vec<f64>>, ReportError> {
-    names.iter().map(|&c| Ok((c, frame::nums(ok, c)?))).collect()
 }
 
 impl Rows {

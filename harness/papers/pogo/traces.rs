@@ -9,6 +9,22 @@ use polars::prelude::*;
 use super::paper;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 
+/// The columns that name a row: device, backend, precision, method, model.
+pub(crate) fn idents(ok: &DataFrame) -> Result<[Vec<String>; 5], ReportError> {
+    Ok([
+        frame::strs(ok, "device")?,
+        frame::strs(ok, "backend")?,
+        frame::strs(ok, "precision")?,
+        frame::strs(ok, "method")?,
+        frame::strs(ok, "model")?,
+    ])
+}
+
+/// Numeric columns by name.
+pub(crate) fn numbers(ok: &DataFrame, names: &[&'static str]) -> Result<std::collections::HashMap<&'static str, Vec<f64>>, ReportError> {
+    names.iter().map(|&c| Ok((c, frame::nums(ok, c)?))).collect()
+}
+
 pub(crate) struct Full {
     device: Vec<String>,
     backend: Vec<String>,
@@ -40,7 +56,7 @@ pub(crate) fn read(df: &DataFrame) -> Result<Full, ReportError> {
         });
     }
     let ok = frame::collect(frame::with_optional(df, &NUMS).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("full-run")))))?;
-    let [device, backend, precision, method, model] = super::report::idents(&ok)?;
+    let [device, backend, precision, method, model] = idents(&ok)?;
     Ok(Full {
         device,
         backend,
@@ -49,7 +65,7 @@ pub(crate) fn read(df: &DataFrame) -> Result<Full, ReportError> {
         model,
         dofs: frame::nums(&ok, "dofs")?,
         time: frame::nums(&ok, "time_median_s")?,
-        num: super::report::numbers(&ok, &NUMS)?,
+        num: numbers(&ok, &NUMS)?,
         trace: frame::lists(&ok, "trace")?,
         reference: frame::lists(&ok, "reference_trace")?,
     })

@@ -1,0 +1,43 @@
+//! Run metadata (`meta.json`): what ran, where, from which commit, and how long each
+//! experiment took.
+
+use serde::{Deserialize, Serialize};
+
+use fembench_device::DeviceInfo;
+
+/// Run metadata (`meta.json`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub run_id: String,
+    pub harness_version: String,
+    /// The commit the harness binary was built from, with `-dirty` if the tree had changes.
+    pub git_commit: String,
+    pub host: String,
+    pub cpu_model: String,
+    pub started: String,
+    pub finished: Option<String>,
+    pub quick: bool,
+    /// Backends the command line restricted the run to (empty: each experiment's own list).
+    pub backends: Vec<String>,
+    pub device_index: usize,
+    pub experiments: Vec<ExperimentRecord>,
+    pub devices: Vec<DeviceInfo>,
+    /// Backends that were asked for but could not be opened, with the reason.
+    pub unavailable: Vec<(String, String)>,
+    /// Wall seconds each experiment's cases took in this process (and earlier ones, on
+    /// `--resume`), from the start of its first case to the end of its last, writing included:
+    /// where `make reproduce`'s minutes go.
+    #[serde(default)]
+    pub experiment_wall_s: std::collections::BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ExperimentRecord {
+    pub id: String,
+    pub file: String,
+    pub sha256: String,
+}
+
+pub fn now_string() -> String {
+    chrono::Local::now().format("%Y-%m-%dT%H:%M:%S%z").to_string()
+}
