@@ -204,3 +204,41 @@ fn cuda_precompiles_in_parallel_into_the_cache() {
         assert!(matches!(again[..], [Ok(false), Ok(false)]), "{again:?}");
     }
 }
+
+/// A sticky error in the middle of a run (`FEMBENCH_TEST_STICKY_FAULT` faults the device just
+/// before one case) costs that case only: the runner drops the device, and where the driver
+/// refuses a new context in the same process, the harness runs the skipped cases again in a
+/// new process (`--resume --retry skipped`). The run ends with every other case verified.
+/// The harness binary is `FEMBENCH_HARNESS_BIN` where the test binary runs away from its tree.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_sticky_error_mid_run_costs_one_case_and_the_rest_run_in_a_new_process() {
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let points = load(&path).unwrap().points(true);
+    let victim = fembench::runner::case_id(Backend::Cuda, fembench::Precision::F32, &points[1]);
+    let out = tempfile::tempdir().unwrap().keep();
+    let exe =
+        std::env::var_os("FEMBENCH_HARNESS_BIN").map(std::path::PathBuf::from).unwrap_or_else(|| env!("CARGO_BIN_EXE_harness").into());
+    let st = std::process::Command::new(exe)
+        .arg("run")
+        .arg(&path)
+        .args(["--quick", "--backend", "cuda", "--out"])
+        .arg(&out)
+        .env("FEMBENCH_TEST_STICKY_FAULT", &victim)
+        .env_remove("FEMBENCH_RELAUNCH_DEPTH")
+        .status()
+        .unwrap();
+    assert!(st.success(), "{st}");
+    let runs: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let statuses = RunDir::open(&runs[0]).unwrap().case_statuses("device-bandwidth").unwrap();
+    let mut by_case = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for (id, s) in statuses {
+        by_case.entry(id).or_default().push(s);
+    }
+    assert_eq!(by_case.len(), 2 * points.len(), "every case has rows: {by_case:?}");
+    for (id, s) in &by_case {
+        let want = if *id == victim { "failed" } else { "ok" };
+        assert!(s.iter().all(|x| x == want), "{id}: {s:?} (the faulted case is {victim})");
+    }
+}

@@ -227,6 +227,14 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             .progress_chars("=> "),
     );
 
+    // Every case as a benchmark sees the ones after it: one list, sliced per case up to the end
+    // of its experiment.
+    let listed: Vec<Upcoming> =
+        cases.iter().map(|c| Upcoming { backend: c.backend, precision: c.precision, params: c.params.clone() }).collect();
+    let mut experiment_end = vec![cases.len(); cases.len()];
+    for i in (0..cases.len().saturating_sub(1)).rev() {
+        experiment_end[i] = if cases[i + 1].exp == cases[i].exp { experiment_end[i + 1] } else { i + 1 };
+    }
     let mut opened: BTreeMap<Backend, Opened> = BTreeMap::new();
     let telemetry = fembench_device::telemetry::Telemetry::open();
     let run_start = std::time::Instant::now();
@@ -245,11 +253,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             Opened::Unavailable(_) => "-".into(),
         };
         let policy = e.policy(quick);
-        let upcoming: Vec<Upcoming> = cases[ci + 1..]
-            .iter()
-            .take_while(|c| c.exp == case.exp)
-            .map(|c| Upcoming { backend: c.backend, precision: c.precision, params: c.params.clone() })
-            .collect();
+        let upcoming = &listed[ci + 1..experiment_end[ci]];
         run.mark_started(e.id(), &case.id)?;
         let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
         let case_start = std::time::Instant::now();
@@ -260,6 +264,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 Err(CaseError::Skipped(format!("{} has no fp64 support", dev.info().name)))
             }
             Opened::Gpu { dev, modules, flusher } => {
+                inject_sticky_fault(dev.as_ref(), &case.id);
                 let needs_flush = policy.modes.contains(&fembench_measure::CacheMode::Cold);
                 if needs_flush && flusher.is_none() {
                     *flusher = Some(CacheFlusher::new(dev.as_ref()).map_err(|e| e.to_string()));
@@ -275,7 +280,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                             policy: &policy,
                             flusher: flusher.as_ref().and_then(|f| f.as_ref().ok()),
                             modules,
-                            upcoming: &upcoming,
+                            upcoming,
                         };
                         guarded(|| e.run_point(&mut ctx, quick, case.point))
                     }
@@ -289,7 +294,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                     policy: &policy,
                     flusher: None,
                     modules: &mut modules,
-                    upcoming: &upcoming,
+                    upcoming,
                 };
                 guarded(|| e.run_point(&mut ctx, quick, case.point))
             }
@@ -359,6 +364,25 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     meta.finished = Some(now_string());
     run.write_meta(&meta)?;
     Ok(summary)
+}
+
+/// A hook for the GPU test of the re-open and relaunch path: with `FEMBENCH_TEST_STICKY_FAULT`
+/// set to a case id, the first process of a chain (not a relaunched one) puts the device into a
+/// sticky error just before that case, by a kernel that writes to an illegal address.
+fn inject_sticky_fault(dev: &dyn Device, case_id: &str) {
+    if std::env::var("FEMBENCH_TEST_STICKY_FAULT").ok().as_deref() != Some(case_id) || std::env::var_os("FEMBENCH_RELAUNCH_DEPTH").is_some()
+    {
+        return;
+    }
+    use fembench_device::{kernels::*, Arg, Launch};
+    let src = KernelSource { file: "sticky-fault.kern", text: "KERNEL void fault(GLOBAL int *p) { p[(idx_t)1 << 40] = 1; }" };
+    let fault = || -> Result<(), fembench_device::DeviceError> {
+        let k = dev.kernel(&dev.compile(&src, &Defines::new())?, "fault")?;
+        let buf = dev.alloc(64)?;
+        dev.launch(&k, Launch { groups: 1, group_size: 1 }, &[Arg::Buf(&buf)])?;
+        dev.synchronize()
+    };
+    eprintln!("FEMBENCH_TEST_STICKY_FAULT: a fault before {case_id}: {:?}", fault());
 }
 
 /// Refuses to resume a run made by another harness version or commit, or on other devices,

@@ -57,7 +57,7 @@ pub(crate) fn local_plan_for(prep: &Prepared, problem: &Problem_) -> Timed<Packe
 /// build time as its set-up; plans that run beside each other share the host's cores.
 /// `backend`: the case's; `limit`: its device's shared memory per block (bytes).
 pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point, backend: Option<Backend>, limit: usize) {
-    if !prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(format!("{backend:?}")) {
+    if !prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
         return;
     }
     let int = |params: &crate::experiment::Params, k: &str| {

@@ -30,8 +30,8 @@ pub(crate) struct Prepared {
     pub(crate) shared: Mutex<BTreeMap<[usize; 2], Timed<SharedPlan>>>,
     pub(crate) local: Mutex<BTreeMap<[usize; 2], Timed<Packed>>>,
     pub(crate) shared_atomic: Mutex<BTreeMap<[usize; 2], Timed<SharedAtomicPlan>>>,
-    /// The backends whose cases have had their plans built ahead ([`super::gpu::warm`]).
-    pub(crate) warmed: Mutex<std::collections::BTreeSet<String>>,
+    /// The backends whose cases have had their plans built ahead ([`super::plans::warm`]).
+    pub(crate) warmed: Mutex<std::collections::BTreeSet<Option<crate::device::Backend>>>,
 }
 
 /// A cache entry, made if missing. The lock is not held while `make` runs, and a panic inside

@@ -11,13 +11,7 @@ use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 struct Rows {
-    device: Vec<String>,
-    backend: Vec<String>,
-    precision: Vec<String>,
-    method: Vec<String>,
-    model: Vec<String>,
-    dofs: Vec<f64>,
-    time: Vec<f64>,
+    id: super::traces::Ident,
     lo: Vec<f64>,
     hi: Vec<f64>,
     gbs: Vec<f64>,
@@ -44,16 +38,9 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let mut optional = vec!["bandwidth_gbs", "time_ci_low_s", "time_ci_high_s"];
     optional.extend(EXTRAS);
     let ok = frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))))?;
-    let [device, backend, precision, method, model] = super::traces::idents(&ok)?;
     Ok(Rows {
-        device,
-        backend,
-        precision,
-        method,
-        model,
+        id: super::traces::Ident::read(&ok)?,
         num: super::traces::numbers(&ok, &EXTRAS)?,
-        dofs: frame::nums(&ok, "dofs")?,
-        time: frame::nums(&ok, "time_median_s")?,
         lo: frame::nums(&ok, "time_ci_low_s")?,
         hi: frame::nums(&ok, "time_ci_high_s")?,
         gbs: frame::nums(&ok, "bandwidth_gbs")?,
@@ -66,20 +53,10 @@ impl Rows {
     }
     /// Each (model, dofs) the run holds, in order.
     fn cases(&self) -> Vec<(String, f64)> {
-        let mut v: Vec<(String, f64)> = (0..self.time.len()).map(|i| (self.model[i].clone(), self.dofs[i])).collect();
+        let mut v: Vec<(String, f64)> = (0..self.id.time.len()).map(|i| (self.id.model[i].clone(), self.id.dofs[i])).collect();
         v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         v.dedup();
         v
-    }
-    fn find(&self, device: &str, backend: &str, precision: &str, method: &str, model: &str, dofs: f64) -> Option<usize> {
-        (0..self.time.len()).find(|&i| {
-            self.device[i] == device
-                && self.backend[i] == backend
-                && self.precision[i] == precision
-                && self.method[i] == method
-                && self.model[i] == model
-                && self.dofs[i] == dofs
-        })
     }
 }
 
@@ -118,7 +95,7 @@ fn models(id: &str, r: &Rows) -> Table {
         .cases()
         .into_iter()
         .filter_map(|(model, dofs)| {
-            let i = (0..r.time.len()).find(|&i| r.model[i] == model && r.dofs[i] == dofs)?;
+            let i = (0..r.id.time.len()).find(|&i| r.id.model[i] == model && r.id.dofs[i] == dofs)?;
             let p = paper::model(&model);
             Some(vec![
                 model.clone(),
@@ -167,19 +144,19 @@ fn models(id: &str, r: &Rows) -> Table {
 }
 
 fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
-    let mut targets: Vec<(String, String)> = (0..r.time.len()).map(|i| (r.device[i].clone(), r.backend[i].clone())).collect();
+    let mut targets: Vec<(String, String)> = (0..r.id.time.len()).map(|i| (r.id.device[i].clone(), r.id.backend[i].clone())).collect();
     targets.sort();
     targets.dedup();
     let mut rows = Vec::new();
     for (device, backend) in &targets {
         for (model, dofs) in r.cases() {
             for precision in ["f64", "f32"] {
-                let peer = r.find(device, backend, precision, "csr-cusparse", &model, dofs).map(|i| r.time[i]);
+                let peer = r.id.find([device, backend, precision, "csr-cusparse", &model], dofs).map(|i| r.id.time[i]);
                 for m in Method::ALL {
-                    let Some(i) = r.find(device, backend, precision, m.as_str(), &model, dofs) else { continue };
+                    let Some(i) = r.id.find([device, backend, precision, m.as_str(), &model], dofs) else { continue };
                     let copy = ctx.copy_gbs(device, backend, precision);
-                    let paper_gbs = r.n("paper_bytes", i) / r.time[i] / 1e9;
-                    let full = r.n("increments", i) * r.time[i];
+                    let paper_gbs = r.n("paper_bytes", i) / r.id.time[i] / 1e9;
+                    let full = r.n("increments", i) * r.id.time[i];
                     let p = paper::model(&model);
                     let paper_full = p.map_or(f64::NAN, |p| if precision == "f64" { p.step_greedy_s.0 } else { p.step_greedy_s.1 });
                     rows.push(vec![
@@ -188,12 +165,12 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
                         format!("{:.3}", dofs / 1e6),
                         m.as_str().into(),
                         precision.into(),
-                        format!("{:.2} [{:.2}, {:.2}]", r.time[i] * 1e6, r.lo[i] * 1e6, r.hi[i] * 1e6),
+                        format!("{:.2} [{:.2}, {:.2}]", r.id.time[i] * 1e6, r.lo[i] * 1e6, r.hi[i] * 1e6),
                         fmt_num(r.gbs[i]),
                         copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * r.gbs[i] / c)),
                         if m.on_cpu() { "-".into() } else { fmt_num(paper_gbs) },
                         copy.filter(|_| !m.on_cpu()).map_or("-".into(), |c| format!("{:.0}%", 100.0 * paper_gbs / c)),
-                        peer.map_or("-".into(), |t| format!("{:.2}x", t / r.time[i])),
+                        peer.map_or("-".into(), |t| format!("{:.2}x", t / r.id.time[i])),
                         fmt_num(full),
                         if m.on_cpu() { "-".into() } else { fmt_num(paper_full) },
                         format!("{:.1e}", r.n("error", i)),
@@ -236,15 +213,15 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
 
 fn step_time(id: &str, r: &Rows) -> Figure {
     let mut labels: Vec<String> =
-        (0..r.time.len()).map(|i| format!("{} {} {} {}", r.device[i], r.backend[i], r.method[i], r.precision[i])).collect();
+        (0..r.id.time.len()).map(|i| format!("{} {} {} {}", r.id.device[i], r.id.backend[i], r.id.method[i], r.id.precision[i])).collect();
     labels.sort();
     labels.dedup();
     let series = labels
         .into_iter()
         .map(|label| {
-            let mut points: Vec<(f64, f64)> = (0..r.time.len())
-                .filter(|&i| format!("{} {} {} {}", r.device[i], r.backend[i], r.method[i], r.precision[i]) == label)
-                .map(|i| (r.dofs[i], r.time[i] * 1e6))
+            let mut points: Vec<(f64, f64)> = (0..r.id.time.len())
+                .filter(|&i| format!("{} {} {} {}", r.id.device[i], r.id.backend[i], r.id.method[i], r.id.precision[i]) == label)
+                .map(|i| (r.id.dofs[i], r.id.time[i] * 1e6))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series { label, points, reference: false }

@@ -151,10 +151,10 @@ fn the_sliced_ell_multiplies_like_the_csr_and_renumbering_keeps_the_answer() {
         .collect();
     assert!(crate::fem::verify::relative_l2(&back, &orig) < 1e-12);
     let scale = orig.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    assert!(super::gpu::trace_discrepancy(&prep.ref_trace, &orig_trace, scale) < 1e-12);
+    assert!(super::gpu::receiver_discrepancy(&prep.ref_trace, &orig_trace, 2 * m.receivers.len(), scale) < 1e-12);
     let mut bad = orig_trace.clone();
     bad[3] = f64::NAN;
-    assert!(super::gpu::trace_discrepancy(&bad, &orig_trace, scale).is_nan());
+    assert!(super::gpu::receiver_discrepancy(&bad, &orig_trace, 2 * m.receivers.len(), scale).is_nan());
     assert!(prep.greedy_eta() > 0.3 && prep.greedy_eta() <= 1.0);
 }
 
@@ -290,12 +290,14 @@ fn the_receiver_discrepancy_is_the_papers_and_catches_nan() {
     // Two receivers (4 values a step), three steps; the CPU's largest displacement is 10 (6, 8).
     let want = [0.0, 0.0, 1.0, 1.0, 6.0, 8.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0];
     let mut got = want;
-    assert_eq!(receiver_discrepancy(&got, &want, 4), 0.0);
+    assert_eq!(receiver_discrepancy(&got, &want, 4, 0.0), 0.0);
     got[2] += 0.3;
     got[3] -= 0.4; // receiver 2 at step 0 off by (0.3, -0.4): 0.5
     got[8] += 0.1;
-    assert!((receiver_discrepancy(&got, &want, 4) - 0.05).abs() < 1e-15);
+    assert!((receiver_discrepancy(&got, &want, 4, 0.0) - 0.05).abs() < 1e-15);
+    // A floor above the traces' peak scales the discrepancy instead.
+    assert!((receiver_discrepancy(&got, &want, 4, 50.0) - 0.01).abs() < 1e-15);
     got[11] = f64::NAN;
-    assert!(receiver_discrepancy(&got, &want, 4).is_nan());
-    assert!(receiver_discrepancy(&got[..8], &want, 4).is_nan());
+    assert!(receiver_discrepancy(&got, &want, 4, 0.0).is_nan());
+    assert!(receiver_discrepancy(&got[..8], &want, 4, 0.0).is_nan());
 }

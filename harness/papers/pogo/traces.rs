@@ -9,15 +9,37 @@ use polars::prelude::*;
 use super::paper;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 
-/// The columns that name a row: device, backend, precision, method, model.
-pub(crate) fn idents(ok: &DataFrame) -> Result<[Vec<String>; 5], ReportError> {
-    Ok([
-        frame::strs(ok, "device")?,
-        frame::strs(ok, "backend")?,
-        frame::strs(ok, "precision")?,
-        frame::strs(ok, "method")?,
-        frame::strs(ok, "model")?,
-    ])
+/// What names a row (device, backend, precision, method, model and size), with its median
+/// time: the part every Pogo report reads.
+#[derive(Default)]
+pub(crate) struct Ident {
+    pub device: Vec<String>,
+    pub backend: Vec<String>,
+    pub precision: Vec<String>,
+    pub method: Vec<String>,
+    pub model: Vec<String>,
+    pub dofs: Vec<f64>,
+    pub time: Vec<f64>,
+}
+
+impl Ident {
+    pub(crate) fn read(ok: &DataFrame) -> Result<Self, ReportError> {
+        Ok(Ident {
+            device: frame::strs(ok, "device")?,
+            backend: frame::strs(ok, "backend")?,
+            precision: frame::strs(ok, "precision")?,
+            method: frame::strs(ok, "method")?,
+            model: frame::strs(ok, "model")?,
+            dofs: frame::nums(ok, "dofs")?,
+            time: frame::nums(ok, "time_median_s")?,
+        })
+    }
+    /// The row of `[device, backend, precision, method, model]` at `dofs`.
+    pub(crate) fn find(&self, key: [&str; 5], dofs: f64) -> Option<usize> {
+        (0..self.time.len()).find(|&i| {
+            [&self.device[i], &self.backend[i], &self.precision[i], &self.method[i], &self.model[i]] == key && self.dofs[i] == dofs
+        })
+    }
 }
 
 /// Numeric columns by name.
@@ -25,14 +47,9 @@ pub(crate) fn numbers(ok: &DataFrame, names: &[&'static str]) -> Result<std::col
     names.iter().map(|&c| Ok((c, frame::nums(ok, c)?))).collect()
 }
 
+#[derive(Default)]
 pub(crate) struct Full {
-    device: Vec<String>,
-    backend: Vec<String>,
-    precision: Vec<String>,
-    method: Vec<String>,
-    model: Vec<String>,
-    dofs: Vec<f64>,
-    time: Vec<f64>,
+    id: Ident,
     num: std::collections::HashMap<&'static str, Vec<f64>>,
     trace: Vec<Vec<f64>>,
     reference: Vec<Vec<f64>>,
@@ -42,29 +59,11 @@ const NUMS: [&str; 8] = ["timed_steps", "window_steps", "window_cpu_s", "error",
 
 pub(crate) fn read(df: &DataFrame) -> Result<Full, ReportError> {
     if df.column("trace").is_err() {
-        return Ok(Full {
-            device: vec![],
-            backend: vec![],
-            precision: vec![],
-            method: vec![],
-            model: vec![],
-            dofs: vec![],
-            time: vec![],
-            num: Default::default(),
-            trace: vec![],
-            reference: vec![],
-        });
+        return Ok(Full::default());
     }
     let ok = frame::collect(frame::with_optional(df, &NUMS).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("full-run")))))?;
-    let [device, backend, precision, method, model] = idents(&ok)?;
     Ok(Full {
-        device,
-        backend,
-        precision,
-        method,
-        model,
-        dofs: frame::nums(&ok, "dofs")?,
-        time: frame::nums(&ok, "time_median_s")?,
+        id: Ident::read(&ok)?,
         num: numbers(&ok, &NUMS)?,
         trace: frame::lists(&ok, "trace")?,
         reference: frame::lists(&ok, "reference_trace")?,
@@ -77,27 +76,21 @@ impl Full {
     }
     /// Each (device, backend, model, dofs) with full runs, in order.
     fn groups(&self) -> Vec<(String, String, String, f64)> {
+        let id = &self.id;
         let mut v: Vec<_> =
-            (0..self.time.len()).map(|i| (self.device[i].clone(), self.backend[i].clone(), self.model[i].clone(), self.dofs[i])).collect();
+            (0..id.time.len()).map(|i| (id.device[i].clone(), id.backend[i].clone(), id.model[i].clone(), id.dofs[i])).collect();
         v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.total_cmp(&b.3)));
         v.dedup();
         v
     }
     fn find(&self, g: &(String, String, String, f64), method: &str, precision: &str) -> Option<usize> {
-        (0..self.time.len()).find(|&i| {
-            self.device[i] == g.0
-                && self.backend[i] == g.1
-                && self.model[i] == g.2
-                && self.dofs[i] == g.3
-                && self.method[i] == method
-                && self.precision[i] == precision
-        })
+        self.id.find([&g.0, &g.1, precision, method, &g.2], g.3)
     }
 }
 
 /// Table 2 as measured: the full runs' stepping times beside the paper's.
 pub(crate) fn table(id: &str, f: &Full) -> Table {
-    let secs = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("{:.2}", f.time[i]));
+    let secs = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("{:.2}", f.id.time[i]));
     let rows = f
         .groups()
         .iter()
@@ -116,7 +109,7 @@ pub(crate) fn table(id: &str, f: &Full) -> Table {
                 paper_pair(p.map(|p| p.step_aligned_s)),
                 paper_pair(p.map(|p| p.step_greedy_s)),
                 match (p, d64) {
-                    (Some(p), Some(i)) => format!("{:.1}", p.step_greedy_s.0 / f.time[i]),
+                    (Some(p), Some(i)) => format!("{:.1}", p.step_greedy_s.0 / f.id.time[i]),
                     _ => "-".into(),
                 },
                 format!("{} in {:.1} s", fmt_num(f.n("window_steps", any)), f.n("window_cpu_s", any)),
@@ -192,7 +185,7 @@ pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
             let axis = if r % 2 == 0 { "x" } else { "y" };
             let points = |v: &[f64]| v.chunks(width.max(1)).enumerate().map(|(j, c)| (time_of(f, i, j), c[r] / scale)).collect::<Vec<_>>();
             series.push(Series {
-                label: format!("receiver {} u{axis}, {} {}", r / 2 + 1, f.method[i], f.precision[i]),
+                label: format!("receiver {} u{axis}, {} {}", r / 2 + 1, f.id.method[i], f.id.precision[i]),
                 points: points(&f.trace[i]),
                 reference: false,
             });
@@ -218,6 +211,9 @@ pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
 /// Figs 9 and 11(c): the discrepancy sqrt(dux^2 + duy^2) at each receiver, the device's f64
 /// against the CPU over the window, and f32 storage against f64 over the whole run.
 pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
+    // Before the wave arrives the traces differ by 1e-30 and less: drawn at a floor, so that the
+    // log axis spans the range that matters (f64 round-off and up).
+    const FLOOR: f64 = 1e-16;
     let mut out = Vec::new();
     for g in f.groups() {
         let Some(i) = f.find(&g, "sell", "f64") else { continue };
@@ -227,8 +223,7 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
             a.chunks(width.max(1))
                 .zip(b.chunks(width.max(1)))
                 .enumerate()
-                .map(|(j, (p, q))| (time_of(f, i, j), (p[2 * r] - q[2 * r]).hypot(p[2 * r + 1] - q[2 * r + 1]) / top))
-                .filter(|&(_, d)| d > 0.0)
+                .map(|(j, (p, q))| (time_of(f, i, j), ((p[2 * r] - q[2 * r]).hypot(p[2 * r + 1] - q[2 * r + 1]) / top).max(FLOOR)))
                 .collect()
         };
         let mut series = Vec::new();
@@ -253,7 +248,7 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
             name: format!("{id}-discrepancy-{}-{}", g.2, g.1),
             title: format!("{} model: discrepancy sqrt(dux^2 + duy^2) at the receivers ({} {})", g.2, g.0, g.1),
             x_label: time_unit(f, i).1.into(),
-            y_label: "discrepancy / largest |u| of the f64 trace".into(),
+            y_label: "discrepancy / largest |u| of the f64 trace (floor 1e-16)".into(),
             log_x: false,
             log_y: true,
             series,
