@@ -2,10 +2,11 @@
 //! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), structured
 //! hexahedral boxes ([`hexmesh`]), CSR patterns and element slot maps ([`csr`]), Gmsh import and
 //! export ([`gmsh`]), a connectivity view ([`elements`]) that element coloring ([`coloring`]) and
-//! METIS partitions ([`partition`]) work on, LPT packing of work lists ([`lpt`]), node orderings for locality ([`ordering`]), comparison of
+//! METIS partitions and greedy blocks ([`partition`]) work on, Huthwaite's aligned blocks ([`aligned`]), LPT packing of work lists ([`lpt`]), node orderings for locality ([`ordering`]), comparison of
 //! a result against its reference ([`verify`]), and writers: Matrix Market ([`mtx`]) and VTK
 //! `.vtu` for ParaView ([`vtu`]).
 
+pub mod aligned;
 pub mod coloring;
 pub mod csr;
 pub mod elements;

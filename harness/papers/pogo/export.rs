@@ -3,9 +3,10 @@
 //!   material's index), the source nodes as points of group 100 and receiver i as a point of
 //!   group 201 + i;
 //! - `NAME.vtu`: VTK for ParaView, with the material, damping d, density and wave speeds per
-//!   element, and per node the greedy block, the lumped mass and the source and receiver marks;
+//!   element, and per node the aligned and greedy blocks (Fig. 7's partitions), the lumped mass and the source and receiver marks;
 //! - `Kp.mtx`, `Cp.mtx`, `F.mtx`: Eq. (4)'s K' (over all 2N dofs, dof 2i + a is node i's
 //!   direction a), C' and F' (F'(t) = F' signal(t)) as Matrix Market, for `scipy.io.mmread`;
+//! - `fig7-NAME-aligned.png`, `fig7-NAME-greedy.png`: Fig. 7, the two partitions of a section;
 //! - `model.json`: the time step, increments, signal, source direction, receivers and the CFL
 //!   limit.
 
@@ -48,6 +49,16 @@ fn signal_json(s: &Signal) -> serde_json::Value {
     }
 }
 
+/// The section Fig. 7 shows: for the weld, 24 mm of the plate around the weld through its
+/// thickness; for other models, the middle third of their width.
+fn fig7_window(m: &Model) -> [f64; 4] {
+    let (lo, hi) = m.mesh.points.iter().fold(([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]), |(lo, hi), p| {
+        ([lo[0].min(p[0]), lo[1].min(p[1])], [hi[0].max(p[0]), hi[1].max(p[1])])
+    });
+    let (cx, w) = ((lo[0] + hi[0]) / 2.0, if m.name == "weld" { 12e-3 } else { (hi[0] - lo[0]) / 6.0 });
+    [cx - w, cx + w, lo[1], hi[1]]
+}
+
 /// Writes the model's files into `dir` and returns their paths.
 pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
@@ -59,13 +70,16 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let sys = System::build(m);
     let (mass, _) = lumped(m);
     let flat: Vec<u32> = m.mesh.tris.iter().flatten().copied().collect();
-    let blocks = partition::greedy_nodes(Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: m.nodes() }, 512);
+    let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: m.nodes() };
+    let blocks = partition::greedy_nodes(elements, 512);
+    let aligned = fembench_fem::aligned::aligned_nodes(elements, &m.mesh.points, &Default::default());
     let (x, y): (Vec<f64>, Vec<f64>) = m.mesh.points.iter().map(|p| (p[0], p[1])).unzip();
     let mut src = vec![0.0; m.nodes()];
     m.source.nodes.iter().for_each(|&v| src[v as usize] = 1.0);
     let mut rec = vec![0.0; m.nodes()];
     m.receivers.iter().enumerate().for_each(|(i, &v)| rec[v as usize] = (i + 1) as f64);
     let block: Vec<f64> = blocks.iter().map(|&b| b as f64).collect();
+    let aligned_block: Vec<f64> = aligned.block.iter().map(|&b| b as f64).collect();
     let per_element = |f: &dyn Fn(usize) -> f64| (0..m.mesh.tris.len()).map(f).collect::<Vec<f64>>();
     let mat = |e: usize| &m.materials[m.material[e] as usize];
     let (material, rho) = (per_element(&|e| m.material[e] as f64), per_element(&|e| mat(e).rho));
@@ -76,10 +90,23 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         &x,
         &y,
         &m.mesh.tris,
-        &[("greedy_block", &block), ("lumped_mass", &mass), ("source", &src), ("receiver", &rec)],
+        &[("aligned_block", &aligned_block), ("greedy_block", &block), ("lumped_mass", &mass), ("source", &src), ("receiver", &rec)],
         &[("material", &material), ("damping", &m.damping), ("density", &rho), ("vp", &vp), ("vs", &vs)],
     )?;
     paths.push(vtu);
+    // Fig. 7: the two partitions of a section of the model, as pictures.
+    let window = fig7_window(m);
+    for (name, b) in [("aligned", &aligned.block), ("greedy", &blocks)] {
+        let nb = b.iter().max().map_or(0, |&x| x + 1);
+        let title = format!(
+            "{} model, {name} blocks of 512 nodes: {nb} blocks, eta {:.1}%",
+            m.name,
+            100.0 * m.nodes() as f64 / (nb as f64 * 512.0)
+        );
+        let png = dir.join(format!("fig7-{}-{name}.png", m.name));
+        crate::report::figure::draw_partition(&png, &title, &m.mesh.points, &m.mesh.tris, b, window).map_err(std::io::Error::other)?;
+        paths.push(png);
+    }
 
     let header = format!(
         "fembench: Pogo (Huthwaite 2014) {} model, Eq. (4): U_next = F' signal(t) + C' U_prev + K' U_curr\n\
@@ -117,6 +144,7 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         "receiver_dofs": sys.rec_dof,
         "materials": m.materials.iter().map(|mt| serde_json::json!({"density": mt.rho, "vp": mt.vp(), "vs": mt.vs()})).collect::<Vec<_>>(),
         "greedy_blocks": blocks.iter().max().map_or(0, |&b| b + 1),
+        "aligned_blocks": aligned.blocks,
     });
     let jp = dir.join("model.json");
     std::fs::write(&jp, serde_json::to_string_pretty(&json).map_err(std::io::Error::other)?)?;
@@ -137,7 +165,7 @@ mod tests {
         let m = model::weld(1.2e-3);
         let dir = tempfile::tempdir().unwrap();
         let paths = write_model(&m, dir.path()).unwrap();
-        assert_eq!(paths.len(), 6);
+        assert_eq!(paths.len(), 8);
         // The MSH 2.2 sections: every node with its coordinates, every triangle with its nodes
         // and its material's group, the source and the receivers as points.
         let msh = std::fs::read_to_string(dir.path().join("weld.msh")).unwrap();
@@ -188,5 +216,13 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("model.json")).unwrap()).unwrap();
         assert_eq!(json["dofs"].as_u64(), Some(m.dofs() as u64));
         assert_eq!(json["signal"]["kind"], "hann");
+        // Both blockings: fewer aligned blocks than greedy ones on the weld, each at least
+        // nodes / 512; Fig. 7's pictures are PNG files.
+        let (a, g) = (json["aligned_blocks"].as_u64().unwrap(), json["greedy_blocks"].as_u64().unwrap());
+        assert!(a >= m.nodes().div_ceil(512) as u64 && a <= g, "aligned {a}, greedy {g}");
+        for name in ["aligned", "greedy"] {
+            let png = std::fs::read(dir.path().join(format!("fig7-weld-{name}.png"))).unwrap();
+            assert_eq!(&png[1..4], b"PNG");
+        }
     }
 }

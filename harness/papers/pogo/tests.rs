@@ -156,6 +156,7 @@ fn the_sliced_ell_multiplies_like_the_csr_and_renumbering_keeps_the_answer() {
     bad[3] = f64::NAN;
     assert!(super::gpu::receiver_discrepancy(&bad, &orig_trace, 2 * m.receivers.len(), scale).is_nan());
     assert!(prep.greedy_eta() > 0.3 && prep.greedy_eta() <= 1.0);
+    assert!(prep.aligned_eta() > 0.3 && prep.aligned_eta() <= 1.0, "aligned eta {}", prep.aligned_eta());
 }
 
 #[test]

@@ -138,3 +138,52 @@ where
     }
     Ok(())
 }
+
+/// A partition of a triangle mesh as a PNG picture (Huthwaite 2014, Fig. 7): each triangle with
+/// its first node's block colour, inside `window` ([x0, x1, y0, y1], the mesh's units), and the
+/// edges between nodes of different blocks drawn dark, so that the blocks' shapes show.
+pub fn draw_partition(
+    path: &Path,
+    title: &str,
+    points: &[[f64; 2]],
+    tris: &[[u32; 3]],
+    block: &[u32],
+    window: [f64; 4],
+) -> Result<PathBuf, ReportError> {
+    register_font();
+    let [x0, x1, y0, y1] = window;
+    let width = 1200u32;
+    let height = ((width as f64 * (y1 - y0) / (x1 - x0)).round() as u32).clamp(200, 2400) + 40;
+    let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let root = root.titled(title, ("sans-serif", 18)).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root).build_cartesian_2d(x0..x1, y0..y1).map_err(|e| err(e.to_string()))?;
+    let inside = |p: [f64; 2]| p[0] >= x0 && p[0] <= x1 && p[1] >= y0 && p[1] <= y1;
+    let colour = |b: u32| {
+        // Neighbouring blocks have neighbouring ids: spread them over the palette.
+        let c = Palette99::pick((b as usize).wrapping_mul(37) % 99).mix(0.9);
+        c.filled()
+    };
+    let shown = |t: &[u32; 3]| t.iter().any(|&v| inside(points[v as usize]));
+    chart
+        .draw_series(
+            tris.iter()
+                .filter(|t| shown(t))
+                .map(|t| Polygon::new(t.map(|v| (points[v as usize][0], points[v as usize][1])).to_vec(), colour(block[t[0] as usize]))),
+        )
+        .map_err(|e| err(e.to_string()))?;
+    let cut = tris
+        .iter()
+        .filter(|t| shown(t))
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .filter(|&(a, b)| block[a as usize] != block[b as usize]);
+    chart
+        .draw_series(cut.map(|(a, b)| {
+            let (p, q) = (points[a as usize], points[b as usize]);
+            PathElement::new(vec![(p[0], p[1]), (q[0], q[1])], BLACK.mix(0.6))
+        }))
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(path.to_path_buf())
+}
