@@ -6,14 +6,97 @@ use rayon::prelude::*;
 
 use crate::elements::Elements;
 
-/// Held around every METIS call: GKlib keeps its random generator's state in a global array
-/// (`static uint64_t mt[]` in random.c), so two calls at once race on it, and each call's
-/// partition (seeded the same every call) would depend on the other's timing. Serialized, a
-/// partition depends only on its input, as a reproduction needs.
+/// Held around a METIS call made in this process: GKlib keeps its random generator's state in
+/// a global array (`static uint64_t mt[]` and its index in random.c), so two calls at once race
+/// on it (each call's partition, seeded the same every call, would depend on the other's timing,
+/// and the index can run past the array).
 static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn metis_lock() -> std::sync::MutexGuard<'static, ()> {
     METIS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs one METIS call (`call` fills a partition of `n` entries) in a forked child process,
+/// which has its own copy of GKlib's globals: calls from several threads run at once, and each
+/// partition depends only on its input, as a reproduction needs. The child runs the C call and
+/// nothing else (no Rust threads, no device), sends the partition (or the error) through a pipe,
+/// and exits. Where a pipe or a fork cannot be made, the call runs in this process, under
+/// the lock.
+fn isolated(n: usize, call: impl FnOnce(&mut [metis::Idx]) -> Result<(), String>) -> Result<Vec<metis::Idx>, String> {
+    let mut part = vec![0 as metis::Idx; n];
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: a pipe of two new descriptors, closed on every path below.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        let _metis = metis_lock();
+        call(&mut part)?;
+        return Ok(part);
+    }
+    let write_all = |fd: libc::c_int, mut bytes: &[u8]| {
+        while !bytes.is_empty() {
+            // SAFETY: writes from a live slice.
+            let w = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+            if w <= 0 {
+                return;
+            }
+            bytes = &bytes[w as usize..];
+        }
+    };
+    // SAFETY: the child only runs `call` (METIS: C code and plain allocation; glibc's malloc and
+    // stdio are made safe across fork), writes to the pipe and leaves by _exit, running no
+    // destructor and touching no lock another thread may hold.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        unsafe { libc::close(fds[0]) };
+        // A panic must not unwind into the parent's code, which this process copied.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(&mut part)))
+            .unwrap_or_else(|_| Err("METIS call panicked".into()));
+        match outcome {
+            Ok(()) => {
+                write_all(fds[1], &[0]);
+                // SAFETY: the partition's words as bytes.
+                write_all(fds[1], unsafe { std::slice::from_raw_parts(part.as_ptr().cast::<u8>(), std::mem::size_of_val(&part[..])) });
+            }
+            Err(e) => {
+                write_all(fds[1], &[1]);
+                write_all(fds[1], e.as_bytes());
+            }
+        }
+        unsafe { libc::_exit(0) };
+    }
+    unsafe { libc::close(fds[1]) };
+    if pid < 0 {
+        unsafe { libc::close(fds[0]) };
+        let _metis = metis_lock();
+        call(&mut part)?;
+        return Ok(part);
+    }
+    let mut got = Vec::with_capacity(1 + std::mem::size_of_val(&part[..]));
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        // SAFETY: reads into a live buffer.
+        let r = unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len()) };
+        if r > 0 {
+            got.extend_from_slice(&buf[..r as usize]);
+        } else if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    let mut status = 0;
+    // SAFETY: our own child and descriptor.
+    unsafe {
+        libc::close(fds[0]);
+        libc::waitpid(pid, &mut status, 0);
+    }
+    match got.split_first() {
+        Some((0, words)) if words.len() == std::mem::size_of_val(&part[..]) => {
+            for (p, w) in part.iter_mut().zip(words.chunks_exact(std::mem::size_of::<metis::Idx>())) {
+                *p = metis::Idx::from_ne_bytes(w.try_into().expect("one word"));
+            }
+            Ok(part)
+        }
+        Some((1, msg)) => Err(String::from_utf8_lossy(msg).into_owned()),
+        _ => Err(format!("the METIS child process ended without a partition (wait status {status})")),
+    }
 }
 
 /// The corner connectivity in METIS's mesh form (eptr, eind).
@@ -27,18 +110,19 @@ fn corner_mesh(m: Elements) -> (Vec<metis::Idx>, Vec<metis::Idx>) {
 /// Element partition by METIS k-way on the dual graph: elements are adjacent when they share
 /// `ncommon` corners (2 for triangles: an edge; 4 for hexahedra: a face).
 pub fn metis_elements(m: Elements, nparts: usize, ncommon: usize) -> Result<Vec<i32>, String> {
-    let mut part = vec![0 as metis::Idx; m.len()];
+    let part = vec![0 as metis::Idx; m.len()];
     if nparts <= 1 {
         return Ok(part);
     }
     let (eptr, eind) = corner_mesh(m);
-    let _metis = metis_lock();
-    let dual = metis::mesh_to_dual(&eptr, &eind, ncommon as metis::Idx).map_err(|e| format!("METIS mesh_to_dual: {e}"))?;
-    metis::Graph::new(1, nparts as metis::Idx, dual.xadj(), dual.adjncy())
-        .map_err(|e| format!("METIS graph: {e}"))?
-        .part_kway(&mut part)
-        .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
-    Ok(part)
+    isolated(part.len(), |part| {
+        let dual = metis::mesh_to_dual(&eptr, &eind, ncommon as metis::Idx).map_err(|e| format!("METIS mesh_to_dual: {e}"))?;
+        metis::Graph::new(1, nparts as metis::Idx, dual.xadj(), dual.adjncy())
+            .map_err(|e| format!("METIS graph: {e}"))?
+            .part_kway(part)
+            .map(|_| ())
+            .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))
+    })
 }
 
 /// Node partition by METIS k-way on the graph of vertices (two vertices are adjacent when an
@@ -62,11 +146,13 @@ pub fn metis_nodes(m: Elements, nparts: usize) -> Result<Vec<i32>, String> {
         let (xadj, adj) = adjacency(nv, m.len(), |e| m.corners_of(e).iter().map(|&v| vid[v as usize]).collect());
         let xadj: Vec<metis::Idx> = xadj.into_iter().map(|x| x as metis::Idx).collect();
         let adjncy: Vec<metis::Idx> = adj.into_iter().map(|v| v as metis::Idx).collect();
-        let _metis = metis_lock();
-        metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
-            .map_err(|e| format!("METIS graph: {e}"))?
-            .part_kway(&mut vpart)
-            .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))?;
+        vpart = isolated(nv, |vpart| {
+            metis::Graph::new(1, nparts as metis::Idx, &xadj, &adjncy)
+                .map_err(|e| format!("METIS graph: {e}"))?
+                .part_kway(vpart)
+                .map(|_| ())
+                .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))
+        })?;
     }
     let mut part = vec![-1i32; n];
     for (i, &v) in verts.iter().enumerate() {
@@ -237,7 +323,7 @@ mod tests {
     }
 
     /// METIS from many threads at once gives every thread the serial call's partition (GKlib's
-    /// random state is global; without the lock the calls race on it).
+    /// random state is global; in one process, without the lock, the calls race on it).
     #[test]
     fn metis_from_many_threads_gives_the_serial_partition() {
         let (nodes, nn) = grid(32);
@@ -245,6 +331,17 @@ mod tests {
         let serial = metis_nodes(m, 37).unwrap();
         let parts: Vec<Vec<i32>> = (0..16).into_par_iter().map(|_| metis_nodes(m, 37).unwrap()).collect();
         assert!(parts.iter().all(|p| *p == serial));
+    }
+
+    /// The child process sends back a partition, an error, a panic as an error, and its
+    /// death as an error.
+    #[test]
+    fn a_call_in_the_child_process_returns_its_partition_or_its_failure() {
+        assert_eq!(isolated(3, |p| Ok(p.copy_from_slice(&[4, 5, 6]))), Ok(vec![4, 5, 6]));
+        assert_eq!(isolated(3, |_| Err("boom".into())), Err("boom".into()));
+        assert!(isolated(3, |_| panic!("in the child")).is_err_and(|e| e.contains("panicked")));
+        // SAFETY: ends the child process.
+        assert!(isolated(3, |_| unsafe { libc::abort() }).is_err_and(|e| e.contains("without a partition")));
     }
 
     #[test]
