@@ -127,11 +127,14 @@ enum Command {
         #[arg(long)]
         any_device: bool,
     },
-    /// Build tables and figures from a stored run.
+    /// Build tables and figures from a stored run; with several runs, one hardware comparison
+    /// of their devices (headline cases side by side, each as a share of its own run's copy
+    /// bandwidth) in <plots>/hardware/.
     Report {
-        /// A run folder (results/<run-id>).
-        run_dir: PathBuf,
-        /// Figures go to <plots>/<run-id>/.
+        /// Run folders (results/<run-id>).
+        #[arg(required = true)]
+        run_dirs: Vec<PathBuf>,
+        /// Figures go to <plots>/<run-id>/ (or <plots>/hardware/ for several runs).
         #[arg(long, default_value = "plots")]
         plots: PathBuf,
     },
@@ -249,7 +252,19 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Report { run_dir, plots } => write_report(&run_dir, &plots),
+        Command::Report { run_dirs, plots } if run_dirs.len() == 1 => write_report(&run_dirs[0], &plots),
+        Command::Report { run_dirs, plots } => match fembench::hardware::write_hardware_report(&run_dirs, &plots.join("hardware")) {
+            Ok((md, terminal, figures)) => {
+                print!("{terminal}");
+                println!("report: {}", md.display());
+                figures.iter().for_each(|f| println!("figure: {}", f.display()));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Precompile { paths, backends, device, any_device } => precompile(&paths, &backends, device, any_device),
         Command::Compare { base, new, threshold, experiments, format, all, fail_on, force } => {
             if !(threshold >= 0.0 && threshold < 100.0) {

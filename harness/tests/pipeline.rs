@@ -242,3 +242,42 @@ fn the_committed_reference_run_reports_the_same_tables() {
     }
     assert_eq!(want.len(), got.len());
 }
+
+/// A hardware comparison of a CPU run made now and the committed H200 run: both devices side by
+/// side in each shared experiment, each GPU cell as a share of its own run's copy bandwidth, a
+/// speed-up column, and the grouped bars and share-against-size figures drawn.
+#[test]
+fn a_cpu_run_and_a_stored_gpu_run_make_one_hardware_report() {
+    let out = tempfile::tempdir().unwrap();
+    let exps: Vec<_> =
+        ["device-bandwidth.yaml", "cecka-sizes.yaml"].iter().map(|f| load(&common::experiments_dir().join(f)).unwrap()).collect();
+    let s = run(&exps, &bandwidth_cpu_quick(out.path())).unwrap();
+    assert_eq!(s.rows_failed, 0);
+    let gpu = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/20261123-054214-all");
+    let rep = fembench::hardware::compare_hardware(&[gpu.clone(), s.run_dir.clone()]).unwrap();
+    let devices: Vec<&str> = rep.targets.iter().map(|t| t.device.as_str()).collect();
+    assert!(devices.contains(&"NVIDIA H200") && rep.targets.iter().any(|t| t.backend == "cpu" && t.run == 1), "{devices:?}");
+    let sizes = rep.tables.iter().find(|t| t.name == "hardware-cecka-sizes").expect("a cecka-sizes table");
+    let h200 = sizes.header.iter().position(|h| h.starts_with("[1] NVIDIA H200 cuda")).unwrap();
+    let ours = sizes
+        .header
+        .iter()
+        .position(|h| h.contains("cpu (") && h.contains(&s.run_dir.file_name().unwrap().to_string_lossy().to_string()))
+        .unwrap();
+    // A CPU method ran in both runs: both cells hold a time; a GPU method, only the H200's.
+    let serial = sizes.rows.iter().find(|r| r[0].contains("method=cpu-serial")).expect("cpu-serial row");
+    assert!(serial[ours].contains(" s") || serial[ours].contains("ms") || serial[ours].contains("us"), "{serial:?}");
+    let shared = sizes.rows.iter().find(|r| r[0].starts_with("f64/method=shared-atomic")).expect("shared-atomic f64 row");
+    assert!(shared[h200].contains("% of copy") && shared[ours] == "-", "{shared:?}");
+    // Speed-ups are over device [1], the H200: no case ran on it and on a host, so no column.
+    assert_eq!(sizes.header.len(), 2 + rep.targets.len(), "{:?}", sizes.header);
+    let bw = rep.tables.iter().find(|t| t.name == "hardware-device-bandwidth").unwrap();
+    let copy = bw.rows.iter().find(|r| r[0].starts_with("f64/kernel=copy")).unwrap();
+    assert!(copy[h200].contains("100% of copy"), "the copy kernel is its own ceiling: {copy:?}");
+    assert!(!rep.bars.is_empty() && !rep.figures.is_empty());
+    let (md, _, figures) = fembench::hardware::write_hardware_report(&[gpu, s.run_dir.clone()], &out.path().join("hw")).unwrap();
+    assert!(std::fs::read_to_string(md).unwrap().contains("| f64/method=shared-atomic"));
+    for f in figures.iter().filter(|f| f.extension().unwrap() == "png") {
+        assert_eq!(&std::fs::read(f).unwrap()[1..4], b"PNG");
+    }
+}

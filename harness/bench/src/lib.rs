@@ -10,6 +10,7 @@ pub mod benchmark;
 pub mod cache;
 pub mod compare;
 pub mod experiment;
+pub mod hardware;
 pub mod meta;
 pub mod precompile;
 pub mod publish;

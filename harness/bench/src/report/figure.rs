@@ -187,3 +187,53 @@ pub fn draw_partition(
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(path.to_path_buf())
 }
+
+/// Grouped bars as PNG: one group per label along x, one bar per series in each group.
+pub fn draw_bars(b: &crate::hardware::Bars, path: &Path) -> Result<(), ReportError> {
+    register_font();
+    let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
+    let n = b.groups.len().max(1);
+    let width = (WIDTH as usize).max(90 * n) as u32;
+    let root = BitMapBackend::new(path, (width, HEIGHT + 160)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let top = b.series.iter().flat_map(|s| s.1.iter()).copied().filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1.0) * 1.15;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&b.title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(200)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..n as f64, 0.0..top)
+        .map_err(|e| err(e.to_string()))?;
+    let groups = b.groups.clone();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| groups.get(x.floor() as usize).filter(|_| x.fract() > 0.4 && x.fract() < 0.6).cloned().unwrap_or_default())
+        .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate90))
+        .y_desc(b.y_label.as_str())
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let k = b.series.len().max(1) as f64;
+    for (si, (label, values)) in b.series.iter().enumerate() {
+        let color = Palette99::pick(si).to_rgba();
+        let bars = values.iter().enumerate().filter(|(_, v)| v.is_finite()).map(|(g, &v)| {
+            let x0 = g as f64 + 0.1 + 0.8 * si as f64 / k;
+            Rectangle::new([(x0, 0.0), (x0 + 0.8 / k, v)], color.filled())
+        });
+        chart
+            .draw_series(bars)
+            .map_err(|e| err(e.to_string()))?
+            .label(label.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}
