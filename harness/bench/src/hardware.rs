@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::*;
 
 use crate::publish::copy_ceilings;
-use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
+use crate::report::{fmt_num, frame, Bars, Figure, ReportError, Series, Table};
 use crate::results::RunDir;
 
 /// One device of one run.
@@ -59,16 +59,6 @@ pub struct HardwareReport {
     pub tables: Vec<Table>,
     pub figures: Vec<Figure>,
     pub bars: Vec<Bars>,
-}
-
-/// Grouped bars: one group per label, one bar per series.
-#[derive(Debug, Clone)]
-pub struct Bars {
-    pub name: String,
-    pub title: String,
-    pub y_label: String,
-    pub groups: Vec<String>,
-    pub series: Vec<(String, Vec<f64>)>,
 }
 
 const SIZE_COLUMNS: [&str; 3] = ["nodes", "dofs", "unknowns"];

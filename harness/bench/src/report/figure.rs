@@ -189,7 +189,7 @@ pub fn draw_partition(
 }
 
 /// Grouped bars as PNG: one group per label along x, one bar per series in each group.
-pub fn draw_bars(b: &crate::hardware::Bars, path: &Path) -> Result<(), ReportError> {
+pub fn draw_bars(b: &super::Bars, path: &Path) -> Result<(), ReportError> {
     register_font();
     let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
     let n = b.groups.len().max(1);

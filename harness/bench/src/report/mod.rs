@@ -78,6 +78,16 @@ pub struct Figure {
     pub series: Vec<Series>,
 }
 
+/// Grouped bars: one group per label, one bar per series.
+#[derive(Debug, Clone)]
+pub struct Bars {
+    pub name: String,
+    pub title: String,
+    pub y_label: String,
+    pub groups: Vec<String>,
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReportItem {
     Table(Table),
