@@ -146,9 +146,10 @@ fn resume_runs_only_missing_cases() {
 fn killed_run_keeps_finished_cases_and_resumes() {
     let out = tempfile::tempdir().unwrap();
     // Slow cases, so the kill lands half-way.
-    let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml"))
-        .unwrap()
-        .replace("    min_time_s: 0.0\n    target_rel_ci: 0.0\noutputs:", "    min_time_s: 0.15\n    target_rel_ci: 0.0\noutputs:");
+    let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml")).unwrap().replace(
+        "    min_time_s: 0.0\n    target_rel_ci: 0.0\noutputs:",
+        "    min_time_s: 0.15\n    max_time_s: 0.3\n    target_rel_ci: 0.0\noutputs:",
+    );
     assert!(text.contains("min_time_s: 0.15"));
     let exp_path = out.path().join("slow.yaml");
     std::fs::write(&exp_path, &text).unwrap();

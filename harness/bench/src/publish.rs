@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
+use rayon::prelude::*;
 
 use crate::benchmark::Checks;
 use crate::registry::Registry;
@@ -59,10 +60,25 @@ pub fn report_run(registry: &Registry, run_path: &Path, plots_root: &Path) -> Re
     for (backend, reason) in &meta.unavailable {
         let _ = writeln!(md, "- {backend}: not run ({reason})");
     }
-    for file in run.experiment_files()? {
-        let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-        match report_experiment(registry, &run, &file, &ctx, run_path, &plots_dir, &mut out, &mut md) {
-            Ok(()) => {}
+    // Experiments are reported side by side (drawing figures is most of the time), then
+    // written in order.
+    let files = run.experiment_files()?;
+    let parts: Vec<(String, ReportOutput, String, Result<(), ReportError>)> = files
+        .par_iter()
+        .map(|file| {
+            let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+            let (mut part, mut text) = (ReportOutput::default(), String::new());
+            let r = report_experiment(registry, &run, file, &ctx, run_path, &plots_dir, &mut part, &mut text);
+            (id, part, text, r)
+        })
+        .collect();
+    for (id, part, text, r) in parts {
+        match r {
+            Ok(()) => {
+                md.push_str(&text);
+                out.terminal.push_str(&part.terminal);
+                out.figure_paths.extend(part.figure_paths);
+            }
             Err(e) => {
                 let _ = writeln!(md, "\n## {id}\n\nNot reported: {e}\n");
                 out.not_reported.push((id, e.to_string()));

@@ -129,17 +129,7 @@ pub fn metis_elements(m: Elements, nparts: usize, ncommon: usize) -> Result<Vec<
 /// element holds both); the other nodes of higher orders join the part of vertex 0 of the first
 /// element that holds them.
 pub fn metis_nodes(m: Elements, nparts: usize) -> Result<Vec<i32>, String> {
-    let n = m.num_nodes;
-    let mut vid = vec![u32::MAX; n];
-    let mut verts = Vec::new();
-    for e in 0..m.len() {
-        for &v in m.corners_of(e) {
-            if vid[v as usize] == u32::MAX {
-                vid[v as usize] = verts.len() as u32;
-                verts.push(v);
-            }
-        }
-    }
+    let (vid, verts) = vertices(m);
     let nv = verts.len();
     let mut vpart = vec![0 as metis::Idx; nv];
     if nparts > 1 {
@@ -154,7 +144,37 @@ pub fn metis_nodes(m: Elements, nparts: usize) -> Result<Vec<i32>, String> {
                 .map_err(|e| format!("METIS PartGraphKway ({nparts} parts): {e}"))
         })?;
     }
-    let mut part = vec![-1i32; n];
+    Ok(node_parts(m, &verts, &vpart))
+}
+
+/// The finest partition [`metis_nodes`] can give: one vertex a part (the other nodes join as
+/// there), and its part count. Every partition of `metis_nodes` is made of these parts, so a
+/// block measure that grows with its nodes is at least this partition's largest everywhere.
+pub fn vertex_parts(m: Elements) -> (Vec<i32>, usize) {
+    let (_, verts) = vertices(m);
+    let vpart: Vec<metis::Idx> = (0..verts.len() as metis::Idx).collect();
+    (node_parts(m, &verts, &vpart), verts.len())
+}
+
+/// Each vertex's index among the vertices (in order of first use), and the vertices.
+fn vertices(m: Elements) -> (Vec<u32>, Vec<u32>) {
+    let mut vid = vec![u32::MAX; m.num_nodes];
+    let mut verts = Vec::new();
+    for e in 0..m.len() {
+        for &v in m.corners_of(e) {
+            if vid[v as usize] == u32::MAX {
+                vid[v as usize] = verts.len() as u32;
+                verts.push(v);
+            }
+        }
+    }
+    (vid, verts)
+}
+
+/// Every node's part from its vertices' parts: a vertex's own, and each other node that of
+/// vertex 0 of the first element that holds it.
+fn node_parts(m: Elements, verts: &[u32], vpart: &[metis::Idx]) -> Vec<i32> {
+    let mut part = vec![-1i32; m.num_nodes];
     for (i, &v) in verts.iter().enumerate() {
         part[v as usize] = vpart[i];
     }
@@ -167,7 +187,7 @@ pub fn metis_nodes(m: Elements, nparts: usize) -> Result<Vec<i32>, String> {
             }
         }
     }
-    Ok(part)
+    part
 }
 
 /// Partitions with more parts until the largest part fits: `worst(part, nparts)` measures a

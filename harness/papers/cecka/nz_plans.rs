@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 pub use fembench_fem::lpt::Packed;
 use fembench_fem::lpt::{pack_lpt, Lists};
-use fembench_fem::partition::{metis_elements, metis_nodes, partition_until};
+use fembench_fem::partition::{metis_elements, metis_nodes, partition_until, vertex_parts};
 
 use super::system::Problem;
 
@@ -245,6 +245,20 @@ pub fn shared_slot(en: usize) -> usize {
     (3 * en).max(element_entries(en))
 }
 
+/// Refuses at once a cap that no node partition can meet, before any METIS call: every part
+/// of [`metis_nodes`] is a union of the one-vertex parts of [`vertex_parts`], and a block's
+/// elements and words only grow with its nodes, so the one-vertex partition's largest block is
+/// the least any partition can give.
+fn reachable(p: &Problem, cap: usize, what: &str, worst: &dyn Fn(&[i32], usize) -> usize) -> Result<(), String> {
+    let (part, k) = vertex_parts(p.mesh.elements());
+    match worst(&part, k) {
+        floor if floor > cap => Err(format!(
+            "no partition fits the shared memory: {what} at most {cap}, while a block of one vertex (and the nodes that go with it) already needs {floor}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<SharedPlan, String> {
     let ne = p.ne();
     let en = p.en();
@@ -256,6 +270,7 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
     let blocks_of = |part: &[i32], nparts: usize| elements_of_parts(part, nparts, &n2e_ptr, &n2e);
     let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(Vec::len).max().unwrap_or(0);
     let nverts = vertex_count(p);
+    reachable(p, max_elements, "elements per block", &worst)?;
     let (part, parts, stride) = partition_until(
         (ne as f64 / (0.6 * max_elements as f64)).ceil() as usize,
         nverts,
@@ -439,6 +454,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
     let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(words).max().unwrap_or(0);
     let cap = shared_words.min(u16::MAX as usize - 1);
     let nverts = vertex_count(p);
+    reachable(p, cap, "shared words (pair accumulators + 5 x nodes) per block", &worst)?;
     let (part, parts, _) = partition_until(
         ne.div_ceil(elements_per_block.max(1)),
         nverts,

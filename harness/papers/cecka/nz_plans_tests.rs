@@ -171,7 +171,23 @@ fn shared_atomic_plan_reproduces_the_serial_assembly() {
 fn shared_plan_fails_with_a_reason_when_nothing_fits() {
     let p = Problem::new(0, 3);
     let err = shared_plan(&p, 3, 32).err().unwrap_or_default();
-    assert!(err.contains("elements per block at most 3"), "{err}");
+    assert!(err.contains("elements per block at most 3") && err.contains("one vertex"), "{err}");
+}
+
+/// The one-vertex floor is a true lower bound: a partition METIS finds never has a smaller
+/// largest block, a cap at the floor is not refused by it, and a cap below it is refused
+/// before any METIS call.
+#[test]
+fn the_one_vertex_floor_refuses_only_caps_no_partition_meets() {
+    let p = Problem::new(2, 3);
+    let err = shared_plan(&p, 1, 32).err().unwrap_or_default();
+    let floor: usize = err.rsplit("already needs ").next().and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| panic!("{err}"));
+    assert!(floor > 1);
+    let plan = shared_plan(&p, 4 * floor, 32).unwrap();
+    assert!(plan.stride >= floor, "a partition's largest block ({}) below the floor ({floor})", plan.stride);
+    let at = shared_plan(&p, floor, 32).err().unwrap_or_default();
+    assert!(!at.contains("one vertex"), "{at}");
+    assert!(shared_plan(&p, floor - 1, 32).is_err_and(|e| e.contains("one vertex")));
 }
 
 #[test]
