@@ -137,6 +137,11 @@ enum Command {
         /// Figures go to <plots>/<run-id>/ (or <plots>/hardware/ for several runs).
         #[arg(long, default_value = "plots")]
         plots: PathBuf,
+        /// Take each experiment's `outputs:` (which tables and figures) from its namesake in
+        /// this folder, e.g. `experiments`: a stored run gets tables added since it ran. Its
+        /// rows and every other setting stay its own. One run only.
+        #[arg(long, value_name = "DIR")]
+        outputs_from: Option<PathBuf>,
     },
 }
 
@@ -242,7 +247,7 @@ fn main() -> ExitCode {
                         return ExitCode::from(3);
                     }
                     if with_report {
-                        return write_report(&s.run_dir, &plots);
+                        return write_report(&s.run_dir, &plots, None);
                     }
                     ExitCode::SUCCESS
                 }
@@ -252,8 +257,14 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Report { run_dirs, plots } if run_dirs.len() == 1 => write_report(&run_dirs[0], &plots),
-        Command::Report { run_dirs, plots } => match fembench::hardware::write_hardware_report(&run_dirs, &plots.join("hardware")) {
+        Command::Report { run_dirs, plots, outputs_from } if run_dirs.len() == 1 => {
+            write_report(&run_dirs[0], &plots, outputs_from.as_deref())
+        }
+        Command::Report { outputs_from: Some(_), .. } => {
+            eprintln!("error: --outputs-from applies to the report of one run, not to a hardware comparison");
+            ExitCode::FAILURE
+        }
+        Command::Report { run_dirs, plots, .. } => match fembench::hardware::write_hardware_report(&run_dirs, &plots.join("hardware")) {
             Ok((md, terminal, figures)) => {
                 print!("{terminal}");
                 println!("report: {}", md.display());
@@ -405,8 +416,8 @@ fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_device
     }
 }
 
-fn write_report(run_dir: &std::path::Path, plots: &std::path::Path) -> ExitCode {
-    match publish::report_run(&REGISTRY, run_dir, plots) {
+fn write_report(run_dir: &std::path::Path, plots: &std::path::Path, outputs_from: Option<&std::path::Path>) -> ExitCode {
+    match publish::report_run_with(&REGISTRY, run_dir, plots, outputs_from) {
         Ok(out) => {
             print!("{}", out.terminal);
             if let Some(md) = out.markdown_path {

@@ -282,3 +282,34 @@ fn a_cpu_run_and_a_stored_gpu_run_make_one_hardware_report() {
         assert_eq!(&std::fs::read(f).unwrap()[1..4], b"PNG");
     }
 }
+
+/// The claims ledgers are built from rows: the committed H200 run of bb4a0d6 (measured before the
+/// Cecka and Banaś ledgers existed) gets them from today's experiment files' `outputs:`, with
+/// verdicts that follow its rows; its own files alone give none.
+#[test]
+fn a_stored_run_gets_the_claims_ledgers_of_todays_experiment_files() {
+    let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/20261123-094735-all");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    copy_tree(&stored, &run);
+    let plots = tmp.path().join("plots");
+    fembench::publish::report_run(&fembench::REGISTRY, &run, &plots).unwrap();
+    let own = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(!own.contains("Obs. 8"));
+    let out = fembench::publish::report_run_with(&fembench::REGISTRY, &run, &plots, Some(&common::experiments_dir())).unwrap();
+    assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    // (verdict, the whole line) of a claim's row.
+    let row = |claim: &str, on: &str| -> (String, String) {
+        let line = md.lines().find(|l| l.contains(claim) && l.contains(on)).unwrap_or_else(|| panic!("no row for {claim} on {on}"));
+        (line.split('|').nth(3).unwrap().trim().to_string(), line.to_string())
+    };
+    // Banaś, H200 f32: SHM slower than REG at every degree; REG_NOJAC fastest at every degree.
+    assert_eq!(row("SHM variants are usually slower than REG", "cuda f32").0, "holds");
+    assert_eq!(row("REG_NOJAC is the fastest variant", "cuda f32").0, "holds");
+    // Cecka: the f32 error grows like nodes^(1/2) (Table VI); the 30x speed-up holds at level 7.
+    assert_eq!(row("The f32 error grows", "cuda f32").0, "holds");
+    assert_eq!(row("30 or more times faster", "cecka-sizes: the four methods and cpu-serial, level 7").0, "holds");
+    // Fig. 3 on the H200: 12 -> 24 colors costs 48%, so the claim holds only in part.
+    assert_eq!(row("Doubling the number of colors", "cuda f32").0, "partly");
+}

@@ -15,9 +15,11 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
+use crate::meta::RunMeta;
 use crate::publish::copy_ceilings;
 use crate::report::{fmt_num, frame, Bars, Figure, ReportError, Series, Table};
 use crate::results::RunDir;
+use fembench_core::Precision;
 
 /// One device of one run.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,6 +42,10 @@ struct Cell {
     time: f64,
     gbs: f64,
     share: f64,
+    /// GFLOP/s (executed count) and its share of the device's nominal peak, for rows with flops
+    /// and no byte count (compute-bound kernels).
+    gflops: f64,
+    peak_share: f64,
     bytes: f64,
     size: f64,
 }
@@ -68,9 +74,10 @@ fn read(
     run_id: &str,
     df: &DataFrame,
     ceilings: &[(String, String, String, f64)],
+    meta: &RunMeta,
     into: &mut Joined,
 ) -> Result<(), ReportError> {
-    let mut optional = vec!["bandwidth_gbs", "bytes"];
+    let mut optional = vec!["bandwidth_gbs", "bytes", "gflops"];
     optional.extend(SIZE_COLUMNS);
     let ok =
         frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("time_median_s").is_not_null())))?;
@@ -83,17 +90,29 @@ fn read(
     );
     let method = if ok.column("method").is_ok() { frame::strs(&ok, "method")? } else { vec![String::new(); ok.height()] };
     let (time, gbs, bytes) = (frame::nums(&ok, "time_median_s")?, frame::nums(&ok, "bandwidth_gbs")?, frame::nums(&ok, "bytes")?);
+    let gflops = frame::nums(&ok, "gflops")?;
     let sizes: Vec<Vec<f64>> = SIZE_COLUMNS.iter().map(|c| frame::nums(&ok, c)).collect::<Result<_, _>>()?;
     for i in 0..ok.height() {
         let key = case[i].split_once('/').map_or(case[i].clone(), |(_, rest)| rest.to_string());
         let ceiling = ceilings.iter().find(|c| c.0 == device[i] && c.1 == backend[i] && c.2 == precision[i]).map(|c| c.3);
         let size = sizes.iter().map(|s| s[i]).find(|v| v.is_finite()).unwrap_or(f64::NAN);
         let target = Target { run, run_id: run_id.to_string(), backend: backend[i].clone(), device: device[i].clone() };
-        let share = ceiling.map_or(f64::NAN, |c| gbs[i] / c);
+        // Transfers between host and device cross PCIe, not device memory: no share of copy.
+        let host_link = matches!(metric[i].as_str(), "upload" | "download");
+        let share = if host_link { f64::NAN } else { ceiling.map_or(f64::NAN, |c| gbs[i] / c) };
+        let compute = gflops[i].is_finite() && !gbs[i].is_finite();
+        let prec = if precision[i] == "f64" { Precision::F64 } else { Precision::F32 };
+        let peak = meta
+            .devices
+            .iter()
+            .find(|d| d.name == device[i] && d.backend.map(|b| b.as_str()) == Some(backend[i].as_str()))
+            .and_then(|d| d.peak_gflops(prec))
+            .unwrap_or(f64::NAN);
+        let (gf, peak_share) = if compute { (gflops[i], gflops[i] / peak) } else { (f64::NAN, f64::NAN) };
         into.cells
             .entry((key.clone(), metric[i].clone()))
             .or_default()
-            .insert(target, Cell { time: time[i], gbs: gbs[i], share, bytes: bytes[i], size });
+            .insert(target, Cell { time: time[i], gbs: gbs[i], share, gflops: gf, peak_share, bytes: bytes[i], size });
         let m = if method[i].is_empty() { metric[i].clone() } else { method[i].clone() };
         into.method.insert(key, (m, precision[i].clone()));
     }
@@ -111,7 +130,7 @@ pub fn compare_hardware(runs: &[PathBuf]) -> Result<HardwareReport, ReportError>
         for file in run.experiment_files()? {
             let Some(id) = file.file_stem().and_then(|s| s.to_str()) else { continue };
             let Some(df) = run.read_experiment(id)? else { continue };
-            read(r, &meta.run_id, &df, &ceilings, experiments.entry(id.to_string()).or_default())?;
+            read(r, &meta.run_id, &df, &ceilings, &meta, experiments.entry(id.to_string()).or_default())?;
         }
     }
     for j in experiments.values() {
@@ -180,6 +199,12 @@ fn table(id: &str, j: &Joined, heads: &[(String, String)], targets: &[Target]) -
                     if c.share.is_finite() {
                         let _ = write!(s, ", {:.0}% of copy", 100.0 * c.share);
                     }
+                    if c.gflops.is_finite() {
+                        let _ = write!(s, ", {} GFLOP/s", fmt_num(c.gflops));
+                    }
+                    if c.peak_share.is_finite() {
+                        let _ = write!(s, ", {:.0}% of peak", 100.0 * c.peak_share);
+                    }
                     s
                 }));
             }
@@ -208,7 +233,7 @@ fn table(id: &str, j: &Joined, heads: &[(String, String)], targets: &[Target]) -
         header,
         rows,
         notes: vec![
-            "Per method, precision and metric, the case that most devices ran with the most bytes moved. Each cell: the median time, the GB/s by the method's own byte count, and its share of the copy bandwidth that device-bandwidth measured on that device, backend and precision in the same run (absent where the run has no device-bandwidth rows). Speed-up [k] over [1]: device 1's median time over device k's, on the same case.".into(),
+            "Per method, precision and metric, the case that most devices ran with the most bytes moved. Each cell: the median time, the GB/s by the method's own byte count, and its share of the copy bandwidth that device-bandwidth measured on that device, backend and precision in the same run (absent where the run has no device-bandwidth rows, and for upload and download, which cross PCIe). Compute-bound rows (flops but no byte count) give GFLOP/s by the executed flop count and its share of the device's nominal peak (compute units x FP lanes x 2 x the driver's maximum clock; not measured). Speed-up [k] over [1]: device 1's median time over device k's, on the same case.".into(),
         ],
     }
 }

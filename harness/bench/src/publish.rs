@@ -25,6 +25,18 @@ pub struct ReportOutput {
 /// Builds every table and figure of a run folder: Markdown to `<run>/report.md`, figures to
 /// `<plots>/<run-id>/`.
 pub fn report_run(registry: &Registry, run_path: &Path, plots_root: &Path) -> Result<ReportOutput, ReportError> {
+    report_run_with(registry, run_path, plots_root, None)
+}
+
+/// [`report_run`], where `outputs_from` (a folder of experiment files) may give each experiment
+/// the `outputs:` block (which tables and figures) of its namesake there: a stored run then gets
+/// tables added since it was measured. Everything else, and every row, stays the run's own.
+pub fn report_run_with(
+    registry: &Registry,
+    run_path: &Path,
+    plots_root: &Path,
+    outputs_from: Option<&Path>,
+) -> Result<ReportOutput, ReportError> {
     let run = RunDir::open(run_path)?;
     let meta = run.read_meta()?;
     let ctx = ReportCtx { meta: meta.clone(), copy_gbs: copy_ceilings(run.read_experiment("device-bandwidth")?.as_ref()) };
@@ -68,7 +80,7 @@ pub fn report_run(registry: &Registry, run_path: &Path, plots_root: &Path) -> Re
         .map(|file| {
             let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
             let (mut part, mut text) = (ReportOutput::default(), String::new());
-            let r = report_experiment(registry, &run, file, &ctx, run_path, &plots_dir, &mut part, &mut text);
+            let r = report_experiment(registry, &run, file, outputs_from, &ctx, run_path, &plots_dir, &mut part, &mut text);
             (id, part, text, r)
         })
         .collect();
@@ -98,13 +110,20 @@ fn report_experiment(
     registry: &Registry,
     run: &RunDir,
     file: &Path,
+    outputs_from: Option<&Path>,
     ctx: &ReportCtx,
     run_path: &Path,
     plots_dir: &Path,
     out: &mut ReportOutput,
     md: &mut String,
 ) -> Result<(), ReportError> {
-    let exp = registry.load_with(file, Checks::SchemaOnly).map_err(|e| ReportError::Experiment(e.to_string()))?;
+    let bad = |e: String| ReportError::Experiment(e);
+    let mut text = std::fs::read_to_string(file).map_err(|source| ReportError::Io { path: file.to_path_buf(), source })?;
+    if let Some(current) = outputs_from.and_then(|d| file.file_name().map(|n| d.join(n))).filter(|p| p.is_file()) {
+        let theirs = std::fs::read_to_string(&current).map_err(|source| ReportError::Io { path: current.clone(), source })?;
+        text = with_outputs_of(&text, &theirs);
+    }
+    let exp = registry.load_text(file, text, Checks::SchemaOnly).map_err(|e| bad(e.to_string()))?;
     let Some(rows) = run.read_experiment(exp.id())? else { return Ok(()) };
     let items = exp.report(&rows, ctx)?;
     for item in &items {
@@ -236,5 +255,48 @@ mod tests {
             vec![(s("G"), s("cuda"), s("f32"), 3000.0), (s("G"), s("cuda"), s("f64"), 4100.0), (s("G"), s("opencl"), s("f64"), 3500.0)]
         );
         assert!(copy_ceilings(None).is_empty());
+    }
+}
+
+/// The top-level `outputs:` block of a YAML text: from its line to the next top-level key.
+fn outputs_block(text: &str) -> Option<(usize, usize)> {
+    let mut start = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let top = line.chars().next().is_some_and(|c| !c.is_whitespace() && c != '#');
+        match start {
+            None if line.starts_with("outputs:") => start = Some(offset),
+            Some(s) if top => return Some((s, offset)),
+            _ => {}
+        }
+        offset += line.len();
+    }
+    start.map(|s| (s, text.len()))
+}
+
+/// `stored` with its `outputs:` block replaced by `current`'s (added if it had none).
+pub fn with_outputs_of(stored: &str, current: &str) -> String {
+    let Some((a, b)) = outputs_block(current) else { return stored.to_string() };
+    let block = &current[a..b];
+    match outputs_block(stored) {
+        Some((s, e)) => format!("{}{}{}", &stored[..s], block, &stored[e..]),
+        None => format!("{}{}{}", stored, if stored.ends_with('\n') { "" } else { "\n" }, block),
+    }
+}
+
+#[cfg(test)]
+mod outputs_tests {
+    use super::with_outputs_of;
+
+    #[test]
+    fn only_the_outputs_block_is_taken_from_the_current_file() {
+        let stored = "id: a\nsweep:\n  n: [1]\noutputs:\n  tables: [t]\nquick:\n  sweep:\n    n: [1]\n";
+        let current = "id: a\nsweep:\n  n: [1, 2, 3]\noutputs:\n  tables: [t, claims]\n  figures: [f]\n";
+        assert_eq!(
+            with_outputs_of(stored, current),
+            "id: a\nsweep:\n  n: [1]\noutputs:\n  tables: [t, claims]\n  figures: [f]\nquick:\n  sweep:\n    n: [1]\n"
+        );
+        assert_eq!(with_outputs_of("id: a\n", current), "id: a\noutputs:\n  tables: [t, claims]\n  figures: [f]\n");
+        assert_eq!(with_outputs_of(stored, "id: a\n"), stored);
     }
 }

@@ -54,6 +54,11 @@ impl Registry {
     /// whole file against that benchmark's own types.
     pub fn load_with(&self, path: &Path, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
         let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::plain(path, e.to_string()))?;
+        self.load_text(path, text, checks)
+    }
+
+    /// Parses an experiment's text (errors name `path`).
+    pub fn load_text(&self, path: &Path, text: String, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
         let name = experiment::benchmark_of(path, &text)?;
         match self.0.iter().find(|e| e.name == name) {
             Some(e) => (e.load)(path, text, checks),

@@ -212,18 +212,20 @@ impl Device for OpenClDevice {
     fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
         use rayon::prelude::*;
         let (device, info) = (&self.device, &self.info);
-        // Each worker builds in a context of its own: NVIDIA's OpenCL (H200, driver 580) corrupted
-        // its heap and crashed when 16 threads built programs in one context at once. The
-        // binaries go to the disk cache, which every context of the device reads.
-        jobs.par_iter()
-            .map_init(
-                || Context::from_device(device).map_err(|e| e.0),
-                |context, (source, defines)| match context {
-                    Ok(c) => cached_program(c, device, info, source, defines).map(|(_, compiled)| compiled),
-                    Err(code) => Err(api("clCreateContext")(ClError(*code))),
-                },
-            )
-            .collect()
+        let build = |context: &Result<Context, i32>, (source, defines): &(KernelSource, Defines)| match context {
+            Ok(c) => cached_program(c, device, info, source, defines).map(|(_, compiled)| compiled),
+            Err(code) => Err(api("clCreateContext")(ClError(*code))),
+        };
+        // NVIDIA's OpenCL compiler is not thread-safe (H200, driver 580): 16 threads building at
+        // once corrupted its heap ("corrupted double-linked list", then a segfault), in one
+        // shared context and again with a context per thread. On NVIDIA it builds one program at
+        // a time; other drivers (PoCL) build on every core, each worker in a context of its own.
+        // The binaries go to the disk cache, which every context of the device reads.
+        if !compiles_in_parallel(&info.platform) {
+            let context = Context::from_device(device).map_err(|e| e.0);
+            return jobs.iter().map(|job| build(&context, job)).collect();
+        }
+        jobs.par_iter().map_init(|| Context::from_device(device).map_err(|e| e.0), |c, job| build(c, job)).collect()
     }
 
     fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel> {
@@ -394,4 +396,18 @@ fn cached_program(
         kernel_cache::store(&key, "clbin", &binary);
     }
     Ok((program, true))
+}
+
+/// Whether the platform's compiler may build programs from several threads at once.
+fn compiles_in_parallel(platform: &str) -> bool {
+    !platform.to_ascii_lowercase().contains("nvidia")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nvidia_builds_one_program_at_a_time_and_pocl_on_every_core() {
+        assert!(!super::compiles_in_parallel("NVIDIA CUDA"));
+        assert!(super::compiles_in_parallel("Portable Computing Language"));
+    }
 }

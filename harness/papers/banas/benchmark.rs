@@ -142,6 +142,7 @@ impl Benchmark for BanasIntegration {
                     TableName::Plan => plan_tables(&spec.id, &r),
                     TableName::Stages => stage_tables(&spec.id, &r),
                     TableName::Best => vec![best_table(&spec.id, &r)],
+                    TableName::Claims => vec![super::claims::claims_table(&spec.id, &r)],
                 }
                 .into_iter()
                 .map(ReportItem::Table),

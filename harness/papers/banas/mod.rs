@@ -18,6 +18,7 @@
 //! of its time at p >= 3), so reports give GFLOP/s and the fraction of FP32/FP64 peak.
 
 pub mod benchmark;
+pub mod claims;
 pub mod elasticity;
 pub mod paper;
 pub mod plan;

@@ -80,6 +80,8 @@ pub enum TableName {
     Stages,
     /// Per degree: the best variant, its GFLOP/s and fraction of peak, against the CPU.
     Best,
+    /// The paper's observations, each with a verdict on this run's rows (claims.rs).
+    Claims,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

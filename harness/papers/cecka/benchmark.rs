@@ -141,6 +141,7 @@ impl Benchmark for CeckaAssembly {
                 TableName::Table6 => table6(&spec.id, &r)?,
                 TableName::Timings => timings_table(&spec.id, &r)?,
                 TableName::Winners => winners_table(&spec.id, &r)?,
+                TableName::Claims => super::claims::claims_table(&spec.id, &r)?,
             }));
         }
         for f in &spec.outputs.figures {

@@ -31,6 +31,7 @@
 //! Shared memory is not counted: it is the point of the methods that use it.
 
 pub mod benchmark;
+pub mod claims;
 pub mod cost;
 pub mod export;
 pub mod gpu;

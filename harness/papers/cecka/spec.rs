@@ -193,6 +193,8 @@ pub enum TableName {
     /// The fastest of the paper's four methods and the fastest overall, per order, beside the
     /// paper's finding (SharedNZ up to order 3, GlobalNZ from order 4).
     Winners,
+    /// The paper's claims this experiment's rows can judge, each with a verdict (claims.rs).
+    Claims,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

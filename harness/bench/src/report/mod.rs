@@ -2,6 +2,7 @@
 //! via plotters) out. Reporting never measures; each benchmark module decides what its tables and
 //! figures hold, and this module only renders them ([`crate::publish`] writes a run's report).
 
+pub mod claims;
 pub mod figure;
 pub mod frame;
 
