@@ -252,6 +252,21 @@ pub fn node_graph(m: Elements) -> (Vec<usize>, Vec<u32>) {
     adjacency(m.num_nodes, m.len(), |e| m.element(e).to_vec())
 }
 
+/// METIS blocks of at most `cap` nodes (a modern baseline for Huthwaite's blockers): METIS k-way
+/// node parts, k starting at nodes / cap (plus METIS' 3% imbalance) and grown until the largest
+/// part holds at most `cap` nodes. Returns each node's block and the block count.
+pub fn metis_blocks(m: Elements, cap: usize) -> Result<(Vec<i32>, usize), String> {
+    assert!(cap > 0, "a block holds at least one node");
+    let largest = |part: &[i32], k: usize| {
+        let mut size = vec![0usize; k];
+        part.iter().for_each(|&p| size[p as usize] += 1);
+        size.into_iter().max().unwrap_or(0)
+    };
+    let start = (m.num_nodes as f64 * 1.04 / cap as f64).ceil() as usize;
+    let (part, k, _) = partition_until(start, m.num_nodes.max(1), cap, "nodes per block", &|k| metis_nodes(m, k), &largest)?;
+    Ok((part, k))
+}
+
 /// Greedy blocking (Klöckner et al., the "greedy partitioner" of Huthwaite 2014, section 3.1):
 /// blocks of at most `cap` nodes, each grown breadth-first over the node graph from one seed, so
 /// every block is connected. The next seed is the first unassigned node met on the previous
@@ -340,6 +355,18 @@ mod tests {
         assert!(w <= 40 && k >= 13 && part.len() == 512, "{k} parts, largest {w}");
         let e = partition_until(2, 3, 10, "elements", &|k| metis_elements(m, k, 2), &worst).unwrap_err();
         assert!(e.contains("at most 10") && e.contains("3 parts"), "{e}");
+    }
+
+    #[test]
+    fn metis_blocks_hold_at_most_the_cap_and_cover_every_node() {
+        let (nodes, nn) = grid(40);
+        let m = Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: nn };
+        let (part, k) = metis_blocks(m, 128).unwrap();
+        let mut size = vec![0usize; k];
+        part.iter().for_each(|&p| size[p as usize] += 1);
+        assert!(size.iter().all(|&s| (1..=128).contains(&s)), "{size:?}");
+        // 1681 nodes: at least 14 blocks; METIS' balance keeps it near that.
+        assert!((14..=20).contains(&k), "{k} blocks");
     }
 
     /// METIS from many threads at once gives every thread the serial call's partition (GKlib's

@@ -157,6 +157,8 @@ fn the_sliced_ell_multiplies_like_the_csr_and_renumbering_keeps_the_answer() {
     assert!(super::gpu::receiver_discrepancy(&bad, &orig_trace, 2 * m.receivers.len(), scale).is_nan());
     assert!(prep.greedy_eta() > 0.3 && prep.greedy_eta() <= 1.0);
     assert!(prep.aligned_eta() > 0.3 && prep.aligned_eta() <= 1.0, "aligned eta {}", prep.aligned_eta());
+    assert!(prep.metis_eta() > 0.3 && prep.metis_eta() <= 1.0, "METIS eta {}", prep.metis_eta());
+    assert!(prep.metis_blocks >= m.nodes().div_ceil(512));
 }
 
 #[test]
