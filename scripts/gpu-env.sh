@@ -11,6 +11,11 @@ if ! ldconfig -p | grep -q 'libcusparse\.so'; then
   _sp=$(_fb_find 'libcusparse.so.1[0-9]')
   [ -n "$_sp" ] && export LD_LIBRARY_PATH="$(dirname "$_sp")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# cuBLAS (the CG peer's dot products and updates): same places.
+if ! ldconfig -p | grep -q 'libcublas\.so'; then
+  _bl=$(_fb_find 'libcublas.so.1[0-9]')
+  [ -n "$_bl" ] && export LD_LIBRARY_PATH="$(dirname "$_bl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 if ! ldconfig -p | grep -q 'libOpenCL\.so\.1'; then
   _ocl=$(_fb_find 'libOpenCL.so.1')
   [ -n "$_ocl" ] && export LD_LIBRARY_PATH="$(dirname "$_ocl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

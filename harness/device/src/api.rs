@@ -299,6 +299,11 @@ pub trait Device {
     fn sparse(&self) -> DeviceResult<&dyn crate::vendor::VendorSparse> {
         Err(DeviceError::Unsupported(format!("{} has no vendor sparse library in fembench (cuSPARSE is CUDA's)", self.info().name)))
     }
+
+    /// The vendor BLAS of this device (cuBLAS on CUDA), loaded on first use, or why not.
+    fn blas(&self) -> DeviceResult<&dyn crate::vendor::VendorBlas> {
+        Err(DeviceError::Unsupported(format!("{} has no vendor BLAS in fembench (cuBLAS is CUDA's)", self.info().name)))
+    }
 }
 
 /// Typed helpers over the byte-level trait.

@@ -180,6 +180,8 @@ fn reset_primary_context(index: usize) -> Result<(), DriverError> {
 pub struct CudaDevice {
     /// cuSPARSE, opened on first use (or why it could not be); dropped before the stream.
     sparse: std::cell::OnceCell<Result<crate::cuda_sparse::CuSparse, String>>,
+    /// cuBLAS, the same way.
+    blas: std::cell::OnceCell<Result<crate::cuda_blas::CuBlas, String>>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
@@ -188,8 +190,9 @@ pub struct CudaDevice {
     /// Start and stop events, made once (not per repetition).
     events: (CudaEvent, CudaEvent),
     gate: Gate,
-    /// True while a timed body is being enqueued behind the closed gate.
-    gated: Cell<bool>,
+    /// True while a timed body is being enqueued behind the closed gate (shared with cuBLAS,
+    /// whose dot products wait on the stream).
+    gated: std::rc::Rc<Cell<bool>>,
 }
 
 impl Drop for CudaDevice {
@@ -245,7 +248,17 @@ impl CudaDevice {
                 .map_err(api("cuMemHostGetDevicePointer"))?;
             Gate { host, device, next: Cell::new(0) }
         };
-        Ok(Self { sparse: std::cell::OnceCell::new(), ctx, stream, info, arch, events, gate, gated: Cell::new(false) })
+        Ok(Self {
+            sparse: std::cell::OnceCell::new(),
+            blas: std::cell::OnceCell::new(),
+            ctx,
+            stream,
+            info,
+            arch,
+            events,
+            gate,
+            gated: std::rc::Rc::new(Cell::new(false)),
+        })
     }
 
     fn refuse_inside_gate(&self, call: &'static str) -> DeviceResult<()> {
@@ -518,6 +531,14 @@ impl Device for CudaDevice {
         match self.sparse.get_or_init(|| crate::cuda_sparse::CuSparse::open(&self.ctx, &self.stream).map_err(|e| e.to_string())) {
             Ok(s) => Ok(s),
             Err(why) => Err(DeviceError::Unavailable { backend: Backend::Cuda, reason: format!("cuSPARSE: {why}") }),
+        }
+    }
+
+    fn blas(&self) -> DeviceResult<&dyn crate::vendor::VendorBlas> {
+        let open = || crate::cuda_blas::CuBlas::open(&self.ctx, &self.stream, self.gated.clone()).map_err(|e| e.to_string());
+        match self.blas.get_or_init(open) {
+            Ok(b) => Ok(b),
+            Err(why) => Err(DeviceError::Unavailable { backend: Backend::Cuda, reason: format!("cuBLAS: {why}") }),
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod api;
 pub mod cpu;
 pub mod cuda;
+mod cuda_blas;
 mod cuda_sparse;
 pub mod kernel_cache;
 pub mod kernels;

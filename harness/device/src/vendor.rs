@@ -68,3 +68,19 @@ pub trait VendorSparse {
         row_ptr: &'a Buffer,
     ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
 }
+
+/// The level-1 calls of a vendor BLAS (cuBLAS on CUDA) that a conjugate gradient written with
+/// the vendor libraries makes. Scalars pass through host memory (the libraries' default), so
+/// `dot` waits for its result: such a CG must be timed with `Device::time_events_open`.
+pub trait VendorBlas {
+    /// The library and its version, e.g. "cuBLAS 13.1.0".
+    fn library(&self) -> String;
+    /// x . y over `n` values, returned to the host.
+    fn dot(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<f64>;
+    /// y += alpha x.
+    fn axpy(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
+    /// x *= alpha.
+    fn scal(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer) -> DeviceResult<()>;
+    /// y = x.
+    fn copy(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
+}

@@ -8,6 +8,7 @@ use super::capacitor::Capacitor;
 use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
+use crate::device::vendor::{VendorBlas, VendorOp};
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 use crate::kernels::{Defines, KernelSource};
 use crate::measure::Pass;
@@ -39,6 +40,11 @@ impl Memory {
         self.now += std::mem::size_of_val(data);
         self.peak = self.peak.max(self.now);
         dev.upload_slice(data)
+    }
+    /// Counts `bytes` allocated elsewhere (a vendor library's workspace).
+    pub(crate) fn count(&mut self, bytes: usize) {
+        self.now += bytes;
+        self.peak = self.peak.max(self.now);
     }
     /// Counts `bytes` as freed (the buffer itself is kept for the next pass: nothing is freed
     /// inside a timed pass).
@@ -215,6 +221,57 @@ impl Cg {
         }
         Ok(CgRun { iterations: performed, performed, converged: bb == 0.0 })
     }
+}
+
+/// The CG a user writes with the vendor libraries, as NVIDIA's `conjugateGradient` sample does:
+/// `spmv` (a planned cuSPARSE q = A p) and cuBLAS' copy, dot, axpy and scal, the scalars on the
+/// host. Each iteration waits for its two dot products, and the convergence test
+/// (||r|| <= tol ||b||, from x = 0) runs every iteration. The whole solve is one region timed by
+/// device events with the gate open (`time_events_open`), so the host's waits between the calls
+/// count, as they do for the user; it is recorded as stage `stage`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn vendor_cg<T: Real>(
+    dev: &dyn Device,
+    spmv: &dyn VendorOp,
+    blas: &dyn VendorBlas,
+    filler: &Kernel,
+    b: &Buffer,
+    cg: &Cg,
+    tol: f64,
+    max_iter: usize,
+    pass: &mut Pass,
+    stage: &str,
+) -> Result<CgRun, CaseError> {
+    let (p, n) = (T::PRECISION, cg.n);
+    let (mut iterations, mut converged, mut last) = (0, false, f64::NAN);
+    let t = dev.time_events_open(&mut || {
+        fill_with(dev, filler, &cg.x, 0, n * std::mem::size_of::<T>() / 4)?;
+        blas.copy(p, n, b, &cg.r)?;
+        blas.copy(p, n, &cg.r, &cg.p)?;
+        let mut rr = blas.dot(p, n, &cg.r, &cg.r)?;
+        let target = tol * tol * rr;
+        (iterations, converged, last) = (0, rr <= target, rr);
+        while !converged && iterations < max_iter && rr.is_finite() {
+            spmv.enqueue()?;
+            let alpha = rr / blas.dot(p, n, &cg.p, &cg.q)?;
+            blas.axpy(p, n, alpha, &cg.p, &cg.x)?;
+            blas.axpy(p, n, -alpha, &cg.q, &cg.r)?;
+            let next = blas.dot(p, n, &cg.r, &cg.r)?;
+            iterations += 1;
+            (converged, last) = (next <= target, next);
+            if !converged {
+                blas.scal(p, n, next / rr, &cg.p)?;
+                blas.axpy(p, n, 1.0, &cg.r, &cg.p)?;
+            }
+            rr = next;
+        }
+        Ok(())
+    })?;
+    pass.record(stage, t);
+    if !last.is_finite() {
+        return Err(CaseError::Failed(format!("the vendor CG broke down: residual {last} after {iterations} iterations")));
+    }
+    Ok(CgRun { iterations, performed: iterations, converged })
 }
 
 /// A CSR matrix on the device.

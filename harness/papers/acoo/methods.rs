@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::capacitor::Capacitor;
-use super::gpu::{cover, csr_error, fill_with, spmv, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
+use super::gpu::{cover, csr_error, fill_with, spmv, vendor_cg, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
 use super::spec::{Method, Problem_};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::{exclusive_scan, scan_sums_len};
@@ -32,7 +32,7 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
         Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
         Method::EbeV1 => &["elements", "bc", "solve"],
         Method::EbeV2 => &["bc", "solve"],
-        Method::CsrAtomic | Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
+        Method::CsrAtomic | Method::CusparseCg | Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
     };
     let timer = if m.on_cpu() { Timer::HostWall } else { Timer::DeviceEvent };
     names.iter().map(|&n| (n, timer)).collect()
@@ -177,7 +177,7 @@ pub(crate) fn run_device<T: Real>(
             )?;
             Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None })
         }
-        Method::CsrAtomic => {
+        Method::CsrAtomic | Method::CusparseCg => {
             let nnz = c.pattern.nnz();
             let slots = mem.upload(dev, &c.slots)?;
             let a = DeviceCsr {
@@ -188,12 +188,21 @@ pub(crate) fn run_device<T: Real>(
             };
             let rhs = mem.alloc(dev, s * nf)?;
             let cg = Cg::new::<T>(dev, &mut mem, nf)?;
+            // The peer's SpMV is planned here, outside the passes (descriptors, workspace).
+            let vendor = if method == Method::CusparseCg {
+                let op = dev.sparse()?.csr_spmv(T::PRECISION, nf, nf, nnz, &a.row_ptr, &a.col, &a.val, &cg.p, &cg.q)?;
+                mem.count(op.workspace_bytes());
+                Some((op, dev.blas()?))
+            } else {
+                None
+            };
             let (staged, run, error, _) = passes(
                 ctx,
                 method,
                 |k, pass| {
                     let kern = k.get("csr_atomic")?;
                     let z = k.filler()?;
+                    k.fill(&cg.x, u32::MAX, nf * s / 4)?;
                     let m = &mesh;
                     pass.device(dev, "elements", &mut || {
                         fill_with(dev, &z, &a.val, 0, nnz * s / 4)?;
@@ -211,13 +220,19 @@ pub(crate) fn run_device<T: Real>(
                         ];
                         dev.launch(&kern, cover(ne), &args)
                     })?;
-                    let sp = k.get("cg_spmv_csr")?;
-                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?;
+                    let run = match &vendor {
+                        Some((op, blas)) => vendor_cg::<T>(dev, &**op, *blas, &z, &rhs, &cg, tol, max_iter, pass, "solve")?,
+                        None => {
+                            let sp = k.get("cg_spmv_csr")?;
+                            cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?
+                        }
+                    };
                     Ok((run, check::<T>(dev, &cg, c, reference, false)?, None))
                 },
                 dev,
                 &defines,
             )?;
+            drop(vendor);
             Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: None })
         }
         Method::EbeV1 | Method::EbeV2 => {

@@ -16,6 +16,10 @@ pub enum Method {
     EbeV2,
     /// Baseline: one thread per element, atomic adds into precomputed CSR slots, same CG.
     CsrAtomic,
+    /// The peer "what a user would do": the csr-atomic assembly, then the CG a user writes with
+    /// the vendor libraries (cuSPARSE SpMV, cuBLAS dot/axpy/scal/copy, scalars on the host, as
+    /// in NVIDIA's CG sample). CUDA only.
+    CusparseCg,
     /// The CPU reference: serial f64 assembly and CG (the paper's sequential FEM).
     CpuSerial,
     /// The same with rayon's threads.
@@ -23,13 +27,15 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 6] = [Method::AFem, Method::EbeV1, Method::EbeV2, Method::CsrAtomic, Method::CpuSerial, Method::CpuParallel];
+    pub const ALL: [Method; 7] =
+        [Method::AFem, Method::EbeV1, Method::EbeV2, Method::CsrAtomic, Method::CusparseCg, Method::CpuSerial, Method::CpuParallel];
     pub fn as_str(self) -> &'static str {
         match self {
             Method::AFem => "a-fem",
             Method::EbeV1 => "ebe-v1",
             Method::EbeV2 => "ebe-v2",
             Method::CsrAtomic => "csr-atomic",
+            Method::CusparseCg => "cusparse-cg",
             Method::CpuSerial => "cpu-serial",
             Method::CpuParallel => "cpu-parallel",
         }
@@ -38,7 +44,10 @@ impl Method {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
     }
     pub fn runs_on(self, backend: Backend) -> bool {
-        self.on_cpu() == (backend == Backend::Cpu)
+        match self {
+            Method::CusparseCg => backend == Backend::Cuda,
+            _ => self.on_cpu() == (backend == Backend::Cpu),
+        }
     }
     /// The paper's device bytes per element (Fig. 10), where it gives one.
     pub fn paper_bytes_per_element(self) -> Option<f64> {

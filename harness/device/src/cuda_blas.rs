@@ -1,0 +1,158 @@
+//! cuBLAS through cudarc's binding (loaded at run time, like cuSPARSE): the level-1 calls a
+//! conjugate gradient written with the vendor libraries makes. The handle is bound to the
+//! device's one stream and keeps cuBLAS' default host pointer mode, so `dot` returns its result
+//! to the host and waits for it, as in NVIDIA's own CG sample: the round trip a user pays.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use cudarc::cublas::sys as bl;
+use cudarc::driver::{CudaContext, CudaStream, DevicePtr};
+
+use crate::vendor::VendorBlas;
+use crate::{Backend, Buffer, BufferMem, DeviceError, DeviceResult, Precision};
+
+fn status(call: &'static str, s: bl::cublasStatus_t) -> DeviceResult<()> {
+    s.result().map_err(|e| DeviceError::Api { backend: Backend::Cuda, call, detail: format!("{:?}", e.0) })
+}
+
+pub(crate) struct CuBlas {
+    handle: bl::cublasHandle_t,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    version: i32,
+    /// The device's "inside a timed region" flag: `dot` waits on the stream and is refused there.
+    gated: Rc<Cell<bool>>,
+}
+
+impl CuBlas {
+    pub(crate) fn open(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, gated: Rc<Cell<bool>>) -> DeviceResult<Self> {
+        // SAFETY: a probe of the shared library (cudarc's loader panics when it finds none).
+        if !unsafe { bl::is_culib_present() } {
+            return Err(DeviceError::Unavailable {
+                backend: Backend::Cuda,
+                reason: "libcublas was not found (scripts/gpu-env.sh puts the CUDA toolkit's or pip's lib folder on LD_LIBRARY_PATH)"
+                    .into(),
+            });
+        }
+        ctx.bind_to_thread().map_err(|e| DeviceError::Api { backend: Backend::Cuda, call: "cuCtxSetCurrent", detail: e.to_string() })?;
+        let handle = cudarc::cublas::result::create_handle().map_err(|e| DeviceError::Api {
+            backend: Backend::Cuda,
+            call: "cublasCreate",
+            detail: format!("{:?}", e.0),
+        })?;
+        let mut version = 0;
+        // SAFETY: a live handle and the device's own stream (both held here, the stream outlives it).
+        unsafe {
+            status("cublasSetStream", bl::cublasSetStream_v2(handle, stream.cu_stream() as bl::cudaStream_t))?;
+            status("cublasSetPointerMode", bl::cublasSetPointerMode_v2(handle, bl::cublasPointerMode_t::CUBLAS_POINTER_MODE_HOST))?;
+            status("cublasGetVersion", bl::cublasGetVersion_v2(handle, &mut version))?;
+        }
+        Ok(Self { handle, ctx: ctx.clone(), stream: stream.clone(), version, gated })
+    }
+
+    /// The device address of `buf`, which must hold `n` values of `precision`.
+    fn ptr(&self, buf: &Buffer, n: usize, precision: Precision) -> DeviceResult<u64> {
+        let need = n * precision.bytes();
+        if buf.bytes() < need {
+            return Err(DeviceError::Unsupported(format!(
+                "cuBLAS call over {n} values: the buffer holds {} bytes, not {need}",
+                buf.bytes()
+            )));
+        }
+        match &buf.mem {
+            BufferMem::Cuda(s) => Ok(s.device_ptr(&self.stream).0),
+            _ => Err(DeviceError::ForeignBuffer),
+        }
+    }
+
+    fn n(n: usize) -> DeviceResult<c_int> {
+        c_int::try_from(n).map_err(|_| DeviceError::Unsupported(format!("cuBLAS takes a 32-bit length; {n} does not fit")))
+    }
+}
+
+impl VendorBlas for CuBlas {
+    fn library(&self) -> String {
+        let v = self.version;
+        format!("cuBLAS {}.{}.{}", v / 10000, v % 10000 / 100, v % 100)
+    }
+
+    fn dot(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<f64> {
+        if self.gated.get() {
+            return Err(DeviceError::Api {
+                backend: Backend::Cuda,
+                call: "cublasDot",
+                detail: "a dot product to host memory inside a gated timed region (it waits on the stream): use time_events_open".into(),
+            });
+        }
+        let (px, py, len) = (self.ptr(x, n, precision)?, self.ptr(y, n, precision)?, Self::n(n)?);
+        // SAFETY: both buffers hold n values of this precision; the result is host memory.
+        unsafe {
+            match precision {
+                Precision::F64 => {
+                    let mut r = 0f64;
+                    status("cublasDdot", bl::cublasDdot_v2(self.handle, len, px as *const f64, 1, py as *const f64, 1, &mut r))?;
+                    Ok(r)
+                }
+                Precision::F32 => {
+                    let mut r = 0f32;
+                    status("cublasSdot", bl::cublasSdot_v2(self.handle, len, px as *const f32, 1, py as *const f32, 1, &mut r))?;
+                    Ok(r as f64)
+                }
+            }
+        }
+    }
+
+    fn axpy(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer, y: &Buffer) -> DeviceResult<()> {
+        let (px, py, len) = (self.ptr(x, n, precision)?, self.ptr(y, n, precision)?, Self::n(n)?);
+        // SAFETY: both buffers hold n values of this precision; alpha is read from the host.
+        unsafe {
+            match precision {
+                Precision::F64 => {
+                    status("cublasDaxpy", bl::cublasDaxpy_v2(self.handle, len, &alpha, px as *const f64, 1, py as *mut f64, 1))
+                }
+                Precision::F32 => {
+                    let a = alpha as f32;
+                    status("cublasSaxpy", bl::cublasSaxpy_v2(self.handle, len, &a, px as *const f32, 1, py as *mut f32, 1))
+                }
+            }
+        }
+    }
+
+    fn scal(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer) -> DeviceResult<()> {
+        let (px, len) = (self.ptr(x, n, precision)?, Self::n(n)?);
+        // SAFETY: the buffer holds n values of this precision; alpha is read from the host.
+        unsafe {
+            match precision {
+                Precision::F64 => status("cublasDscal", bl::cublasDscal_v2(self.handle, len, &alpha, px as *mut f64, 1)),
+                Precision::F32 => {
+                    let a = alpha as f32;
+                    status("cublasSscal", bl::cublasSscal_v2(self.handle, len, &a, px as *mut f32, 1))
+                }
+            }
+        }
+    }
+
+    fn copy(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()> {
+        let (px, py, len) = (self.ptr(x, n, precision)?, self.ptr(y, n, precision)?, Self::n(n)?);
+        // SAFETY: both buffers hold n values of this precision.
+        unsafe {
+            match precision {
+                Precision::F64 => status("cublasDcopy", bl::cublasDcopy_v2(self.handle, len, px as *const f64, 1, py as *mut f64, 1)),
+                Precision::F32 => status("cublasScopy", bl::cublasScopy_v2(self.handle, len, px as *const f32, 1, py as *mut f32, 1)),
+            }
+        }
+    }
+}
+
+impl Drop for CuBlas {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the handle was made in open() and is destroyed once.
+        unsafe {
+            let _ = cudarc::cublas::result::destroy_handle(self.handle);
+        }
+    }
+}
