@@ -404,6 +404,9 @@ fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_device
         for f in &d.unknown_files {
             println!("  {f}: not a kernel file of this build; skipped");
         }
+        if !d.stale.is_empty() {
+            println!("  {} programs skipped: their kernel is no longer in that file ({}...)", d.stale.len(), d.stale[0]);
+        }
         for (file, e) in &d.failed {
             eprintln!("  error: {file}: {e}");
             failed = true;

@@ -261,6 +261,15 @@ fn a_runs_kernel_list_is_kept_and_precompiles() {
     assert!(d.failed.is_empty() && d.unknown_files.is_empty(), "{d:?}");
     assert_eq!(d.compiled + d.cached, d.jobs);
     assert!(d.jobs > 0 && d.jobs <= listed.len());
+    // A stale entry (acoo.kern selecting a scan kernel that moved to scan.kern) is skipped, not
+    // built as a program without kernels.
+    let mut stale = listed.clone();
+    stale[0].file = "acoo.kern".into();
+    stale[0].defines = vec![("FB_SELECT".into(), "1".into()), ("FB_ONLY_scan_add".into(), "1".into())];
+    let manifest = out.path().join("stale.json");
+    std::fs::write(&manifest, serde_json::to_string(&stale[..1]).unwrap()).unwrap();
+    let done = fembench::precompile::precompile(&fembench::REGISTRY, &[manifest], &[], 0, false).unwrap();
+    assert_eq!((done[0].jobs, &done[0].stale[..]), (0, &["acoo.kern: scan_add".to_string()][..]), "{done:?}");
     let missing = fembench::precompile::precompile(&fembench::REGISTRY, &[out.path().join("nowhere")], &[], 0, false).unwrap_err();
     assert!(missing.contains("nowhere"), "{missing}");
 }

@@ -31,6 +31,10 @@ pub struct Precompiled {
     /// Failures (file, error), and listed files this build does not have.
     pub failed: Vec<(String, String)>,
     pub unknown_files: Vec<String>,
+    /// Listed programs whose selected kernel (`FB_ONLY_<name>`) is no longer in its file
+    /// (moved or renamed since the run): skipped, as "file: kernel". Such a program would have
+    /// no kernel, and NVIDIA's OpenCL compiler crashes on one (H200, driver 580).
+    pub stale: Vec<String>,
     /// Why nothing ran (the backend could not be opened).
     pub unavailable: Option<String>,
     pub seconds: f64,
@@ -43,6 +47,14 @@ fn manifest(path: &Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
+}
+
+/// The one kernel a program was compiled for (`FB_SELECT` with `FB_ONLY_<name>`), if any.
+pub fn selected_kernel(defines: &[(String, String)]) -> Option<&str> {
+    if !defines.iter().any(|(k, v)| k == "FB_SELECT" && v != "0") {
+        return None;
+    }
+    defines.iter().find_map(|(k, _)| k.strip_prefix("FB_ONLY_"))
 }
 
 /// Compiles the programs listed in `paths` (run folders or `kernels.json` files) for device
@@ -78,6 +90,12 @@ pub fn precompile(
         let mut seen = BTreeSet::new();
         for r in requests.iter().filter(|r| r.backend == backend && (any_device || r.device == done.device)) {
             match sources.iter().find(|s| s.file == r.file) {
+                Some(s) if selected_kernel(&r.defines).is_some_and(|k| !s.text.contains(&format!("void {k}("))) => {
+                    let what = format!("{}: {}", r.file, selected_kernel(&r.defines).unwrap_or_default());
+                    if !done.stale.contains(&what) {
+                        done.stale.push(what);
+                    }
+                }
                 Some(s) if seen.insert((r.file.clone(), r.defines.clone())) => jobs.push((*s, Defines(r.defines.clone()))),
                 Some(_) => {}
                 None => {

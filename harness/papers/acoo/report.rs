@@ -83,7 +83,7 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
             };
             let peer = Method::CusparseCg.as_str();
             let over_peer = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
-                (Some(a), Some(b)) if m != Method::CusparseCg => format!("{}x", fmt_num(b / a)),
+                (Some(a), Some(b)) if m != Method::CusparseCg => format!("{:.2}x", b / a),
                 _ => "-".into(),
             };
             let peer_total = find(r, key, peer, "total", top).map(|i| r.time[i]);
@@ -359,7 +359,7 @@ mod tests {
         let r = with_peer(1.5e-3, 1.6e-3);
         let t = largest("x", &r, &keys);
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
-        assert_eq!(ours[ours.len() - 2..], [fmt_num(1.5) + "x", fmt_num(1.6 / 1.2) + "x"]);
+        assert_eq!(ours[ours.len() - 2..], ["1.50x".to_string(), "1.33x".to_string()]);
         let peer = t.rows.iter().find(|row| row[1] == "cusparse-cg").unwrap();
         assert_eq!(peer[peer.len() - 2..], ["-".to_string(), "-".to_string()]);
         let goals = |r: &Rows| -> Vec<String> {
