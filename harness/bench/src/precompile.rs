@@ -57,6 +57,11 @@ pub fn selected_kernel(defines: &[(String, String)]) -> Option<&str> {
     defines.iter().find_map(|(k, _)| k.strip_prefix("FB_ONLY_"))
 }
 
+/// The kernel a program selects when its file no longer defines it (a stale list entry).
+fn stale_kernel<'a>(source: &KernelSource, defines: &'a [(String, String)]) -> Option<&'a str> {
+    selected_kernel(defines).filter(|k| !source.text.contains(&format!("void {k}(")))
+}
+
 /// Compiles the programs listed in `paths` (run folders or `kernels.json` files) for device
 /// `index` of each backend listed there (or only `backends`). With `any_device`, programs
 /// compiled for another device of the same backend are compiled for this one too.
@@ -90,8 +95,8 @@ pub fn precompile(
         let mut seen = BTreeSet::new();
         for r in requests.iter().filter(|r| r.backend == backend && (any_device || r.device == done.device)) {
             match sources.iter().find(|s| s.file == r.file) {
-                Some(s) if selected_kernel(&r.defines).is_some_and(|k| !s.text.contains(&format!("void {k}("))) => {
-                    let what = format!("{}: {}", r.file, selected_kernel(&r.defines).unwrap_or_default());
+                Some(s) if stale_kernel(s, &r.defines).is_some() => {
+                    let what = format!("{}: {}", r.file, stale_kernel(s, &r.defines).unwrap_or_default());
                     if !done.stale.contains(&what) {
                         done.stale.push(what);
                     }

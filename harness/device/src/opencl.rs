@@ -216,14 +216,11 @@ impl Device for OpenClDevice {
             Ok(c) => cached_program(c, device, info, source, defines).map(|(_, compiled)| compiled),
             Err(code) => Err(api("clCreateContext")(ClError(*code))),
         };
-        // NVIDIA's OpenCL precompile crashed (H200, driver 580): with 16 threads ("corrupted
-        // double-linked list"), with a context per thread, and one program at a time too. The
-        // cause found on 2026-11-23: stale manifest entries selecting a kernel no longer in its
-        // file, i.e. programs without a kernel, on which NVIDIA's compiler segfaults (the 16th
-        // program of an older run's list; a current list compiles). `precompile` now skips
-        // those. NVIDIA still builds one program at a time here (parallel builds not re-tried
-        // since); other drivers (PoCL) build on every core, each worker in a context of its own.
-        // The binaries go to the disk cache, which every context of the device reads.
+        // NVIDIA's OpenCL compiler segfaults on a program without a kernel (H200, driver 580):
+        // the precompile crashes came from stale list entries, which `precompile` now skips.
+        // NVIDIA still builds one program at a time (parallel builds not re-tried since); other
+        // drivers (PoCL) build on every core, each worker in a context of its own. The binaries
+        // go to the disk cache, which every context of the device reads.
         if !compiles_in_parallel(&info.platform) {
             let context = Context::from_device(device).map_err(|e| e.0);
             return jobs.iter().map(|job| build(&context, job)).collect();

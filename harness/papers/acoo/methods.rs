@@ -232,7 +232,6 @@ pub(crate) fn run_device<T: Real>(
                 dev,
                 &defines,
             )?;
-            drop(vendor);
             Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: None })
         }
         Method::EbeV1 | Method::EbeV2 => {

@@ -46,6 +46,12 @@ fn find(r: &Rows, key: &str, method: &str, metric: &str, triangles: f64) -> Opti
     (0..r.key.len()).find(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == metric && r.triangles[i] == triangles)
 }
 
+/// Seconds per CG iteration of `method` at `triangles`: its solve stage over its iterations.
+fn per_iteration(r: &Rows, key: &str, method: &str, triangles: f64) -> Option<f64> {
+    let (solve, total) = (find(r, key, method, "solve", triangles)?, find(r, key, method, "total", triangles)?);
+    Some(r.time[solve] / r.iterations[total])
+}
+
 pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame) -> Result<Vec<ReportItem>, ReportError> {
     let r = read(df)?;
     let mut keys: Vec<String> = r.key.clone();
@@ -71,22 +77,18 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
     let mut rows = Vec::new();
     for key in keys {
         let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
+        // Speed-ups over the vendor-library CG of the same device, backend and precision.
+        let peer = Method::CusparseCg.as_str();
+        let (peer_iteration, peer_total) = (per_iteration(r, key, peer, top), find(r, key, peer, "total", top).map(|i| r.time[i]));
         for m in Method::ALL {
             let Some(total) = find(r, key, m.as_str(), "total", top) else { continue };
             let ms = |metric: &str| find(r, key, m.as_str(), metric, top).map(|i| fmt_num(r.time[i] * 1e3)).unwrap_or_else(|| "-".into());
             let solve = find(r, key, m.as_str(), "solve", top).map(|i| r.time[i]).unwrap_or(f64::NAN);
             let it = r.iterations[total];
-            // Speed-ups over the vendor-library CG of the same device, backend and precision.
-            let per_iteration = |m: &str| {
-                let (s, t) = (find(r, key, m, "solve", top)?, find(r, key, m, "total", top)?);
-                Some(r.time[s] / r.iterations[t])
-            };
-            let peer = Method::CusparseCg.as_str();
             let over_peer = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
                 (Some(a), Some(b)) if m != Method::CusparseCg => format!("{:.2}x", b / a),
                 _ => "-".into(),
             };
-            let peer_total = find(r, key, peer, "total", top).map(|i| r.time[i]);
             let with_coloring = r.time[total] + if r.coloring[total].is_finite() { r.coloring[total] } else { 0.0 };
             let mut row = vec![key.clone(), m.as_str().to_string(), fmt_num(top)];
             row.extend(STAGES.iter().map(|s| ms(s)));
@@ -96,7 +98,7 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
                 fmt_num(solve / it * 1e6),
                 fmt_num(r.bytes_per_element[total]),
                 m.paper_bytes_per_element().map(fmt_num).unwrap_or_else(|| "-".into()),
-                over_peer(per_iteration(m.as_str()), per_iteration(peer)),
+                over_peer(per_iteration(r, key, m.as_str(), top), peer_iteration),
                 over_peer(Some(r.time[total]), peer_total),
             ]);
             rows.push(row);
@@ -267,7 +269,7 @@ fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
             let best = |y: &dyn Fn(usize) -> Option<f64>| {
                 ours.iter().filter_map(|&m| at(m).and_then(y).map(|v| (v, m.as_str()))).min_by(|a, b| a.0.total_cmp(&b.0))
             };
-            let it_of = |i: usize| find(r, key, &r.method[i], "solve", top).map(|s| r.time[s] / r.iterations[i]);
+            let it_of = |i: usize| per_iteration(r, key, &r.method[i], top);
             let peer_it = it_of(peer);
             if let (Some((b, name)), Some(p)) = (best(&it_of), peer_it) {
                 rows.push(vec![
@@ -324,21 +326,17 @@ mod tests {
     /// Warm rows at one size: (method, metric, seconds), 100 CG iterations each.
     fn rows(rows: &[(&str, &str, f64)]) -> Rows {
         let n = rows.len();
-        let s = |name: &str, v: Vec<String>| Column::new(name.into(), v);
-        let f = |name: &str, v: Vec<f64>| Column::new(name.into(), v);
-        let cols = vec![
-            s("device", vec!["GPU".into(); n]),
-            s("backend", vec!["cuda".into(); n]),
-            s("precision", vec!["f64".into(); n]),
-            s("status", vec!["ok".into(); n]),
-            s("mode", vec!["warm".into(); n]),
-            s("method", rows.iter().map(|r| r.0.to_string()).collect()),
-            s("metric", rows.iter().map(|r| r.1.to_string()).collect()),
-            f("time_median_s", rows.iter().map(|r| r.2).collect()),
-            f("triangles", vec![1e6; n]),
-            f("iterations", vec![100.0; n]),
+        let strs = vec![
+            ("device", vec!["GPU".into(); n]),
+            ("backend", vec!["cuda".into(); n]),
+            ("precision", vec!["f64".into(); n]),
+            ("status", vec!["ok".into(); n]),
+            ("mode", vec!["warm".into(); n]),
+            ("method", rows.iter().map(|r| r.0.to_string()).collect()),
+            ("metric", rows.iter().map(|r| r.1.to_string()).collect()),
         ];
-        read(&DataFrame::new(n, cols).unwrap()).unwrap()
+        let nums = vec![("time_median_s", rows.iter().map(|r| r.2).collect()), ("triangles", vec![1e6; n]), ("iterations", vec![100.0; n])];
+        read(&frame::of_columns(n, strs, nums).unwrap()).unwrap()
     }
 
     #[test]

@@ -282,25 +282,23 @@ mod tests {
     /// Rows of one GPU group: (method, order, status, time in ms).
     fn frame(rows: &[(&str, i64, &str, f64)]) -> LazyFrame {
         let n = rows.len();
-        let s = |name: &str, v: Vec<String>| Column::new(name.into(), v);
-        let f = |name: &str, v: Vec<f64>| Column::new(name.into(), v);
-        let cols = vec![
-            s("device", vec!["GPU".into(); n]),
-            s("backend", vec!["cuda".into(); n]),
-            s("precision", vec!["f32".into(); n]),
-            s("method", rows.iter().map(|r| r.0.to_string()).collect()),
-            s("status", rows.iter().map(|r| r.2.to_string()).collect()),
-            s(
-                "reason",
-                rows.iter().map(|r| if r.2 == "ok" { String::new() } else { "no partition fits the shared memory".into() }).collect(),
-            ),
-            s("mode", vec!["warm".into(); n]),
-            f("level", vec![4.0; n]),
-            f("order", rows.iter().map(|r| r.1 as f64).collect()),
-            f("time_median_s", rows.iter().map(|r| if r.2 == "ok" { r.3 * 1e-3 } else { f64::NAN }).collect()),
-            f("bandwidth_gbs", vec![f64::NAN; n]),
+        let reason = |r: &(&str, i64, &str, f64)| if r.2 == "ok" { String::new() } else { "no partition fits the shared memory".into() };
+        let strs = vec![
+            ("device", vec!["GPU".into(); n]),
+            ("backend", vec!["cuda".into(); n]),
+            ("precision", vec!["f32".into(); n]),
+            ("method", rows.iter().map(|r| r.0.to_string()).collect()),
+            ("status", rows.iter().map(|r| r.2.to_string()).collect()),
+            ("reason", rows.iter().map(reason).collect()),
+            ("mode", vec!["warm".into(); n]),
         ];
-        let df = DataFrame::new(n, cols).unwrap();
+        let nums = vec![
+            ("level", vec![4.0; n]),
+            ("order", rows.iter().map(|r| r.1 as f64).collect()),
+            ("time_median_s", rows.iter().map(|r| if r.2 == "ok" { r.3 * 1e-3 } else { f64::NAN }).collect()),
+            ("bandwidth_gbs", vec![f64::NAN; n]),
+        ];
+        let df = crate::report::frame::of_columns(n, strs, nums).unwrap();
         crate::cecka::report::rows(&df).unwrap()
     }
 

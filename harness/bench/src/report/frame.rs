@@ -105,6 +105,16 @@ pub fn with_strs(mut df: DataFrame, column: &str, values: Vec<String>) -> Result
     Ok(df)
 }
 
+/// A frame of `rows` rows from string and number columns (how reports' unit tests build rows).
+pub fn of_columns(rows: usize, strs: Vec<(&str, Vec<String>)>, nums: Vec<(&str, Vec<f64>)>) -> Result<DataFrame, ReportError> {
+    let columns: Vec<Column> = strs
+        .into_iter()
+        .map(|(name, v)| Column::new(name.into(), v))
+        .chain(nums.into_iter().map(|(name, v)| Column::new(name.into(), v)))
+        .collect();
+    DataFrame::new(rows, columns).map_err(|e| col_err("(new frame)", e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
