@@ -54,6 +54,21 @@ impl ModuleCache {
         Ok(fembench_device::scan::ScanKernels { blocks: get("scan_blocks")?, sums: get("scan_sums")?, add: get("scan_add")? })
     }
 
+    /// The shared duplicate-summing kernels of the COO route (`kernels/coo_sum.kern`).
+    pub fn coo_sum(
+        &mut self,
+        dev: &dyn Device,
+        precision: fembench_device::Precision,
+    ) -> Result<fembench_device::coo_sum::CooSumKernels, DeviceError> {
+        let defines = Defines::for_precision(precision);
+        let mut get = |name| self.kernel(dev, &fembench_device::kernels::COO_SUM, &defines, name);
+        Ok(fembench_device::coo_sum::CooSumKernels {
+            heads: get("coo_heads")?,
+            segsum: get("coo_segsum")?,
+            compact: get("coo_compact_rows")?,
+        })
+    }
+
     /// The word-fill kernel (`fb_fill_u32`): zeroing, poisoning, any 32-bit pattern.
     pub fn filler(&mut self, dev: &dyn Device) -> Result<Kernel, DeviceError> {
         self.kernel(dev, &fembench_device::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")

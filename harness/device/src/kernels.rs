@@ -24,6 +24,9 @@ pub const CACHE_FLUSH: KernelSource = KernelSource { file: "cache_flush.kern", t
 /// The exclusive prefix sum shared by the modules that need one (host side: [`crate::scan`]).
 pub const SCAN: KernelSource = KernelSource { file: "scan.kern", text: include_str!("../../../kernels/scan.kern") };
 
+/// Sorted COO pairs to CSR with duplicates summed (host side: [`crate::coo_sum`]).
+pub const COO_SUM: KernelSource = KernelSource { file: "coo_sum.kern", text: include_str!("../../../kernels/coo_sum.kern") };
+
 /// `-D` defines for one compilation, kept in order so compile errors can show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Defines(pub Vec<(String, String)>);

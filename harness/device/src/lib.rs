@@ -7,6 +7,7 @@
 //! reference side (each benchmark carries its own f64/rayon implementation).
 
 pub mod api;
+pub mod coo_sum;
 pub mod cpu;
 pub mod cuda;
 mod cuda_blas;

@@ -1,8 +1,7 @@
 //! What most users do (beyond the paper, CUDA only): no symbolic kernel; every element writes its
-//! 576 (row, column) pairs beside K^e, cuSPARSE sorts the pairs into CSR order, and our kernels
-//! sum the duplicates: head flags, the shared exclusive scan (each run's CSR index), a segmented
-//! sum gathering the values from K^e through cuSPARSE's permutation, and the row offsets mapped
-//! onto the summed entries. Stages: elements, triplets, sort (cuSPARSE), sum (ours).
+//! 576 (row, column) pairs beside K^e, cuSPARSE sorts the pairs into CSR order, and the shared
+//! kernels of `coo_sum` sum the duplicates (gathering the values from K^e through cuSPARSE's
+//! permutation). Stages: elements, triplets, sort (cuSPARSE), sum (ours).
 
 use super::formats::{self, Check};
 use super::gpu::{stages_of, DeviceRun, Elements, SANFUI};
@@ -10,7 +9,7 @@ use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::scan::{exclusive_scan, scan_sums_len};
+use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
 use crate::device::{Arg, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode};
@@ -29,20 +28,21 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
     let defines = Defines::for_precision(T::PRECISION);
     let el = Elements::new::<T>(ctx, dev, prep, &defines, false)?;
     let lib = dev.sparse()?;
-    let (row, col, perm, head, slot) =
-        (dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * (pairs + 1))?);
-    let (row_ptr_dup, sums) = (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * scan_sums_len(pairs + 1))?);
+    let (row, col, perm, row_ptr_dup) = (dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * (rows + 1))?);
+    let scratch = CooSumScratch::new(dev, pairs)?;
     let (out_ptr, out_col, out_val) = (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * nnz)?, dev.alloc(s * nnz)?);
     let sort = lib.coo_sort_to_csr(rows, rows, pairs, &row, &col, &perm, &row_ptr_dup)?;
     let bytes = el.bytes
-        + 4 * (5 * pairs + 1)
+        + 4 * 3 * pairs
         + 4 * (rows + 1)
-        + 4 * scan_sums_len(pairs + 1)
+        + CooSumScratch::bytes(pairs)
         + formats::storage_bytes(Format::Csr, nb, s)
         + sort.workspace_bytes();
     let mut k = |name| ctx.modules.kernel(dev, &SANFUI, &defines, name);
-    let (triplets, heads, segsum, compact) = (k("sanfui_triplets")?, k("sanfui_heads")?, k("sanfui_segsum")?, k("sanfui_compact_rows")?);
-    let scan = ctx.modules.scan(dev)?;
+    let triplets = k("sanfui_triplets")?;
+    let (scan, sum) = (ctx.modules.scan(dev)?, ctx.modules.coo_sum(dev, T::PRECISION)?);
+    let coo = SortedCoo { rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup, vals: &el.ke };
+    let out = CsrOut { row_ptr: &out_ptr, col: &out_col, val: &out_val };
     let cover = |n: usize| Launch::cover(n.max(1), 256);
     let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
         timed("elements", &mut || el.launch(dev))?;
@@ -50,29 +50,14 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
             dev.launch(&triplets, cover(pairs), &[Arg::Buf(&el.conn), Arg::Buf(&row), Arg::Buf(&col), Arg::I64(ne as i64)])
         })?;
         timed("sort", &mut || sort.enqueue())?;
-        timed("sum", &mut || {
-            dev.launch(&heads, cover(pairs), &[Arg::Buf(&row), Arg::Buf(&col), Arg::Buf(&head), Arg::I64(pairs as i64)])?;
-            exclusive_scan(dev, &scan, &head, &slot, &sums, pairs, pairs + 1)?;
-            let args = [
-                Arg::Buf(&col),
-                Arg::Buf(&perm),
-                Arg::Buf(&el.ke),
-                Arg::Buf(&head),
-                Arg::Buf(&slot),
-                Arg::Buf(&out_col),
-                Arg::Buf(&out_val),
-                Arg::I64(pairs as i64),
-            ];
-            dev.launch(&segsum, cover(pairs), &args)?;
-            dev.launch(&compact, cover(rows + 1), &[Arg::Buf(&row_ptr_dup), Arg::Buf(&slot), Arg::Buf(&out_ptr), Arg::I64(rows as i64)])
-        })
+        timed("sum", &mut || sum_duplicates(dev, &sum, &scan, &scratch, &coo, &out))
     };
     // cuSPARSE's sorts wait on the stream inside (seen on an H200: a gated region deadlocks),
     // so the sort stage is timed with an open gate: its host gaps count, as for a user.
     let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(Method::CooCusparse), "sort", |pass| -> Result<(), CaseError> {
         Ok(body(&mut |name, f| if name == "sort" { pass.device_open(dev, name, f) } else { pass.device(dev, name, f) })?)
     })?;
-    for b in [&el.ke, &row, &col, &perm, &head, &slot, &row_ptr_dup, &out_ptr, &out_col, &out_val] {
+    for b in [&el.ke, &row, &col, &perm, &scratch.head, &scratch.slot, &row_ptr_dup, &out_ptr, &out_col, &out_val] {
         ctx.modules.poison(dev, b)?;
     }
     body(&mut |_, f| f())?;
