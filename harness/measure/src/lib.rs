@@ -253,11 +253,22 @@ pub fn repeat<E>(policy: &MeasurePolicy, mut sample: impl FnMut(usize) -> Result
     Ok(samples)
 }
 
+/// How a timed device region holds its work: `Closed` enqueues the whole body behind a gate and
+/// then releases it ([`Device::time_events`]: no host gaps inside the region); `Open` lets the work
+/// run as it is enqueued ([`Device::time_events_open`]), for library calls that wait on the
+/// stream themselves, so host time between them counts, as it does for a user of the library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    Closed,
+    Open,
+}
+
 /// Times `body` (which enqueues device work) with device events under `policy`, in one cache mode.
 pub fn measure_device(
     dev: &dyn Device,
     policy: &MeasurePolicy,
     mode: CacheMode,
+    gate: Gate,
     flusher: Option<&CacheFlusher>,
     body: &mut dyn FnMut() -> DeviceResult<()>,
 ) -> DeviceResult<Timing> {
@@ -276,7 +287,10 @@ pub fn measure_device(
         if let Some(f) = flusher {
             f.flush(dev, i as u32)?;
         }
-        dev.time_events(body)
+        match gate {
+            Gate::Closed => dev.time_events(body),
+            Gate::Open => dev.time_events_open(body),
+        }
     })?;
     Ok(Timing { samples, timer: Timer::DeviceEvent, mode })
 }
@@ -428,7 +442,7 @@ mod tests {
             }
         }
         let policy = MeasurePolicy { warmup: 0, ..Default::default() };
-        let r = measure_device(&NoDevice, &policy, CacheMode::Cold, None, &mut || Ok(()));
+        let r = measure_device(&NoDevice, &policy, CacheMode::Cold, Gate::Closed, None, &mut || Ok(()));
         assert!(matches!(r, Err(fembench_device::DeviceError::Unsupported(m)) if m.contains("cold")));
     }
 }

@@ -189,7 +189,7 @@ pub(crate) fn run_gpu<T: Real>(
     let mut timings = Vec::new();
     let mut measure = |body: &mut dyn FnMut() -> crate::device::DeviceResult<()>| -> Result<(), CaseError> {
         for &mode in ctx.policy.modes.iter() {
-            timings.push(measure_device(dev, ctx.policy, mode, ctx.flusher, body)?);
+            timings.push(measure_device(dev, ctx.policy, mode, crate::measure::Gate::Closed, ctx.flusher, body)?);
         }
         Ok(())
     };

@@ -14,7 +14,7 @@ use super::system::{check_bounds, compare, Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
 use crate::kernels::Defines;
-use crate::measure::{measure_device, Timing};
+use crate::measure::{measure_device, Gate, Timing};
 use crate::real::Real;
 use crate::Precision;
 
@@ -46,6 +46,7 @@ pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Pre
         Family::SharedNz => run_shared_nz::<T>(ctx, problem, prep, point)?,
         Family::LocalNz => run_local_nz::<T>(ctx, problem, prep, point)?,
         Family::SharedAtomic => run_shared_atomic::<T>(ctx, problem, prep, point)?,
+        Family::Coo => super::peer::run_coo_peer::<T>(ctx, problem, prep)?,
         Family::Cpu => return Err(CaseError::Failed("a CPU method on a GPU target".into())),
     };
     let p = &prep.problem;
@@ -109,9 +110,21 @@ pub(crate) fn time_modes(
     outputs: &[&crate::device::Buffer],
     body: &mut dyn FnMut() -> crate::device::DeviceResult<()>,
 ) -> Result<Vec<Timing>, CaseError> {
+    time_modes_as(ctx, dev, Gate::Closed, outputs, body)
+}
+
+/// As [`time_modes`], with the timed region's gate chosen ([`Gate::Open`] for library calls that
+/// wait on the stream themselves).
+pub(crate) fn time_modes_as(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    gate: Gate,
+    outputs: &[&crate::device::Buffer],
+    body: &mut dyn FnMut() -> crate::device::DeviceResult<()>,
+) -> Result<Vec<Timing>, CaseError> {
     let mut timings = Vec::new();
     for &mode in ctx.policy.modes.iter() {
-        timings.push(measure_device(dev, ctx.policy, mode, ctx.flusher, body)?);
+        timings.push(measure_device(dev, ctx.policy, mode, gate, ctx.flusher, body)?);
     }
     dev.synchronize()?;
     for b in outputs {

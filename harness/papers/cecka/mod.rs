@@ -17,6 +17,8 @@
 //! - ElemAtomic (beyond the paper): one thread per element, global atomic adds into CSR slots.
 //! - SharedAtomic (beyond the paper): SharedNZ's node parts, shared-memory atomic adds into the
 //!   block's own rows through 16-bit slots, each output written once.
+//! - CooCusparse (beyond the paper, the peer, CUDA only; no dummy): the COO route of a CuPy or
+//!   SciPy user: element triplets, cuSPARSE's sort into CSR order, duplicates summed ([`peer`]).
 //!
 //! Cost models (bytes a method must move from or to global memory; `s` = size of a real,
 //! indices 4 bytes unless said): every method writes the nnz + n_free outputs once (Elem*
@@ -38,6 +40,7 @@ pub mod gpu;
 pub mod mesh;
 pub mod nz_plans;
 pub mod paper;
+pub mod peer;
 pub mod plans;
 pub mod prepared;
 pub mod report;

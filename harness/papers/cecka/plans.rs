@@ -105,7 +105,7 @@ pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &P
                 Family::SharedAtomic => sc.spawn(move |_| quietly(&|| drop(shared_atomic_plan_for(prep, problem, limit, s)))),
                 Family::LocalNz => sc.spawn(move |_| quietly(&|| drop(local_plan_for(prep, problem)))),
                 Family::Elem if m.colored() => sc.spawn(move |_| quietly(&|| drop(prep.colors(colors)))),
-                Family::Elem | Family::Cpu => {}
+                Family::Elem | Family::Cpu | Family::Coo => {}
             }
         }
     });

@@ -101,11 +101,18 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
     let mut args = JoinArgs::new(JoinType::Left);
     args.maintain_order = MaintainOrderJoin::Left;
     let keys = [col("level"), col("order")];
-    let df = frame::collect(rows.clone().filter(ok_any_mode()).join(serial, keys.clone(), keys, args))?;
+    // And with the vendor COO route's time on the same device, backend, precision, mesh and cache
+    // mode (the same run's peer).
+    let peer_keys = ["device", "backend", "precision", "level", "order", "mode"].map(col);
+    let is_peer = ok_any_mode().and(col("method").eq(lit("coo-cusparse")));
+    let peer_time = [col("time_median_s").last().alias("peer_s")];
+    let peer = rows.clone().filter(is_peer).group_by_stable(peer_keys.clone()).agg(peer_time);
+    let with_serial = rows.clone().filter(ok_any_mode()).join(serial, keys.clone(), keys, args.clone());
+    let df = frame::collect(with_serial.join(peer, peer_keys.clone(), peer_keys, args))?;
     let num = |c: &str| frame::nums(&df, c);
     let (time, serial, setup, elements) = (num("time_median_s")?, num("serial_s")?, num("setup_s")?, num("elements")?);
     let (threads, nodes, colors, order) = (num("threads")?, num("nodes")?, num("colors_used")?, num("order")?);
-    let (ci_low, ci_high, gbs) = (num("time_ci_low_s")?, num("time_ci_high_s")?, num("bandwidth_gbs")?);
+    let (ci_low, ci_high, gbs, peer) = (num("time_ci_low_s")?, num("time_ci_high_s")?, num("bandwidth_gbs")?, num("peer_s")?);
     let str = |c: &str| frame::strs(&df, c);
     let (backend, device, precision, method, mode) = (str("backend")?, str("device")?, str("precision")?, str("method")?, str("mode")?);
     let mut rows = Vec::new();
@@ -133,6 +140,7 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
             if setup[i].is_finite() { format!("{:.1}", setup[i] * 1e3) } else { "-".into() },
             speedup,
             with_setup,
+            if peer[i].is_finite() && method[i] != "coo-cusparse" { format!("{:.1}x", peer[i] / time[i]) } else { "-".into() },
         ]);
     }
     Ok(Table {
@@ -155,6 +163,7 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
             "set-up ms",
             "vs serial CPU (f64, 1 thread)",
             "vs serial CPU, set-up included",
+            "vs coo-cusparse (same run)",
         ]
         .map(String::from)
         .to_vec(),
@@ -165,6 +174,7 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
             "cache: warm (inputs may be in the L2 from the previous repetition) or cold (the L2 flushed before every repetition).".into(),
             "ms: median of the repetitions; +-%: half the width of its 95% bootstrap interval, relative to it.".into(),
             "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
+            "coo-cusparse (beyond the paper, CUDA only): the COO route of a CuPy or SciPy user, element triplets, cuSPARSE's sort into CSR order (coosortByRow, coo2csr, csrsort) and our sum of the duplicates, one timed region; 'vs coo-cusparse' is its time over the row's, same device, backend, precision, mesh and cache mode.".into(),
             "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic), checked against the dummy system.".into(),
         ],
     })

@@ -35,6 +35,9 @@ pub enum Method {
     /// atomics into the block's own rows (16-bit slots), each target written once.
     SharedAtomic,
     SharedAtomicDummy,
+    /// Beyond the paper, the peer (CUDA only): the COO route a user of CuPy or SciPy takes.
+    /// Element matrices as triplets, cuSPARSE's sort into CSR order, duplicates summed.
+    CooCusparse,
 }
 
 /// How a GPU method assembles; each has a full and a dummy variant.
@@ -46,10 +49,11 @@ pub(crate) enum Family {
     SharedNz,
     LocalNz,
     SharedAtomic,
+    Coo,
 }
 
 impl Method {
-    pub const ALL: [Method; 14] = [
+    pub const ALL: [Method; 15] = [
         Method::CpuSerial,
         Method::CpuParallel,
         Method::ElemColor,
@@ -64,6 +68,7 @@ impl Method {
         Method::ElemAtomicDummy,
         Method::SharedAtomic,
         Method::SharedAtomicDummy,
+        Method::CooCusparse,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -82,6 +87,7 @@ impl Method {
             Method::ElemAtomicDummy => "elem-atomic-dummy",
             Method::SharedAtomic => "shared-atomic",
             Method::SharedAtomicDummy => "shared-atomic-dummy",
+            Method::CooCusparse => "coo-cusparse",
         }
     }
     pub(crate) fn family(self) -> Family {
@@ -92,6 +98,7 @@ impl Method {
             Method::SharedNz | Method::SharedNzDummy => Family::SharedNz,
             Method::LocalNz | Method::LocalNzDummy => Family::LocalNz,
             Method::SharedAtomic | Method::SharedAtomicDummy => Family::SharedAtomic,
+            Method::CooCusparse => Family::Coo,
         }
     }
     pub(crate) fn on_cpu(self) -> bool {
