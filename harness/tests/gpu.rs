@@ -76,8 +76,9 @@ fn cuda_compile_error_keeps_the_log() {
 fn cecka_methods_verify_on_cuda() {
     let s = quick_on_cuda("cecka-orders.yaml");
     assert_eq!(s.rows_failed, 0);
-    // Every GPU method, full and dummy (each against its own system), at orders 1-4 in f32 and f64.
-    assert_eq!(s.rows_ok, 12 * 4 * 2);
+    // Every GPU method, full and dummy (each against its own system), and the COO/cuSPARSE peer,
+    // at orders 1-4 in f32 and f64.
+    assert_eq!(s.rows_ok, 13 * 4 * 2);
 }
 
 #[test]
@@ -86,8 +87,9 @@ fn banas_variants_verify_on_cuda() {
     let s = quick_on_cuda("banas-integration.yaml");
     assert_eq!(s.rows_failed, 0);
     // The four variants at p = 1..4 in f32 and f64, six rows each (five stages and the total),
-    // every pass checked against the f64 reference on poisoned outputs.
-    assert_eq!(s.rows_ok, 4 * 4 * 2 * 6, "{} rows ok", s.rows_ok);
+    // and the cuBLAS GEMM peer's three (bmatrix, gemm, kernel), every pass checked against the
+    // f64 reference on poisoned outputs.
+    assert_eq!(s.rows_ok, 4 * 4 * 2 * 6 + 4 * 2 * 3, "{} rows ok", s.rows_ok);
 }
 
 /// The gate: a host sleep between two launches is not counted on CUDA either, and a

@@ -43,7 +43,8 @@ fn nvrtc_compile_error_keeps_options_and_log() {
 }
 
 /// Every Banaś variant at every degree, with the defines the planner gives an H100/H200, f32 and
-/// f64: the register tiles and shared parts that only the GPU run would otherwise compile.
+/// f64: the register tiles and shared parts that only the GPU run would otherwise compile; and
+/// the cuBLAS peer's B-matrix kernel beside them.
 #[test]
 fn every_banas_plan_compiles_to_ptx() {
     if !common::nvrtc_available() {
@@ -60,6 +61,7 @@ fn every_banas_plan_compiles_to_ptx() {
                 let ptx =
                     cuda::compile_ptx(&fembench::banas::BANAS, &plan.defines(precision), "compute_90").unwrap_or_else(|e| panic!("{e}"));
                 assert!(ptx.contains(".entry banas_integrate("), "p = {p} {v:?} {precision}");
+                assert!(ptx.contains(".entry banas_bmatrix("), "the peer's kernel, p = {p} {precision}");
             }
         }
     }
@@ -72,8 +74,16 @@ fn every_cecka_kernel_compiles_for_every_order() {
     if !common::nvrtc_available() {
         return;
     }
-    let entries =
-        ["cecka_elements", "cecka_zero", "cecka_global_elements", "cecka_reduce", "cecka_shared", "cecka_local", "cecka_shared_atomic"];
+    let entries = [
+        "cecka_elements",
+        "cecka_zero",
+        "cecka_global_elements",
+        "cecka_reduce",
+        "cecka_shared",
+        "cecka_local",
+        "cecka_shared_atomic",
+        "cecka_coo_elements",
+    ];
     for order in 1..=6usize {
         let en = (order + 1) * (order + 2) / 2;
         for precision in [Precision::F32, Precision::F64] {

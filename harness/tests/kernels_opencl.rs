@@ -329,3 +329,190 @@ fn pogo_rows_match_the_oracle(experiment: &str) {
     assert_eq!(seen.len(), 5, "{seen:?}");
     assert_eq!(full.len(), 3, "{full:?}");
 }
+
+/// The shared COO-route kernels (coo_sum.kern with the shared scan): pairs sorted on the host,
+/// duplicates summed on the device, in f32 and f64, against a host sum; enough pairs that the
+/// scan spans several blocks, and rows left empty.
+#[test]
+fn coo_sum_kernels_sum_sorted_duplicates_on_opencl() {
+    use fembench::device::coo_sum::{sum_duplicates, CooSumKernels, CooSumScratch, CsrOut, SortedCoo};
+    use fembench::device::kernels::{COO_SUM, SCAN};
+    use fembench::device::scan::ScanKernels;
+    use fembench::device::DeviceExt;
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    let (rows, pairs) = (60usize, 5000usize);
+    // A fixed pseudo-random stream; every third row left empty.
+    let mut state = 12345u64;
+    let mut next = |m: usize| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % m
+    };
+    let input: Vec<(i32, i32, f64)> =
+        (0..pairs).map(|_| (3 * next(rows / 3) as i32, next(40) as i32, next(1000) as f64 / 7.0 - 50.0)).collect();
+    let mut perm: Vec<i32> = (0..pairs as i32).collect();
+    perm.sort_by_key(|&k| (input[k as usize].0, input[k as usize].1));
+    let (row, col): (Vec<i32>, Vec<i32>) = perm.iter().map(|&k| (input[k as usize].0, input[k as usize].1)).unzip();
+    let row_ptr: Vec<i32> = (0..=rows as i32).map(|r| row.partition_point(|&x| x < r) as i32).collect();
+    let mut expect: std::collections::BTreeMap<(i32, i32), f64> = Default::default();
+    for &(r, c, v) in &input {
+        *expect.entry((r, c)).or_default() += v;
+    }
+    let nnz = expect.len();
+    let scan_m = dev.compile(&SCAN, &Defines::new()).unwrap();
+    let scan = ScanKernels {
+        blocks: dev.kernel(&scan_m, "scan_blocks").unwrap(),
+        sums: dev.kernel(&scan_m, "scan_sums").unwrap(),
+        add: dev.kernel(&scan_m, "scan_add").unwrap(),
+    };
+    for precision in [fembench::Precision::F32, fembench::Precision::F64] {
+        let m = dev.compile(&COO_SUM, &Defines::for_precision(precision)).unwrap();
+        let k = CooSumKernels {
+            heads: dev.kernel(&m, "coo_heads").unwrap(),
+            segsum: dev.kernel(&m, "coo_segsum").unwrap(),
+            compact: dev.kernel(&m, "coo_compact_rows").unwrap(),
+        };
+        let vals = match precision {
+            fembench::Precision::F32 => dev.upload_slice(&input.iter().map(|p| p.2 as f32).collect::<Vec<_>>()).unwrap(),
+            fembench::Precision::F64 => dev.upload_slice(&input.iter().map(|p| p.2).collect::<Vec<_>>()).unwrap(),
+        };
+        let s = if precision == fembench::Precision::F32 { 4 } else { 8 };
+        let (row_b, col_b, perm_b, ptr_b) = (
+            dev.upload_slice(&row).unwrap(),
+            dev.upload_slice(&col).unwrap(),
+            dev.upload_slice(&perm).unwrap(),
+            dev.upload_slice(&row_ptr).unwrap(),
+        );
+        let (out_ptr, out_col, out_val) = (dev.alloc(4 * (rows + 1)).unwrap(), dev.alloc(4 * nnz).unwrap(), dev.alloc(s * nnz).unwrap());
+        let scratch = CooSumScratch::new(dev.as_ref(), pairs).unwrap();
+        let coo = SortedCoo { rows, pairs, row: &row_b, col: &col_b, perm: &perm_b, row_ptr: &ptr_b, vals: &vals };
+        sum_duplicates(dev.as_ref(), &k, &scan, &scratch, &coo, &CsrOut { row_ptr: &out_ptr, col: &out_col, val: &out_val }).unwrap();
+        dev.synchronize().unwrap();
+        let got_ptr: Vec<i32> = dev.download_vec(&out_ptr, rows + 1).unwrap();
+        let got_col: Vec<i32> = dev.download_vec(&out_col, nnz).unwrap();
+        let got: Vec<f64> = match precision {
+            fembench::Precision::F32 => dev.download_vec::<f32>(&out_val, nnz).unwrap().into_iter().map(f64::from).collect(),
+            fembench::Precision::F64 => dev.download_vec::<f64>(&out_val, nnz).unwrap(),
+        };
+        let mut at = 0;
+        for r in 0..rows as i32 {
+            assert_eq!(got_ptr[r as usize], at as i32, "{precision}: row {r} starts at {}", got_ptr[r as usize]);
+            for (&(_, c), &v) in expect.range((r, i32::MIN)..(r + 1, i32::MIN)) {
+                assert_eq!(got_col[at], c, "{precision}: entry {at}");
+                assert!((got[at] - v).abs() <= 1e-4 * (1.0 + v.abs()), "{precision}: entry {at} = {} not {v}", got[at]);
+                at += 1;
+            }
+        }
+        assert_eq!((at, got_ptr[rows] as usize), (nnz, nnz), "{precision}");
+    }
+}
+
+/// The Cecka peer's element kernel (cecka_coo_elements; the peer itself needs cuSPARSE's sort):
+/// its triplets, summed on the host, and its right-hand side equal the serial f64 system, with
+/// every pair that touches a prescribed dof in the sentinel row. Order 2, f64.
+#[test]
+fn cecka_coo_element_triplets_sum_to_the_reference_on_opencl() {
+    use fembench::cecka::system::{assemble_serial, Problem, SOURCE_F};
+    use fembench::device::{Arg, DeviceExt, Launch};
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    let p = Problem::new(1, 2);
+    let (en, ne, nf) = (p.en(), p.ne(), p.n_free);
+    let pairs = en * en * ne;
+    let conn: Vec<u32> = (0..en * ne).map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
+    let up = |v: &[f64]| dev.upload_slice(v).unwrap();
+    let (x, y, g, refs) = (up(&p.mesh.x), up(&p.mesh.y), up(&p.g), up(&p.refs.packed()));
+    let (conn_b, dof) = (dev.upload_slice(&conn).unwrap(), dev.upload_slice(&p.dof).unwrap());
+    let (ke, row, col, rhs) =
+        (dev.alloc(8 * pairs).unwrap(), dev.alloc(4 * pairs).unwrap(), dev.alloc(4 * pairs).unwrap(), up(&vec![0.0; nf]));
+    let m = dev.compile(&fembench::cecka::CECKA, &Defines::for_precision(fembench::Precision::F64).with("EN", en)).unwrap();
+    let k = dev.kernel(&m, "cecka_coo_elements").unwrap();
+    let args = [
+        Arg::Buf(&x),
+        Arg::Buf(&y),
+        Arg::Buf(&conn_b),
+        Arg::Buf(&dof),
+        Arg::Buf(&g),
+        Arg::Buf(&refs),
+        Arg::Buf(&ke),
+        Arg::Buf(&row),
+        Arg::Buf(&col),
+        Arg::Buf(&rhs),
+        Arg::real(fembench::Precision::F64, SOURCE_F),
+        Arg::I32(ne as i32),
+        Arg::I32(nf as i32),
+    ];
+    dev.launch(&k, Launch::cover(ne, 128), &args).unwrap();
+    dev.synchronize().unwrap();
+    let (v, r, c): (Vec<f64>, Vec<i32>, Vec<i32>) =
+        (dev.download_vec(&ke, pairs).unwrap(), dev.download_vec(&row, pairs).unwrap(), dev.download_vec(&col, pairs).unwrap());
+    let reference = assemble_serial(&p);
+    let mut sums = vec![0.0; p.nnz()];
+    let mut sentinel = 0;
+    for t in 0..pairs {
+        if r[t] == nf as i32 || c[t] == nf as i32 {
+            assert_eq!((r[t], c[t]), (nf as i32, nf as i32), "pair {t}: half a sentinel");
+            sentinel += 1;
+            continue;
+        }
+        let row = r[t] as usize;
+        let (lo, hi) = (p.row_ptr[row] as usize, p.row_ptr[row + 1] as usize);
+        let at = lo + p.col[lo..hi].iter().position(|&cc| cc as i32 == c[t]).unwrap_or_else(|| panic!("pair {t} not in the pattern"));
+        sums[at] += v[t];
+    }
+    assert!(sentinel > 0, "the plate has prescribed dofs");
+    let scale = reference.vals.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    for (k, (a, b)) in sums.iter().zip(&reference.vals).enumerate() {
+        assert!((a - b).abs() <= 1e-12 * scale, "entry {k}: {a} against {b}");
+    }
+    let got_rhs: Vec<f64> = dev.download_vec(&rhs, nf).unwrap();
+    let rscale = reference.rhs.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    for (k, (a, b)) in got_rhs.iter().zip(&reference.rhs).enumerate() {
+        assert!((a - b).abs() <= 1e-12 * rscale, "rhs {k}: {a} against {b}");
+    }
+}
+
+/// The Banaś peer's first step (banas_bmatrix; the GEMM itself is cuBLAS): B and w |det J| D B on
+/// PoCL, multiplied on the host as B^T E, equal Algorithm 2's f64 element matrices. p = 2, f64.
+#[test]
+fn banas_bmatrix_gives_the_element_matrices_on_opencl() {
+    use fembench::banas::elasticity::{element_matrices, PrismMesh};
+    use fembench::banas::prism::{jacobian_terms, Reference};
+    use fembench::device::{Arg, DeviceExt, Launch};
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    let (re, mesh) = (Reference::new(2).unwrap(), PrismMesh::with_elements(3));
+    let (nsh, nq, ne) = (re.nsh, re.nq(), mesh.len());
+    let (k, n) = (6 * nq, 3 * nsh);
+    let jt: Vec<f64> = (0..ne)
+        .flat_map(|e| {
+            let x = mesh.element_vertices(e);
+            re.quad.iter().flat_map(move |pt| jacobian_terms(&x, pt))
+        })
+        .collect();
+    let lame: Vec<f64> = (0..ne).flat_map(|e| <[f64; 2]>::from(mesh.lame(e))).collect();
+    let (dphi, jt_b, lame_b) = (dev.upload_slice(&re.dphi).unwrap(), dev.upload_slice(&jt).unwrap(), dev.upload_slice(&lame).unwrap());
+    let (bm, em) = (dev.alloc(8 * k * n * ne).unwrap(), dev.alloc(8 * k * n * ne).unwrap());
+    let defines = Defines::for_precision(fembench::Precision::F64)
+        .with("NSH", nsh)
+        .with("NQ", nq)
+        .with("FB_SELECT", 1)
+        .with("FB_ONLY_banas_bmatrix", 1);
+    let m = dev.compile(&fembench::banas::BANAS, &defines).unwrap();
+    let kernel = dev.kernel(&m, "banas_bmatrix").unwrap();
+    let args = [Arg::Buf(&dphi), Arg::Buf(&jt_b), Arg::Buf(&lame_b), Arg::Buf(&bm), Arg::Buf(&em), Arg::I32(ne as i32)];
+    dev.launch(&kernel, Launch::cover(ne * n * k, 256), &args).unwrap();
+    dev.synchronize().unwrap();
+    let (b, e): (Vec<f64>, Vec<f64>) = (dev.download_vec(&bm, k * n * ne).unwrap(), dev.download_vec(&em, k * n * ne).unwrap());
+    let want = element_matrices(&re, &mesh, &(0..ne).collect::<Vec<_>>());
+    for el in 0..ne {
+        let (b, e, want) = (&b[el * k * n..], &e[el * k * n..], &want[el * n * n..(el + 1) * n * n]);
+        let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for c1 in 0..n {
+            for c2 in 0..n {
+                let got: f64 = (0..k).map(|r| b[c1 * k + r] * e[c2 * k + r]).sum();
+                assert!((got - want[c1 * n + c2]).abs() <= 1e-11 * scale, "element {el} ({c1}, {c2}): {got} against {}", want[c1 * n + c2]);
+            }
+        }
+    }
+}

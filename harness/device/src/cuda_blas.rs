@@ -1,7 +1,8 @@
 //! cuBLAS through cudarc's binding (loaded at run time, like cuSPARSE): the level-1 calls a
 //! conjugate gradient written with the vendor libraries makes. The handle is bound to the
 //! device's one stream and keeps cuBLAS' default host pointer mode, so `dot` returns its result
-//! to the host and waits for it, as in NVIDIA's own CG sample: the round trip a user pays.
+//! to the host and waits for it, as in NVIDIA's own CG sample: the round trip a user pays. Its
+//! math mode is set to the default, so FP32 GEMMs do not use TF32 tensor cores.
 
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -48,6 +49,7 @@ impl CuBlas {
         unsafe {
             status("cublasSetStream", bl::cublasSetStream_v2(handle, stream.cu_stream() as bl::cudaStream_t))?;
             status("cublasSetPointerMode", bl::cublasSetPointerMode_v2(handle, bl::cublasPointerMode_t::CUBLAS_POINTER_MODE_HOST))?;
+            status("cublasSetMathMode", bl::cublasSetMathMode(handle, bl::cublasMath_t::CUBLAS_DEFAULT_MATH))?;
             status("cublasGetVersion", bl::cublasGetVersion_v2(handle, &mut version))?;
         }
         Ok(Self { handle, ctx: ctx.clone(), stream: stream.clone(), version, gated })
@@ -132,6 +134,38 @@ impl VendorBlas for CuBlas {
                     status("cublasSscal", bl::cublasSscal_v2(self.handle, len, &a, px as *mut f32, 1))
                 }
             }
+        }
+    }
+
+    fn gemm_tn_batched(
+        &self,
+        precision: Precision,
+        k: usize,
+        n: usize,
+        batch: usize,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+    ) -> DeviceResult<()> {
+        let (kn, nn) = (k * n, n * n);
+        let (pa, pb, pc) = (self.ptr(a, kn * batch, precision)?, self.ptr(b, kn * batch, precision)?, self.ptr(c, nn * batch, precision)?);
+        let (ki, ni, bi) = (Self::n(k)?, Self::n(n)?, Self::n(batch)?);
+        let (t, no) = (bl::cublasOperation_t::CUBLAS_OP_T, bl::cublasOperation_t::CUBLAS_OP_N);
+        // One call per precision, the same arguments: A^T (op T, k x n, lda k) times B (k x n, ldb k)
+        // into C (n x n, ldc n), alpha 1 and beta 0 read from the host.
+        macro_rules! gemm {
+            ($call:ident, $t:ty) => {{
+                let (one, zero): ($t, $t) = (1.0, 0.0);
+                let (a, b, c) = (pa as *const $t, pb as *const $t, pc as *mut $t);
+                let (sk, sn) = (kn as i64, nn as i64);
+                // SAFETY: the three buffers hold `batch` matrices of these shapes (checked above).
+                let s = unsafe { bl::$call(self.handle, t, no, ni, ni, ki, &one, a, ki, sk, b, ki, sk, &zero, c, ni, sn, bi) };
+                status(stringify!($call), s)
+            }};
+        }
+        match precision {
+            Precision::F64 => gemm!(cublasDgemmStridedBatched, f64),
+            Precision::F32 => gemm!(cublasSgemmStridedBatched, f32),
         }
     }
 

@@ -83,4 +83,19 @@ pub trait VendorBlas {
     fn scal(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer) -> DeviceResult<()>;
     /// y = x.
     fn copy(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
+    /// C_b = A_b^T B_b for b < `batch`: A_b and B_b are `k` x `n` column-major, one after the
+    /// other (stride k n), C_b is `n` x `n` column-major (stride n n). A strided-batched GEMM
+    /// (cuBLAS: `cublas[SD]gemmStridedBatched`, default math mode: FP32 without TF32). It only
+    /// enqueues, so it may sit inside a timed region.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_tn_batched(
+        &self,
+        precision: Precision,
+        k: usize,
+        n: usize,
+        batch: usize,
+        a: &Buffer,
+        b: &Buffer,
+        c: &Buffer,
+    ) -> DeviceResult<()>;
 }

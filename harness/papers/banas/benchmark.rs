@@ -38,10 +38,10 @@ const STAGE_CLOCKS: [(&str, Timer); 5] = [
 
 /// A mesh, its reference data and the f64 matrices of the elements checked, shared by the
 /// cases of one (degree, elements).
-struct Prepared {
-    re: Reference,
-    mesh: PrismMesh,
-    checked: Vec<usize>,
+pub(crate) struct Prepared {
+    pub(crate) re: Reference,
+    pub(crate) mesh: PrismMesh,
+    pub(crate) checked: Vec<usize>,
     expected: OnceLock<Vec<f64>>,
 }
 
@@ -54,7 +54,7 @@ impl Prepared {
 /// Every degree's problem of a sweep (small beside the device arrays).
 static CACHE: ProblemCache<(u32, usize), Prepared> = ProblemCache::new(16);
 
-fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
+pub(crate) fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
     // Meshes of another degree are not needed again: sweeps run degree by degree.
     CACHE.retain(|k| k.0 == degree);
     CACHE.get_or_build((degree, elements), || {
@@ -115,14 +115,25 @@ impl Benchmark for BanasIntegration {
     /// The f64 CPU reference runs on the cpu backend; the four GPU variants on CUDA and OpenCL in
     /// f32 and f64.
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
-        match backend {
-            Backend::Cpu => point.method.variant().is_none() && precision == Precision::F64,
+        match (backend, point.method) {
+            (Backend::Cuda, Method::CublasGemm) => true,
+            (_, Method::CublasGemm) => false,
+            (Backend::Cpu, _) => point.method.variant().is_none() && precision == Precision::F64,
             _ => point.method.variant().is_some(),
         }
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         match (point.method.variant(), &ctx.target, ctx.precision) {
+            (None, Target::Gpu(dev), Precision::F32) if point.method == Method::CublasGemm => {
+                super::peer::run_gemm_peer::<f32>(ctx, *dev, problem, point)
+            }
+            (None, Target::Gpu(dev), Precision::F64) if point.method == Method::CublasGemm => {
+                super::peer::run_gemm_peer::<f64>(ctx, *dev, problem, point)
+            }
+            (None, Target::Cpu, _) if point.method == Method::CublasGemm => {
+                Err(CaseError::Skipped("cublas-gemm runs on the cuda backend".into()))
+            }
             (None, Target::Cpu, Precision::F64) => run_cpu(ctx, problem, point),
             (None, Target::Cpu, Precision::F32) => Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into())),
             (None, Target::Gpu(_), _) => Err(CaseError::Skipped("cpu-reference runs on the cpu backend".into())),
@@ -186,14 +197,14 @@ fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<M
 
 /// Lengths (in reals) of the four input arrays of a launch: derivatives, quadrature, the
 /// per-element geometry (six vertices for JAC, Jacobian terms of every point for NOJAC), Lamé.
-fn input_lengths(prep: &Prepared, jac: bool) -> [usize; 4] {
+pub(crate) fn input_lengths(prep: &Prepared, jac: bool) -> [usize; 4] {
     let (nq, ne) = (prep.re.nq(), prep.mesh.len());
     [prep.re.dphi.len(), 4 * nq, if jac { 18 * ne } else { 10 * nq * ne }, 2 * ne]
 }
 
 /// The "input data preparation" stage: the host arrays of one launch, written into the
 /// (pinned) host buffers the upload reads from.
-fn prepare_inputs<T: Real>(prep: &Prepared, jac: bool, host: &mut [HostBuffer]) {
+pub(crate) fn prepare_inputs<T: Real>(prep: &Prepared, jac: bool, host: &mut [HostBuffer]) {
     let re = &prep.re;
     let mesh = &prep.mesh;
     let [dphi, quad, per_element, lame] = host else { unreachable!("four input buffers") };
@@ -228,7 +239,7 @@ fn prepare_inputs<T: Real>(prep: &Prepared, jac: bool, host: &mut [HostBuffer]) 
 
 /// One pass's check: the checked elements against the f64 reference (largest relative Frobenius
 /// error), and NaN anywhere in the whole output (left of the poison: an element not written).
-fn check_pass<T: Real>(out: &[T], prep: &Prepared, size: usize) -> f64 {
+pub(crate) fn check_pass<T: Real>(out: &[T], prep: &Prepared, size: usize) -> f64 {
     if out.par_iter().any(|v| v.to_f64().is_nan()) {
         return f64::NAN;
     }
@@ -377,15 +388,19 @@ fn run_gpu<T: Real>(
         }
         out.push(Measured::verified("total", staged.total, worst, tolerance).flops(executed_flops).paper_flops(paper_flops));
     }
-    Ok(out
-        .into_iter()
+    Ok(with_extras(out, &extras))
+}
+
+/// Every row of a case with the case's extra columns.
+pub(crate) fn with_extras(rows: Vec<Measured>, extras: &[(&'static str, f64)]) -> Vec<Measured> {
+    rows.into_iter()
         .map(|mut m| {
-            for (k, v) in extras {
+            for &(k, v) in extras {
                 m = m.extra(k, v);
             }
             m
         })
-        .collect())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------

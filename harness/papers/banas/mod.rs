@@ -9,7 +9,8 @@
 //! Here: the reference prism, its shape functions and quadrature ([`prism`]), the model problem,
 //! the mesh and the f64 CPU reference, Algorithm 2 ([`elasticity`]), the host-side plan from the
 //! device's limits, Tables 3/4 ([`plan`]), and the staged runs and reports ([`benchmark`]).
-//! Kernel: `kernels/banas.kern`, one source, the variants by `-D` defines.
+//! Kernel: `kernels/banas.kern`, one source, the variants by `-D` defines. The peer ([`peer`],
+//! beyond the paper, CUDA only): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM.
 //!
 //! Cost model: flops are the paper's count (63 per 3x3 block update per quadrature point plus
 //! 20 per shape function per point for the derivatives in physical coordinates), for the
@@ -21,6 +22,7 @@ pub mod benchmark;
 pub mod claims;
 pub mod elasticity;
 pub mod paper;
+pub mod peer;
 pub mod plan;
 pub mod prism;
 pub mod report;

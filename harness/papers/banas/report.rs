@@ -295,6 +295,9 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
             let Some((v, k)) = best else { continue };
             let total = r.find(&g, v, "total", d).filter(|&i| r.ok(i)).map(|i| r.us(i));
             let cpu = r.cpu(d).map(|i| r.us(i));
+            // The same run's peer on the same device, precision and cache mode.
+            let peer = |metric: &str| r.find(&g, "cublas-gemm", metric, d).filter(|&i| r.ok(i));
+            let (gemm, b_gemm) = (peer("gemm"), peer("kernel"));
             let paper_best =
                 PAPER_GTX580.iter().filter_map(|(pv, _, _, gf)| paper_at(gf, d).map(|x| (*pv, x))).max_by(|a, b| a.1.total_cmp(&b.1));
             rows.push(vec![
@@ -311,6 +314,9 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
                 cell(cpu),
                 cell(cpu.map(|c| c / r.us(k))),
                 cell(cpu.zip(total).map(|(c, t)| c / t)),
+                cell(gemm.map(|i| r.paper_gflops[i])),
+                cell(gemm.map(|i| r.time[i] / r.time[k])),
+                cell(b_gemm.map(|i| r.time[i] / r.time[k])),
                 paper_best.map(|(pv, x)| format!("{pv} {x:.0} ({:.0}%)", 100.0 * x / PAPER_PEAK_GTX580)).unwrap_or_else(|| "-".into()),
             ]);
         }
@@ -332,6 +338,9 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
             "cpu us/element",
             "kernel vs cpu",
             "total vs cpu",
+            "cublas-gemm GFLOP/s (GEMM only, paper's count)",
+            "best vs cublas-gemm (GEMM only)",
+            "best vs cublas-gemm (B + GEMM)",
             "paper GTX580 best (% of 1581)",
         ]
         .map(String::from)
@@ -340,6 +349,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
         notes: vec![
             "Best: the shortest kernel time. Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
             "kernel vs cpu: the GPU kernel alone (f32 or f64, as the row) against the f64 CPU reference, rayon-parallel over elements on every core of the host the run was on, its output allocated once outside the timer; total vs cpu: every stage of the GPU pass (prepare, allocate, upload, kernel, download).".into(),
+            "cublas-gemm (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements (FP32 without TF32, or f64), B and w D B from our kernel; 'vs' columns are its time over the best variant's kernel time (above 1: the variant is faster), GEMM alone and with B computed.".into(),
         ],
     }
 }
@@ -396,6 +406,16 @@ pub(crate) fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
                 .collect();
             if !pts.is_empty() {
                 series.push(Series { label: v.to_string(), points: pts, reference: false });
+            }
+        }
+        for (metric, label) in [("gemm", "cublas-gemm (GEMM only)"), ("kernel", "cublas-gemm (B + GEMM)")] {
+            let pts: Vec<(f64, f64)> = r
+                .degrees()
+                .into_iter()
+                .filter_map(|d| r.find(&g, "cublas-gemm", metric, d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.paper_gflops[i])))
+                .collect();
+            if !pts.is_empty() {
+                series.push(Series { label: label.into(), points: pts, reference: false });
             }
         }
         let cpu: Vec<(f64, f64)> = r.degrees().into_iter().filter_map(|d| r.cpu(d).map(|i| (d as f64, r.paper_gflops[i]))).collect();

@@ -15,18 +15,22 @@ pub enum Method {
     RegNojac,
     ShmJac,
     ShmNojac,
+    /// Beyond the paper, the peer (CUDA only): A^e = B^T (w D B) as one cuBLAS strided-batched
+    /// GEMM, B computed by our kernel (what a user of cuBLAS or torch writes).
+    CublasGemm,
 }
 
 impl Method {
     pub fn as_str(self) -> &'static str {
-        match self.variant() {
-            Some(v) => v.as_str(),
-            None => "cpu-reference",
+        match (self, self.variant()) {
+            (_, Some(v)) => v.as_str(),
+            (Method::CublasGemm, None) => "cublas-gemm",
+            _ => "cpu-reference",
         }
     }
     pub(crate) fn variant(self) -> Option<Variant> {
         match self {
-            Method::CpuReference => None,
+            Method::CpuReference | Method::CublasGemm => None,
             Method::RegJac => Some(Variant::RegJac),
             Method::RegNojac => Some(Variant::RegNojac),
             Method::ShmJac => Some(Variant::ShmJac),
