@@ -21,6 +21,7 @@
 pub mod benchmark;
 pub mod claims;
 pub mod elasticity;
+pub mod inputs;
 pub mod paper;
 pub mod peer;
 pub mod plan;

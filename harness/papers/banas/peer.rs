@@ -8,8 +8,8 @@
 //! that compares with a variant's kernel). The inputs are uploaded once, outside the timers;
 //! every pass poisons B, E and A, and A is downloaded and checked after every pass.
 
-use super::benchmark::{check_pass, input_lengths, prepare_inputs, prepared, with_extras};
 use super::elasticity::{element_dofs, element_flops};
+use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras};
 use super::plan::{Plan, Tuning, Variant, BANAS};
 use super::spec::{Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured};

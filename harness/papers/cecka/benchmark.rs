@@ -4,7 +4,8 @@
 use polars::prelude::DataFrame;
 
 use super::cost::*;
-use super::gpu::*;
+use super::dispatch::run_gpu;
+use super::gpu::CECKA;
 use super::prepared::*;
 use super::report::*;
 use super::spec::*;

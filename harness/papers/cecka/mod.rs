@@ -35,6 +35,7 @@
 pub mod benchmark;
 pub mod claims;
 pub mod cost;
+pub mod dispatch;
 pub mod export;
 pub mod gpu;
 pub mod mesh;
