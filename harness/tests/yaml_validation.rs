@@ -252,3 +252,11 @@ fn the_command_line_takes_several_files() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("ok ")).count(), 2);
 }
+
+#[test]
+fn an_f32_tolerance_out_of_range_is_refused_at_its_line() {
+    let (_d, path) = variant_of("acoo-capacitor.yaml", "  f32:", "  f32: {tolerance: 2.0, max_error: 1.0e-3}");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "tolerance: 2.0")), "{e}");
+    assert!(e.message.contains("problem.f32.tolerance must be in (0, 1)"), "{e}");
+}

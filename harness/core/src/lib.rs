@@ -25,6 +25,13 @@ impl Precision {
             Precision::F64 => "f64",
         }
     }
+    /// The unit roundoff u (half the machine epsilon) of round-to-nearest arithmetic.
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Precision::F32 => f32::EPSILON as f64 / 2.0,
+            Precision::F64 => f64::EPSILON / 2.0,
+        }
+    }
     /// Bytes of one real.
     pub fn bytes(self) -> usize {
         match self {

@@ -35,10 +35,7 @@ pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Pre
     // summation, in units of the precision's u); a dummy kernel against the dummy system.
     let dummy = point.method.dummy();
     let reference = if dummy { prep.dummy_reference() } else { prep.reference() };
-    let u = match T::PRECISION {
-        Precision::F32 => f32::EPSILON as f64 / 2.0,
-        Precision::F64 => f64::EPSILON / 2.0,
-    };
+    let u = T::PRECISION.unit_roundoff();
     let (over, worst) = check_bounds(&got_vals, &got_rhs, reference, prep.bounds(dummy), u);
     let cmp = compare(&got_vals, &got_rhs, reference);
     // Table VI's average relative error must also stay plausible: 1e-3 in f32 (the paper's
