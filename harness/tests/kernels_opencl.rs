@@ -201,15 +201,15 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
             assert!(error[i] <= 1e-8, "{} error {}", method[i], error[i]);
             assert!(gap[i] <= 2.0, "{} iteration gap {}", method[i], gap[i]);
         } else {
-            // f32: CG to 1e-6, within 1e-3 of the f64 reference, and within a quarter of the
+            // f32: CG to 1e-6, within 1e-3 of the f64 reference, and within 5% of the
             // reference CG's iterations to 1e-6; but not exact (an f32 solution that matched the
             // f64 reference to 1e-8 would not be f32).
             assert!(error[i] <= 1e-3 && error[i] > 1e-8, "{} f32 error {}", method[i], error[i]);
-            assert!(gap[i] <= 2f64.max(0.25 * reference[i]), "{} f32 iteration gap {} of {}", method[i], gap[i], reference[i]);
+            assert!(gap[i] <= 2f64.max(0.05 * reference[i]), "{} f32 iteration gap {} of {}", method[i], gap[i], reference[i]);
         }
         if method[i] == "a-fem" {
             // The consolidated lists are exactly the reference CSR pattern, values to rounding
-            // (the run's bound is 256 u of the largest entry: 2.8e-14 in f64, 1.5e-5 in f32).
+            // (the run's bound is 64 u (1 + X/h) of the largest entry, X/h from the mesh).
             let limit = if precision[i] == "f64" { 1e-13 } else { 1.6e-5 };
             assert!(csr[i] <= limit, "a-fem {} CSR error {}", precision[i], csr[i]);
         }
