@@ -113,7 +113,10 @@ impl Benchmark for AcooCapacitor {
             },
         };
         let pre = [("mesh_s", prep.mesh_s), ("adjacency_s", prep.adjacency_s), ("preprocess_coloring_s", prep.coloring_s)];
-        Ok(rows(problem, ctx.precision, c, reference, point.method, run).into_iter().map(|m| pre.iter().fold(m, |m, &(k, v)| m.extra(k, v))).collect())
+        Ok(rows(problem, ctx.precision, c, reference, point.method, run)
+            .into_iter()
+            .map(|m| pre.iter().fold(m, |m, &(k, v)| m.extra(k, v)))
+            .collect())
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         super::report::report(&spec.id, &spec.outputs, rows)
@@ -190,7 +193,8 @@ fn rows(problem: &Problem_, precision: Precision, c: &Capacitor, reference: &Sol
     match run.csr_error {
         Some(e) if e.is_infinite() => reason = Some("the consolidated CSR's pattern is not the reference's".into()),
         Some(e) if !(e <= csr_bound) => {
-            reason = Some(format!("the consolidated CSR's values are {e:.2e} of the largest entry off the reference (bound {csr_bound:.2e})"))
+            reason =
+                Some(format!("the consolidated CSR's values are {e:.2e} of the largest entry off the reference (bound {csr_bound:.2e})"))
         }
         _ => {}
     }

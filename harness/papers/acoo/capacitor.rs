@@ -337,7 +337,8 @@ mod tests {
     /// the smallest altitude half the diagonal, sqrt(2); and a sliver's altitude rules.
     #[test]
     fn coordinate_ratio_is_the_reach_over_the_smallest_altitude() {
-        let square = TriMesh { points: vec![[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]], tris: vec![[0, 1, 2], [0, 2, 3]], dirichlet: vec![] };
+        let square =
+            TriMesh { points: vec![[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]], tris: vec![[0, 1, 2], [0, 2, 3]], dirichlet: vec![] };
         let r = Capacitor::from_mesh(&square).coordinate_ratio();
         assert!((r - 2.0f64.sqrt()).abs() < 1e-12, "{r}");
         let sliver = TriMesh { points: vec![[0.0, 0.0], [4.0, 0.0], [2.0, 0.01]], tris: vec![[0, 1, 2]], dirichlet: vec![] };
