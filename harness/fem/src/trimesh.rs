@@ -27,6 +27,19 @@ impl TriMesh {
         })
     }
 
+    /// max |coordinate| over the smallest altitude of any triangle: an element's edge vectors,
+    /// formed from coordinates rounded to a precision of unit roundoff u, carry a relative error
+    /// of about u times this.
+    pub fn coordinate_ratio(&self) -> f64 {
+        let reach = self.points.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+        let edge = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
+        let altitude = self.tris.iter().zip(self.signed_areas()).fold(f64::INFINITY, |m, (t, area)| {
+            let [a, b, c] = t.map(|i| self.points[i as usize]);
+            m.min(2.0 * area.abs() / edge(a, b).max(edge(b, c)).max(edge(c, a)))
+        });
+        reach / altitude
+    }
+
     /// Edges used by exactly one triangle.
     pub fn boundary_edges(&self) -> Vec<[u32; 2]> {
         let mut count: HashMap<(u32, u32), u32> = HashMap::with_capacity(self.tris.len() * 2);
@@ -318,4 +331,22 @@ fn renumber_z_order(m: &mut LagrangeMesh) {
     let keys: Vec<u64> = (0..ne).map(centroid_key).collect();
     eorder.sort_by_key(|&e| (keys[e], e));
     m.elems = eorder.iter().flat_map(|&e| m.elems[e * en..(e + 1) * en].to_vec()).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two triangles of the square [0, 2]^2 cut along a diagonal: the largest coordinate is 2,
+    /// the smallest altitude half the diagonal, sqrt(2); and a sliver's altitude rules.
+    #[test]
+    fn coordinate_ratio_is_the_reach_over_the_smallest_altitude() {
+        let square =
+            TriMesh { points: vec![[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]], tris: vec![[0, 1, 2], [0, 2, 3]], dirichlet: vec![] };
+        let r = square.coordinate_ratio();
+        assert!((r - 2.0f64.sqrt()).abs() < 1e-12, "{r}");
+        let sliver = TriMesh { points: vec![[0.0, 0.0], [4.0, 0.0], [2.0, 0.01]], tris: vec![[0, 1, 2]], dirichlet: vec![] };
+        let r = sliver.coordinate_ratio();
+        assert!((r - 4.0 / 0.01).abs() < 1e-9, "{r}");
+    }
 }

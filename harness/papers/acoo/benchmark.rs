@@ -26,6 +26,8 @@ struct Prepared {
     mesh_s: f64,
     adjacency_s: f64,
     coloring_s: f64,
+    /// `TriMesh::coordinate_ratio` of the mesh (X/h in the CSR check's bound).
+    coordinate_ratio: f64,
     /// CG to 1e-13 on the triplet assembly (no slots): the solution and the CSR values every
     /// method is checked against.
     reference: OnceLock<(Solve, Vec<f64>)>,
@@ -42,7 +44,8 @@ fn prepared(level: u32) -> Result<Arc<Prepared>, CaseError> {
         let t2 = std::time::Instant::now();
         fembench_fem::coloring::balanced(capacitor.elements(), 0).map_err(CaseError::Failed)?;
         let (mesh_s, adjacency_s, coloring_s) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64(), t2.elapsed().as_secs_f64());
-        Ok(Prepared { capacitor, mesh_s, adjacency_s, coloring_s, reference: OnceLock::new() })
+        let coordinate_ratio = m.coordinate_ratio();
+        Ok(Prepared { capacitor, mesh_s, adjacency_s, coloring_s, coordinate_ratio, reference: OnceLock::new() })
     })
 }
 
@@ -73,17 +76,20 @@ impl Benchmark for AcooCapacitor {
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
         let p = &spec.problem;
         let f = p.f32.as_ref();
-        // (field, value, lowest, highest, what it must be)
-        let bounds = [
-            ("problem.tolerance", Some(p.tolerance), 0.0, 1.0, "in (0, 1)"),
-            ("problem.f32.tolerance", f.map(|s| s.tolerance), 0.0, 1.0, "in (0, 1)"),
-            ("problem.max_error", Some(p.max_error), 0.0, f64::INFINITY, "positive"),
-            ("problem.f32.max_error", f.map(|s| s.max_error), 0.0, f64::INFINITY, "positive"),
-            ("problem.iteration_slack", Some(p.iteration_slack), -f64::MIN_POSITIVE, 1.0, "in [0, 1)"),
-            ("problem.f32.iteration_slack", f.and_then(|s| s.iteration_slack), -f64::MIN_POSITIVE, 1.0, "in [0, 1)"),
+        type Rule = (fn(f64) -> bool, &'static str);
+        let tolerance: Rule = (|v| v > 0.0 && v < 1.0, "in (0, 1)");
+        let error: Rule = (|v| v > 0.0, "positive");
+        let slack: Rule = (|v| (0.0..1.0).contains(&v), "in [0, 1)");
+        let fields = [
+            ("problem.tolerance", Some(p.tolerance), tolerance),
+            ("problem.f32.tolerance", f.map(|s| s.tolerance), tolerance),
+            ("problem.max_error", Some(p.max_error), error),
+            ("problem.f32.max_error", f.map(|s| s.max_error), error),
+            ("problem.iteration_slack", Some(p.iteration_slack), slack),
+            ("problem.f32.iteration_slack", f.and_then(|s| s.iteration_slack), slack),
         ];
-        for (field, v, lo, hi, what) in bounds {
-            if let Some(v) = v.filter(|&v| !(v > lo && v < hi)) {
+        for (field, v, (ok, what)) in fields {
+            if let Some(v) = v.filter(|&v| !ok(v)) {
                 return Err((field.into(), format!("{field} must be {what}, got {v}")));
             }
         }
@@ -113,7 +119,13 @@ impl Benchmark for AcooCapacitor {
             },
         };
         let pre = [("mesh_s", prep.mesh_s), ("adjacency_s", prep.adjacency_s), ("preprocess_coloring_s", prep.coloring_s)];
-        Ok(rows(problem, ctx.precision, c, reference, point.method, run)
+        // The consolidated CSR must hold the reference's values (scaled by the largest entry) to
+        // 64 u (1 + X / h): the kernel's edge vectors come from coordinates rounded to the working
+        // precision, X the largest coordinate, h the smallest altitude (H200, f32: 1.2e-4 at 7.7M
+        // triangles; f64: 4.4e-16). A wrong column fails the pattern check, a lost contribution
+        // is of the order of an entry.
+        let csr_bound = 64.0 * ctx.precision.unit_roundoff() * (1.0 + prep.coordinate_ratio);
+        Ok(rows(problem, csr_bound, c, reference, point.method, run)
             .into_iter()
             .map(|m| pre.iter().fold(m, |m, &(k, v)| m.extra(k, v)))
             .collect())
@@ -174,14 +186,8 @@ fn assemble_parallel_into(c: &Capacitor, colors: &[Vec<u32>], vals: &mut [f64], 
 }
 
 /// One row per stage the method has, plus the total; all carry the checks and the counts.
-fn rows(problem: &Problem_, precision: Precision, c: &Capacitor, reference: &Solve, method: Method, run: MethodRun) -> Vec<Measured> {
-    // The consolidated CSR must hold the reference's values (scaled by the largest entry) to
-    // 64 u (1 + X / h): the kernel's edge vectors come from coordinates rounded to the working
-    // precision, X the largest coordinate, h the smallest altitude (H200, f32: 1.2e-4 at 7.7M
-    // triangles; f64: 4.4e-16); else the row fails. A wrong column fails the pattern check, a
-    // lost contribution is of the order of an entry.
-    let csr_bound = 64.0 * precision.unit_roundoff() * (1.0 + c.coordinate_ratio());
-    let error = run.error;
+/// `csr_bound`: the largest scaled error the consolidated CSR (A-FEM) may have.
+fn rows(problem: &Problem_, csr_bound: f64, c: &Capacitor, reference: &Solve, method: Method, run: MethodRun) -> Vec<Measured> {
     // The iteration count must be the reference's to within two, or `iteration_slack` of it on
     // long solves, and the solve converged.
     let reference_iterations = reference.iterations_to(problem.tolerance).unwrap_or(reference.iterations);
@@ -227,7 +233,7 @@ fn rows(problem: &Problem_, precision: Precision, c: &Capacitor, reference: &Sol
     let mut out = Vec::new();
     for staged in run.staged {
         for (name, t) in staged.stages.into_iter().chain([("total", staged.total)]) {
-            let mut m = Measured::verified(name, t, error, problem.max_error);
+            let mut m = Measured::verified(name, t, run.error, problem.max_error);
             if let Some(r) = &reason {
                 m = failed(m, r);
             } else if iteration_gap as f64 > 2f64.max(problem.iteration_slack * reference_iterations as f64) {

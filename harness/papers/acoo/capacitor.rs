@@ -152,21 +152,6 @@ impl Capacitor {
         element_matrix(t.map(|v| self.x[v as usize]), t.map(|v| self.y[v as usize]))
     }
 
-    /// max |coordinate| over the smallest altitude of any triangle: how many units of a
-    /// coordinate's rounding one element's edge vectors lose (an f32 kernel computes b and c
-    /// from rounded coordinates, so its entries carry about u times this relative error).
-    pub fn coordinate_ratio(&self) -> f64 {
-        let reach = self.x.iter().chain(&self.y).fold(0.0f64, |m, v| m.max(v.abs()));
-        let altitude = (0..self.num_elements()).fold(f64::INFINITY, |m, e| {
-            let t = self.tris[e].map(|v| [self.x[v as usize], self.y[v as usize]]);
-            let edge = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
-            let longest = edge(t[0], t[1]).max(edge(t[1], t[2])).max(edge(t[2], t[0]));
-            let area2 = ((t[1][0] - t[0][0]) * (t[2][1] - t[0][1]) - (t[2][0] - t[0][0]) * (t[1][1] - t[0][1])).abs();
-            m.min(area2 / longest)
-        });
-        reach / altitude
-    }
-
     /// Element e's contributions: `val(slot, v)` for the matrix over free nodes, `rhs(row, v)`
     /// for the right-hand side -K_fd g of its prescribed columns.
     pub fn contributions(&self, e: usize, mut val: impl FnMut(usize, f64), mut rhs: impl FnMut(usize, f64)) {
@@ -331,19 +316,6 @@ mod tests {
         let k = element_matrix([0.0, 1.0, 0.0], [0.0, 0.0, 1.0]);
         let expect = [1.0, -0.5, -0.5, -0.5, 0.5, 0.0, -0.5, 0.0, 0.5];
         assert!(k.iter().zip(expect).all(|(a, b)| (a - b).abs() < 1e-15), "{k:?}");
-    }
-
-    /// Two triangles of the square [0, 2]^2 cut along a diagonal: the largest coordinate is 2,
-    /// the smallest altitude half the diagonal, sqrt(2); and a sliver's altitude rules.
-    #[test]
-    fn coordinate_ratio_is_the_reach_over_the_smallest_altitude() {
-        let square =
-            TriMesh { points: vec![[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]], tris: vec![[0, 1, 2], [0, 2, 3]], dirichlet: vec![] };
-        let r = Capacitor::from_mesh(&square).coordinate_ratio();
-        assert!((r - 2.0f64.sqrt()).abs() < 1e-12, "{r}");
-        let sliver = TriMesh { points: vec![[0.0, 0.0], [4.0, 0.0], [2.0, 0.01]], tris: vec![[0, 1, 2]], dirichlet: vec![] };
-        let r = Capacitor::from_mesh(&sliver).coordinate_ratio();
-        assert!((r - 4.0 / 0.01).abs() < 1e-9, "{r}");
     }
 
     #[test]

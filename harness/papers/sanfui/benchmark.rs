@@ -37,7 +37,7 @@ fn prepared(problem: &Problem_, nodes: [usize; 3]) -> Arc<Prepared> {
 pub fn tolerance(precision: Precision, x_over_h: f64) -> f64 {
     match precision {
         Precision::F64 => 1e-12,
-        Precision::F32 => f32::EPSILON as f64 / 2.0 * (64.0 + 16.0 * x_over_h),
+        Precision::F32 => Precision::F32.unit_roundoff() * (64.0 + 16.0 * x_over_h),
     }
 }
 
@@ -174,8 +174,7 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
         ("colors", if point.method.atomic() { 0.0 } else { prep.colors.len() as f64 }),
     ];
     let staged = run.staged;
-    let spmv_tol =
-        tolerance(precision, prep.x_over_h) + 128.0 * if precision == Precision::F32 { f32::EPSILON as f64 } else { f64::EPSILON };
+    let spmv_tol = tolerance(precision, prep.x_over_h) + 256.0 * precision.unit_roundoff();
     let spmv_rows: Vec<Measured> = run
         .spmv
         .into_iter()
