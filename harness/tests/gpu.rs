@@ -145,9 +145,9 @@ fn zz_cuda_sticky_error_marks_the_device_unhealthy() {
 fn acoo_methods_solve_the_capacitor_on_cuda() {
     let s = quick_on_cuda("acoo-capacitor.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
-    // a-fem 5 stages + total, ebe-v1 3 + total, ebe-v2 2 + total, csr-atomic 2 + total, and
-    // the cuSPARSE/cuBLAS peer (cusparse-cg) 2 + total; in f64 and f32.
-    assert_eq!(s.rows_ok, 2 * (6 + 4 + 3 + 3 + 3));
+    // a-fem 5 stages + total, ebe-v1 3 + total, ebe-v2 2 + total, csr-atomic and csr-color
+    // 2 + total, and the cuSPARSE/cuBLAS peer (cusparse-cg) 2 + total; in f64 and f32.
+    assert_eq!(s.rows_ok, 2 * (6 + 4 + 3 + 3 + 3 + 3));
 }
 
 /// Sanfui-Sharma on CUDA, with the cuSPARSE peers: the COO-to-CSR path (coo-cusparse) and

@@ -1,5 +1,7 @@
 //! Every kernel runs on an OpenCL device (PoCL in CI) and matches the reference, in f32 and f64.
 
+#[path = "opencl/afem.rs"]
+mod afem;
 mod common;
 
 use fembench::device::{Backend, DeviceError};
@@ -215,8 +217,8 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
         }
         seen.insert((method[i].clone(), precision[i].clone()));
     }
-    // Four device methods in f32 and f64, the two CPU methods in f64.
-    assert_eq!(seen.len(), 10, "{seen:?}");
+    // Five device methods in f32 and f64, the two CPU methods in f64.
+    assert_eq!(seen.len(), 12, "{seen:?}");
 }
 
 /// The ten symbolic + numeric combinations, the baseline and the CPU addto, f32 and f64, each

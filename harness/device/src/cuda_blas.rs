@@ -2,7 +2,9 @@
 //! conjugate gradient written with the vendor libraries makes. The handle is bound to the
 //! device's one stream and keeps cuBLAS' default host pointer mode, so `dot` returns its result
 //! to the host and waits for it, as in NVIDIA's own CG sample: the round trip a user pays. Its
-//! math mode is set to the default, so FP32 GEMMs do not use TF32 tensor cores.
+//! math mode is set to the default, so FP32 GEMMs do not use TF32 tensor cores. Its workspace is
+//! a buffer of ours ([`WORKSPACE_BYTES`], cuBLAS' recommendation for Hopper), so the device
+//! memory the library holds is known and a method can count it.
 
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -10,7 +12,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use cudarc::cublas::sys as bl;
-use cudarc::driver::{CudaContext, CudaStream, DevicePtr};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
 use crate::vendor::VendorBlas;
 use crate::{Backend, Buffer, BufferMem, DeviceError, DeviceResult, Precision};
@@ -19,8 +21,14 @@ fn status(call: &'static str, s: bl::cublasStatus_t) -> DeviceResult<()> {
     s.result().map_err(|e| DeviceError::Api { backend: Backend::Cuda, call, detail: format!("{:?}", e.0) })
 }
 
+/// The cuBLAS workspace we give the handle (cublasSetWorkspace): 32 MiB, the size the cuBLAS
+/// documentation recommends for Hopper.
+pub const WORKSPACE_BYTES: usize = 32 << 20;
+
 pub(crate) struct CuBlas {
     handle: bl::cublasHandle_t,
+    /// Freed after the handle is destroyed (Drop runs before the fields are dropped).
+    workspace: CudaSlice<u8>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     version: i32,
@@ -45,14 +53,22 @@ impl CuBlas {
             detail: format!("{:?}", e.0),
         })?;
         let mut version = 0;
-        // SAFETY: a live handle and the device's own stream (both held here, the stream outlives it).
+        let workspace = stream.alloc_zeros::<u8>(WORKSPACE_BYTES).map_err(|e| DeviceError::Api {
+            backend: Backend::Cuda,
+            call: "cuMemAlloc (cuBLAS workspace)",
+            detail: e.to_string(),
+        })?;
+        // SAFETY: a live handle and the device's own stream (both held here, the stream outlives
+        // it); the workspace is held as long as the handle.
         unsafe {
+            let (ws, _sync) = workspace.device_ptr(stream);
+            status("cublasSetWorkspace", bl::cublasSetWorkspace_v2(handle, ws as *mut std::ffi::c_void, WORKSPACE_BYTES))?;
             status("cublasSetStream", bl::cublasSetStream_v2(handle, stream.cu_stream() as bl::cudaStream_t))?;
             status("cublasSetPointerMode", bl::cublasSetPointerMode_v2(handle, bl::cublasPointerMode_t::CUBLAS_POINTER_MODE_HOST))?;
             status("cublasSetMathMode", bl::cublasSetMathMode(handle, bl::cublasMath_t::CUBLAS_DEFAULT_MATH))?;
             status("cublasGetVersion", bl::cublasGetVersion_v2(handle, &mut version))?;
         }
-        Ok(Self { handle, ctx: ctx.clone(), stream: stream.clone(), version, gated })
+        Ok(Self { handle, workspace, ctx: ctx.clone(), stream: stream.clone(), version, gated })
     }
 
     /// The device address of `buf`, which must hold `n` values of `precision`.
@@ -79,6 +95,10 @@ impl VendorBlas for CuBlas {
     fn library(&self) -> String {
         let v = self.version;
         format!("cuBLAS {}.{}.{}", v / 10000, v % 10000 / 100, v % 100)
+    }
+
+    fn workspace_bytes(&self) -> usize {
+        self.workspace.len()
     }
 
     fn dot(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<f64> {

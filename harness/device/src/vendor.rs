@@ -75,6 +75,8 @@ pub trait VendorSparse {
 pub trait VendorBlas {
     /// The library and its version, e.g. "cuBLAS 13.1.0".
     fn library(&self) -> String;
+    /// Device bytes the library holds as its workspace (a method using it counts them).
+    fn workspace_bytes(&self) -> usize;
     /// x . y over `n` values, returned to the host.
     fn dot(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<f64>;
     /// y += alpha x.

@@ -13,6 +13,9 @@ use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode, Pass, Staged, Timer};
 use crate::real::Real;
 
+/// Bytes of one A-FEM list node (`acoo_node` in kernels/acoo.kern).
+pub const NODE_BYTES: usize = 16;
+
 /// What a method's passes measured and how its last checked pass compared.
 pub(crate) struct MethodRun {
     pub(crate) staged: Vec<Staged>,
@@ -32,7 +35,7 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
         Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
         Method::EbeV1 => &["elements", "bc", "solve"],
         Method::EbeV2 => &["bc", "solve"],
-        Method::CsrAtomic | Method::CusparseCg | Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
+        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
     };
     let timer = if m.on_cpu() { Timer::HostWall } else { Timer::DeviceEvent };
     names.iter().map(|&n| (n, timer)).collect()
@@ -51,6 +54,18 @@ fn modes(ctx: &CaseCtx) -> Result<Vec<CacheMode>, CaseError> {
         ));
     }
     Ok(vec![CacheMode::Warm])
+}
+
+/// Each color's (first, count) in the elements listed color after color.
+fn color_ranges(colors: &[Vec<u32>]) -> Vec<(usize, usize)> {
+    colors
+        .iter()
+        .scan(0, |start, g| {
+            let r = (*start, g.len());
+            *start += g.len();
+            Some(r)
+        })
+        .collect()
 }
 
 /// Runs `pass` under the policy, the solution of every pass checked; `mem` already holds the
@@ -97,11 +112,10 @@ pub(crate) fn run_device<T: Real>(
     match method {
         Method::AFem => {
             // Linked lists: row heads, and per element entry its next, column and value.
-            let lists_bytes = 4 * n + 9 * ne * (8 + s);
+            // Each entry is a 16-byte node (next, column, value; padded in f32).
+            let lists_bytes = 4 * n + 9 * ne * NODE_BYTES;
             let head = mem.alloc(dev, 4 * n)?;
-            let next = mem.alloc(dev, 36 * ne)?;
-            let lcol = mem.alloc(dev, 36 * ne)?;
-            let lval = mem.alloc(dev, 9 * ne * s)?;
+            let node = mem.alloc(dev, 9 * ne * NODE_BYTES)?;
             let count = mem.alloc(dev, 4 * nf)?;
             let rhs = mem.alloc(dev, s * nf)?;
             let sums = mem.alloc(dev, 4 * scan_sums_len(nf + 1))?;
@@ -119,54 +133,41 @@ pub(crate) fn run_device<T: Real>(
                 ctx,
                 method,
                 |k, pass| {
-                    // Empty lists; every output poisoned (NaN values, -1 indices).
-                    k.fill(&head, u32::MAX, n)?;
-                    for (buf, words) in [(&rhs, nf * s / 4), (&a.row_ptr, nf + 1), (&a.col, nnz), (&a.val, nnz * s / 4)] {
+                    // Every output poisoned (NaN values, -1 indices); the lists are emptied
+                    // inside the timed elements stage (as csr-atomic zeroes its values there).
+                    let z = k.filler()?;
+                    for (buf, words) in [(&rhs, nf * s / 4), (&count, nf), (&a.row_ptr, nf + 1), (&a.col, nnz), (&a.val, nnz * s / 4)] {
                         k.fill(buf, u32::MAX, words)?;
                     }
                     let (push, bc, cons) = (k.get("acoo_push")?, k.get("acoo_bc")?, k.get("acoo_consolidate")?);
                     let (scan, to_csr) = (k.scan()?, k.get("acoo_to_csr")?);
                     let m = &mesh;
                     pass.device(dev, "elements", &mut || {
-                        let args = [
-                            Arg::Buf(&m.tris),
-                            Arg::Buf(&m.x),
-                            Arg::Buf(&m.y),
-                            Arg::Buf(&head),
-                            Arg::Buf(&next),
-                            Arg::Buf(&lcol),
-                            Arg::Buf(&lval),
-                            Arg::I64(ne as i64),
-                        ];
+                        fill_with(dev, &z, &head, u32::MAX, n)?;
+                        let args =
+                            [Arg::Buf(&m.tris), Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&head), Arg::Buf(&node), Arg::I64(ne as i64)];
                         dev.launch(&push, cover(ne), &args)
                     })?;
-                    let list = [Arg::Buf(&head), Arg::Buf(&next), Arg::Buf(&lcol), Arg::Buf(&lval), Arg::Buf(&m.dof)];
+                    let list = [Arg::Buf(&head), Arg::Buf(&node), Arg::Buf(&m.dof)];
                     pass.device(dev, "bc", &mut || {
-                        let args = [list[0], list[1], list[2], list[3], list[4], Arg::Buf(&m.g), Arg::Buf(&rhs), Arg::I64(n as i64)];
+                        let args = [list[0], list[1], list[2], Arg::Buf(&m.g), Arg::Buf(&rhs), Arg::I64(n as i64)];
                         dev.launch(&bc, cover(n), &args)
                     })?;
                     pass.device(dev, "consolidate", &mut || {
-                        dev.launch(&cons, cover(n), &[list[0], list[1], list[2], list[3], list[4], Arg::Buf(&count), Arg::I64(n as i64)])
+                        dev.launch(&cons, cover(n), &[list[0], list[1], list[2], Arg::Buf(&count), Arg::I64(n as i64)])
                     })?;
-                    pass.device(dev, "convert", &mut || {
-                        exclusive_scan(dev, &scan, &count, &a.row_ptr, &sums, nf, nf + 1)?;
-                        let args = [
-                            list[0],
-                            list[1],
-                            list[2],
-                            list[3],
-                            list[4],
-                            Arg::Buf(&a.row_ptr),
-                            Arg::Buf(&a.col),
-                            Arg::Buf(&a.val),
-                            Arg::I64(n as i64),
-                        ];
-                        dev.launch(&to_csr, cover(n), &args)
-                    })?;
+                    // Checked before the conversion (untimed): a row the kernel could not hold
+                    // would make the row pointers wrong.
                     let counts: Vec<i32> = dev.download_vec(&count, nf)?;
                     if let Some(r) = counts.iter().position(|&v| v < 0) {
                         return Err(CaseError::Failed(format!("row {r} has more distinct columns than the kernel's MAXROW")));
                     }
+                    pass.device(dev, "convert", &mut || {
+                        exclusive_scan(dev, &scan, &count, &a.row_ptr, &sums, nf, nf + 1)?;
+                        let args =
+                            [list[0], list[1], list[2], Arg::Buf(&a.row_ptr), Arg::Buf(&a.col), Arg::Buf(&a.val), Arg::I64(n as i64)];
+                        dev.launch(&to_csr, cover(n), &args)
+                    })?;
                     let sp = k.get("cg_spmv_csr")?;
                     let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?;
                     let err = check::<T>(dev, &cg, c, reference, false)?;
@@ -177,9 +178,23 @@ pub(crate) fn run_device<T: Real>(
             )?;
             Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None })
         }
-        Method::CsrAtomic | Method::CusparseCg => {
+        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg => {
             let nnz = c.pattern.nnz();
-            let slots = mem.upload(dev, &c.slots)?;
+            // csr-color: the elements renumbered by color (their triangles and slots uploaded in
+            // color order), one launch per color.
+            let colored = if method == Method::CsrColor {
+                let t0 = Instant::now();
+                let colors = fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?;
+                let coloring = (t0.elapsed().as_secs_f64(), colors.len());
+                let order: Vec<usize> = colors.iter().flatten().map(|&e| e as usize).collect();
+                let tris: Vec<i32> = order.iter().flat_map(|&e| c.tris[e].map(|v| v as i32)).collect();
+                let slots: Vec<i32> = order.iter().flat_map(|&e| c.slots[9 * e..9 * e + 9].iter().copied()).collect();
+                let ranges = color_ranges(&colors);
+                Some((mem.upload(dev, &tris)?, mem.upload(dev, &slots)?, ranges, coloring))
+            } else {
+                None
+            };
+            let slots = if colored.is_some() { mem.alloc(dev, 4)? } else { mem.upload(dev, &c.slots)? };
             let a = DeviceCsr {
                 row_ptr: mem.upload(dev, &c.pattern.row_ptr)?,
                 col: mem.upload(dev, &c.pattern.col)?,
@@ -192,7 +207,10 @@ pub(crate) fn run_device<T: Real>(
             let vendor = if method == Method::CusparseCg {
                 let op = dev.sparse()?.csr_spmv(T::PRECISION, nf, nf, nnz, &a.row_ptr, &a.col, &a.val, &cg.p, &cg.q)?;
                 mem.count(op.workspace_bytes());
-                Some((op, dev.blas()?))
+                // cuBLAS' workspace (a buffer the harness gives the handle) is the peer's too.
+                let blas = dev.blas()?;
+                mem.count(blas.workspace_bytes());
+                Some((op, blas))
             } else {
                 None
             };
@@ -200,13 +218,31 @@ pub(crate) fn run_device<T: Real>(
                 ctx,
                 method,
                 |k, pass| {
-                    let kern = k.get("csr_atomic")?;
+                    let kern = k.get(if colored.is_some() { "csr_color" } else { "csr_atomic" })?;
                     let z = k.filler()?;
                     k.fill(&cg.x, u32::MAX, nf * s / 4)?;
                     let m = &mesh;
                     pass.device(dev, "elements", &mut || {
                         fill_with(dev, &z, &a.val, 0, nnz * s / 4)?;
                         fill_with(dev, &z, &rhs, 0, nf * s / 4)?;
+                        if let Some((tris, slots, ranges, _)) = &colored {
+                            for &(first, count) in ranges {
+                                let args = [
+                                    Arg::I64(first as i64),
+                                    Arg::I64(count as i64),
+                                    Arg::Buf(tris),
+                                    Arg::Buf(&m.x),
+                                    Arg::Buf(&m.y),
+                                    Arg::Buf(&m.dof),
+                                    Arg::Buf(&m.g),
+                                    Arg::Buf(slots),
+                                    Arg::Buf(&a.val),
+                                    Arg::Buf(&rhs),
+                                ];
+                                dev.launch(&kern, cover(count), &args)?;
+                            }
+                            return Ok(());
+                        }
                         let args = [
                             Arg::Buf(&m.tris),
                             Arg::Buf(&m.x),
@@ -232,7 +268,8 @@ pub(crate) fn run_device<T: Real>(
                 dev,
                 &defines,
             )?;
-            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: None })
+            let coloring = colored.map(|c| c.3);
+            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring })
         }
         Method::EbeV1 | Method::EbeV2 => {
             let recompute = method == Method::EbeV2;
@@ -240,14 +277,7 @@ pub(crate) fn run_device<T: Real>(
             let colors = fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?;
             let coloring = (t0.elapsed().as_secs_f64(), colors.len());
             let elist: Vec<i32> = colors.iter().flatten().map(|&e| e as i32).collect();
-            let ranges: Vec<(usize, usize)> = colors
-                .iter()
-                .scan(0, |start, g| {
-                    let r = (*start, g.len());
-                    *start += g.len();
-                    Some(r)
-                })
-                .collect();
+            let ranges = color_ranges(&colors);
             let elist = mem.upload(dev, &elist)?;
             let ke = if recompute { mem.alloc(dev, 4)? } else { mem.alloc(dev, 9 * ne * s)? };
             let b = mem.alloc(dev, s * n)?;

@@ -1,15 +1,16 @@
 //! a-COO (FEM on GPUs without coloring): the parallel-plate capacitor of the paper, assembled
 //! into linked lists with atomics and no coloring (A-FEM), converted to CSR and solved by
 //! conjugate gradients, against the element-by-element methods EbE-v1 and EbE-v2 and a CSR
-//! assembly by atomic adds into precomputed slots, all with the same device CG.
+//! assembly into precomputed slots, by atomic adds (csr-atomic) or colored (csr-color), all with
+//! the same device CG.
 //!
 //! Here: the model problem, its meshes and the f64 CPU reference ([`capacitor`]), the device
 //! buffers, memory accounting and CG ([`gpu`]), the methods' staged passes ([`methods`]), the
 //! cases ([`benchmark`]) and the reports ([`report`]). Kernels: `kernels/acoo.kern`.
 //!
 //! Cost model (bytes per element the device keeps, s = size of a real): the mesh (12 + 2s per
-//! node... as uploaded: 12 per element, 2s + 4 + s per node); A-FEM's lists 9 (8 + s) per element
-//! plus 4 per node, freed after conversion; CSR 4 (n + 1) + (4 + s) nnz; EbE-v1's element
+//! node... as uploaded: 12 per element, 2s + 4 + s per node); A-FEM's lists 9 x 16 per element
+//! (16-byte nodes: next, column, value) plus 4 per node, freed after conversion; CSR 4 (n + 1) + (4 + s) nnz; EbE-v1's element
 //! matrices 9 s per element; CG vectors 4 s per unknown. Peak device bytes are measured from the
 //! buffers each method allocates, in its own order (`gpu::Memory`).
 

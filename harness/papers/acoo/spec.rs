@@ -16,6 +16,9 @@ pub enum Method {
     EbeV2,
     /// Baseline: one thread per element, atomic adds into precomputed CSR slots, same CG.
     CsrAtomic,
+    /// Baseline with coloring: the elements renumbered by color, one launch per color, plain
+    /// adds into the same slots, same CG (the coloring is timed as pre-processing).
+    CsrColor,
     /// The peer "what a user would do": the csr-atomic assembly, then the CG a user writes with
     /// the vendor libraries (cuSPARSE SpMV, cuBLAS dot/axpy/scal/copy, scalars on the host, as
     /// in NVIDIA's CG sample). CUDA only.
@@ -27,14 +30,23 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 7] =
-        [Method::AFem, Method::EbeV1, Method::EbeV2, Method::CsrAtomic, Method::CusparseCg, Method::CpuSerial, Method::CpuParallel];
+    pub const ALL: [Method; 8] = [
+        Method::AFem,
+        Method::EbeV1,
+        Method::EbeV2,
+        Method::CsrAtomic,
+        Method::CsrColor,
+        Method::CusparseCg,
+        Method::CpuSerial,
+        Method::CpuParallel,
+    ];
     pub fn as_str(self) -> &'static str {
         match self {
             Method::AFem => "a-fem",
             Method::EbeV1 => "ebe-v1",
             Method::EbeV2 => "ebe-v2",
             Method::CsrAtomic => "csr-atomic",
+            Method::CsrColor => "csr-color",
             Method::CusparseCg => "cusparse-cg",
             Method::CpuSerial => "cpu-serial",
             Method::CpuParallel => "cpu-parallel",
