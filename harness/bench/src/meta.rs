@@ -29,6 +29,10 @@ pub struct RunMeta {
     /// where `make reproduce`'s minutes go.
     #[serde(default)]
     pub experiment_wall_s: std::collections::BTreeMap<String, f64>,
+    /// Set when the kernels were read from this folder (FEMBENCH_KERNEL_DIR) rather than the
+    /// ones built into the binary: the commit alone does not say what ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

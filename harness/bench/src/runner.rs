@@ -118,6 +118,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 devices: vec![],
                 unavailable: vec![],
                 experiment_wall_s: Default::default(),
+                kernel_dir: device::kernels::kernel_dir().map(|d| d.display().to_string()),
             };
             (run, meta)
         }

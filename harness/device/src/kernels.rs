@@ -52,13 +52,35 @@ impl Defines {
     }
 }
 
+/// The environment variable naming a folder whose kernel files replace the embedded ones (a
+/// kernel developer's loop: edit, run, no rebuild). A run made with it says so in `meta.json`.
+pub const KERNEL_DIR_ENV: &str = "FEMBENCH_KERNEL_DIR";
+
+/// The folder of [`KERNEL_DIR_ENV`], if set.
+pub fn kernel_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os(KERNEL_DIR_ENV).filter(|d| !d.is_empty()).map(Into::into)
+}
+
 /// The translation unit handed to the compiler: backend selector, header, then the kernel file.
-/// `#line` keeps compiler messages pointing at the kernel file's own lines.
+/// `#line` keeps compiler messages pointing at the kernel file's own lines. With
+/// [`KERNEL_DIR_ENV`] set, the header and the file are read from that folder; one that cannot be
+/// read becomes an `#error` naming it, so the compile fails and says why.
 pub fn translation_unit(backend: Backend, source: &KernelSource) -> String {
     let selector = match backend {
         Backend::Cuda => "#define FB_CUDA 1",
         Backend::OpenCl => "#define FB_OPENCL 1",
         Backend::Cpu => "",
     };
-    format!("{selector}\n#line 1 \"fembench.h\"\n{PORTABILITY_HEADER}\n#line 1 \"{}\"\n{}\n", source.file, source.text)
+    let (header, text) = match kernel_dir() {
+        None => (PORTABILITY_HEADER.to_string(), source.text.to_string()),
+        Some(dir) => {
+            let read = |name: &str| {
+                let path = dir.join(name);
+                std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| format!("#error \"{KERNEL_DIR_ENV}: cannot read {}: {e}\"", path.display()))
+            };
+            (read("fembench.h"), read(source.file))
+        }
+    };
+    format!("{selector}\n#line 1 \"fembench.h\"\n{header}\n#line 1 \"{}\"\n{text}\n", source.file)
 }

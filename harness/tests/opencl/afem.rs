@@ -76,7 +76,7 @@ fn lists_to_csr(dev: &dyn Device, rim: usize, regs: usize) -> (Vec<i32>, Option<
 fn afem_lists_consolidate_rows_longer_than_the_registers_on_opencl() {
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
-    // Centre row: 31 distinct columns; rim rows: 4. With 16 register entries only the centre
+    // Centre row: 31 distinct columns; rim rows: 4. With 16 register entries (the default) only the centre
     // takes the slow path; with 2 every row does.
     for regs in [16, 2] {
         let rim = 30;
