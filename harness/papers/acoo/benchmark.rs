@@ -26,6 +26,8 @@ struct Prepared {
     mesh_s: f64,
     adjacency_s: f64,
     coloring_s: f64,
+    /// That balanced coloring of the elements, used by every colored method of the level.
+    colors: Vec<Vec<u32>>,
     /// `TriMesh::coordinate_ratio` of the mesh (X/h in the CSR check's bound).
     coordinate_ratio: f64,
     /// CG to 1e-13 on the triplet assembly (no slots): the solution and the CSR values every
@@ -42,10 +44,10 @@ fn prepared(level: u32) -> Result<Arc<Prepared>, CaseError> {
         let t1 = std::time::Instant::now();
         let capacitor = Capacitor::from_mesh(&m);
         let t2 = std::time::Instant::now();
-        fembench_fem::coloring::balanced(capacitor.elements(), 0).map_err(CaseError::Failed)?;
+        let colors = fembench_fem::coloring::balanced(capacitor.elements(), 0).map_err(CaseError::Failed)?;
         let (mesh_s, adjacency_s, coloring_s) = ((t1 - t0).as_secs_f64(), (t2 - t1).as_secs_f64(), t2.elapsed().as_secs_f64());
         let coordinate_ratio = m.coordinate_ratio();
-        Ok(Prepared { capacitor, mesh_s, adjacency_s, coloring_s, coordinate_ratio, reference: OnceLock::new() })
+        Ok(Prepared { capacitor, mesh_s, adjacency_s, coloring_s, colors, coordinate_ratio, reference: OnceLock::new() })
     })
 }
 
@@ -111,11 +113,12 @@ impl Benchmark for AcooCapacitor {
         let prep = prepared(point.level)?;
         let c = &prep.capacitor;
         let (reference, reference_vals) = prep.reference(problem.max_iterations.max(10 * c.n_free));
+        let colors = (&prep.colors[..], prep.coloring_s);
         let run = match ctx.target {
-            Target::Cpu => run_cpu(ctx, problem, c, reference, point.method)?,
+            Target::Cpu => run_cpu(ctx, problem, c, &prep.colors, reference, point.method)?,
             Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => run_device::<f32>(ctx, dev, problem, c, &reference.x, reference_vals, point.method)?,
-                Precision::F64 => run_device::<f64>(ctx, dev, problem, c, &reference.x, reference_vals, point.method)?,
+                Precision::F32 => run_device::<f32>(ctx, dev, problem, c, colors, &reference.x, reference_vals, point.method)?,
+                Precision::F64 => run_device::<f64>(ctx, dev, problem, c, colors, &reference.x, reference_vals, point.method)?,
             },
         };
         let pre = [("mesh_s", prep.mesh_s), ("adjacency_s", prep.adjacency_s), ("preprocess_coloring_s", prep.coloring_s)];
@@ -138,10 +141,17 @@ impl Benchmark for AcooCapacitor {
 /// The CPU reference as a measured method: serial assembly and CG (one rayon thread), or both
 /// on rayon's threads (colored assembly; the coloring is pre-processing, outside the timers).
 /// Everything is allocated before the passes: the timed stages allocate nothing.
-fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, c: &Capacitor, reference: &Solve, method: Method) -> Result<MethodRun, CaseError> {
+fn run_cpu(
+    ctx: &mut CaseCtx,
+    problem: &Problem_,
+    c: &Capacitor,
+    colors: &[Vec<u32>],
+    reference: &Solve,
+    method: Method,
+) -> Result<MethodRun, CaseError> {
     let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
-    let colors = if threads == 1 { None } else { Some(fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?) };
+    let colors = (threads > 1).then_some(colors);
     let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
     let mut work = Solve::workspace(c.n_free, problem.max_iterations);
     let mut worst: f64 = 0.0;

@@ -1,8 +1,6 @@
 //! One case of a device method: buffers allocated once, then whole passes of the method's
 //! stages (`run_staged`), each pass's solution checked against the f64 reference.
 
-use std::time::Instant;
-
 use super::capacitor::Capacitor;
 use super::gpu::{cover, csr_error, fill_with, spmv, vendor_cg, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
 use super::spec::{Method, Problem_};
@@ -99,6 +97,7 @@ pub(crate) fn run_device<T: Real>(
     dev: &dyn Device,
     problem: &Problem_,
     c: &Capacitor,
+    (colors, coloring_s): (&[Vec<u32>], f64),
     reference: &[f64],
     reference_vals: &[f64],
     method: Method,
@@ -182,19 +181,19 @@ pub(crate) fn run_device<T: Real>(
             let nnz = c.pattern.nnz();
             // csr-color: the elements renumbered by color (their triangles and slots uploaded in
             // color order), one launch per color.
-            let colored = if method == Method::CsrColor {
-                let t0 = Instant::now();
-                let colors = fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?;
-                let coloring = (t0.elapsed().as_secs_f64(), colors.len());
-                let order: Vec<usize> = colors.iter().flatten().map(|&e| e as usize).collect();
-                let tris: Vec<i32> = order.iter().flat_map(|&e| c.tris[e].map(|v| v as i32)).collect();
-                let slots: Vec<i32> = order.iter().flat_map(|&e| c.slots[9 * e..9 * e + 9].iter().copied()).collect();
-                let ranges = color_ranges(&colors);
-                Some((mem.upload(dev, &tris)?, mem.upload(dev, &slots)?, ranges, coloring))
+            let colored = method == Method::CsrColor;
+            let order: Vec<usize> = if colored { colors.iter().flatten().map(|&e| e as usize).collect() } else { vec![] };
+            let slots = if colored {
+                mem.upload(dev, &order.iter().flat_map(|&e| c.slots[9 * e..9 * e + 9].iter().copied()).collect::<Vec<i32>>())?
+            } else {
+                mem.upload(dev, &c.slots)?
+            };
+            let color_tris = if colored {
+                Some(mem.upload(dev, &order.iter().flat_map(|&e| c.tris[e].map(|v| v as i32)).collect::<Vec<i32>>())?)
             } else {
                 None
             };
-            let slots = if colored.is_some() { mem.alloc(dev, 4)? } else { mem.upload(dev, &c.slots)? };
+            let ranges = color_ranges(colors);
             let a = DeviceCsr {
                 row_ptr: mem.upload(dev, &c.pattern.row_ptr)?,
                 col: mem.upload(dev, &c.pattern.col)?,
@@ -218,15 +217,15 @@ pub(crate) fn run_device<T: Real>(
                 ctx,
                 method,
                 |k, pass| {
-                    let kern = k.get(if colored.is_some() { "csr_color" } else { "csr_atomic" })?;
+                    let kern = k.get(if colored { "csr_color" } else { "csr_atomic" })?;
                     let z = k.filler()?;
                     k.fill(&cg.x, u32::MAX, nf * s / 4)?;
                     let m = &mesh;
                     pass.device(dev, "elements", &mut || {
                         fill_with(dev, &z, &a.val, 0, nnz * s / 4)?;
                         fill_with(dev, &z, &rhs, 0, nf * s / 4)?;
-                        if let Some((tris, slots, ranges, _)) = &colored {
-                            for &(first, count) in ranges {
+                        if let Some(tris) = &color_tris {
+                            for &(first, count) in &ranges {
                                 let args = [
                                     Arg::I64(first as i64),
                                     Arg::I64(count as i64),
@@ -235,7 +234,7 @@ pub(crate) fn run_device<T: Real>(
                                     Arg::Buf(&m.y),
                                     Arg::Buf(&m.dof),
                                     Arg::Buf(&m.g),
-                                    Arg::Buf(slots),
+                                    Arg::Buf(&slots),
                                     Arg::Buf(&a.val),
                                     Arg::Buf(&rhs),
                                 ];
@@ -268,16 +267,14 @@ pub(crate) fn run_device<T: Real>(
                 dev,
                 &defines,
             )?;
-            let coloring = colored.map(|c| c.3);
+            let coloring = colored.then_some((coloring_s, colors.len()));
             Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring })
         }
         Method::EbeV1 | Method::EbeV2 => {
             let recompute = method == Method::EbeV2;
-            let t0 = Instant::now();
-            let colors = fembench_fem::coloring::balanced(c.elements(), 0).map_err(CaseError::Failed)?;
-            let coloring = (t0.elapsed().as_secs_f64(), colors.len());
+            let coloring = (coloring_s, colors.len());
             let elist: Vec<i32> = colors.iter().flatten().map(|&e| e as i32).collect();
-            let ranges = color_ranges(&colors);
+            let ranges = color_ranges(colors);
             let elist = mem.upload(dev, &elist)?;
             let ke = if recompute { mem.alloc(dev, 4)? } else { mem.alloc(dev, 9 * ne * s)? };
             let b = mem.alloc(dev, s * n)?;

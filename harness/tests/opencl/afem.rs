@@ -41,9 +41,12 @@ fn reference(x: &[f64], y: &[f64], tris: &[i32]) -> Vec<BTreeMap<i32, f64>> {
     rows
 }
 
+/// A CSR matrix: row pointers, columns, values.
+type Csr = (Vec<i32>, Vec<i32>, Vec<f64>);
+
 /// Pushes and consolidates the fan's lists with `regs` register entries, then converts them to
 /// CSR; returns the row counts and, where none is -1, the CSR (row_ptr, col, val).
-fn lists_to_csr(dev: &dyn Device, rim: usize, regs: usize) -> (Vec<i32>, Option<(Vec<i32>, Vec<i32>, Vec<f64>)>) {
+fn lists_to_csr(dev: &dyn Device, rim: usize, regs: usize) -> (Vec<i32>, Option<Csr>) {
     let (x, y, tris) = fan(rim);
     let (n, ne) = (x.len(), rim);
     let defines = Defines::for_precision(Precision::F64).with("BLOCK", 256).with("AFEM_REGS", regs);
