@@ -105,3 +105,32 @@ FB_DEFINE_ATOMIC_ADD(fb_atomic_add_local_real, LOCAL)
 #define ATOMIC_XCHG_INT(p, v) atomic_xchg((p), (v))
 #define ATOMIC_ADD_INT(p, v) atomic_add((p), (v))
 #endif
+
+/* Records of four 32-bit words moved by one 16-byte vector load or store (a struct of two ints
+ * and a double would be moved in two halves). FB_REAL_LO/HI: a real's bits as two ints (HI is 0
+ * in f32); FB_REAL_FROM(lo, hi) puts them back. */
+#if defined(FB_CUDA)
+typedef int4 fb_int4;
+#define FB_INT4(a, b, c, d) make_int4((a), (b), (c), (d))
+#if FB_REAL_IS_DOUBLE
+#define FB_REAL_LO(v) __double2loint(v)
+#define FB_REAL_HI(v) __double2hiint(v)
+#define FB_REAL_FROM(lo, hi) __hiloint2double((hi), (lo))
+#else
+#define FB_REAL_LO(v) __float_as_int(v)
+#define FB_REAL_HI(v) 0
+#define FB_REAL_FROM(lo, hi) __int_as_float(lo)
+#endif
+#else
+typedef int4 fb_int4;
+#define FB_INT4(a, b, c, d) ((int4)((a), (b), (c), (d)))
+#if FB_REAL_IS_DOUBLE
+#define FB_REAL_LO(v) (as_int2(v).x)
+#define FB_REAL_HI(v) (as_int2(v).y)
+#define FB_REAL_FROM(lo, hi) as_double((int2)((lo), (hi)))
+#else
+#define FB_REAL_LO(v) as_int(v)
+#define FB_REAL_HI(v) 0
+#define FB_REAL_FROM(lo, hi) as_float(lo)
+#endif
+#endif

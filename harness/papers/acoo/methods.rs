@@ -149,6 +149,7 @@ pub(crate) fn run_device<T: Real>(
                     })?;
                     let list = [Arg::Buf(&head), Arg::Buf(&node), Arg::Buf(&m.dof)];
                     pass.device(dev, "bc", &mut || {
+                        fill_with(dev, &z, &rhs, 0, nf * s / 4)?;
                         let args = [list[0], list[1], list[2], Arg::Buf(&m.g), Arg::Buf(&rhs), Arg::I64(n as i64)];
                         dev.launch(&bc, cover(n), &args)
                     })?;

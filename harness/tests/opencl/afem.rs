@@ -103,3 +103,47 @@ fn afem_lists_consolidate_rows_longer_than_the_registers_on_opencl() {
     assert_eq!(counts[0], -1);
     assert!(counts[1..].iter().all(|&c| c == 4), "{counts:?}");
 }
+
+#[test]
+fn afem_bc_moves_prescribed_rows_into_the_free_right_hand_sides_on_opencl() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    let dev = dev.as_ref();
+    let rim = 12;
+    let (x, y, tris) = fan(rim);
+    let (n, ne) = (x.len(), rim);
+    let rows = reference(&x, &y, &tris);
+    // Prescribed: the centre (g = 2), rim node 1 (g = 0, the kernel skips it) and rim node 6
+    // (g = -3); the free nodes numbered in order.
+    let g: Vec<f64> = (0..n).map(|v| [(0, 2.0), (6, -3.0)].iter().find(|p| p.0 == v).map_or(0.0, |p| p.1)).collect();
+    let prescribed = |v: usize| [0, 1, 6].contains(&v);
+    let mut dof = vec![-1i32; n];
+    let mut nf = 0;
+    for (v, d) in dof.iter_mut().enumerate() {
+        if !prescribed(v) {
+            *d = nf;
+            nf += 1;
+        }
+    }
+    let defines = Defines::for_precision(Precision::F64).with("BLOCK", 256);
+    let m = dev.compile(&ACOO, &defines).unwrap();
+    let k = |name: &str| dev.kernel(&m, name).unwrap();
+    let (tris_b, x_b, y_b) = (dev.upload_slice(&tris).unwrap(), dev.upload_slice(&x).unwrap(), dev.upload_slice(&y).unwrap());
+    let (head, node) = (dev.upload_slice(&vec![-1i32; n]).unwrap(), dev.alloc(9 * ne * 16).unwrap());
+    let (dof_b, g_b, rhs) =
+        (dev.upload_slice(&dof).unwrap(), dev.upload_slice(&g).unwrap(), dev.upload_slice(&vec![0.0f64; nf as usize]).unwrap());
+    let cover = |items: usize| Launch::cover(items, 256);
+    let args = [Arg::Buf(&tris_b), Arg::Buf(&x_b), Arg::Buf(&y_b), Arg::Buf(&head), Arg::Buf(&node), Arg::I64(ne as i64)];
+    dev.launch(&k("acoo_push"), cover(ne), &args).unwrap();
+    let args = [Arg::Buf(&head), Arg::Buf(&node), Arg::Buf(&dof_b), Arg::Buf(&g_b), Arg::Buf(&rhs), Arg::I64(n as i64)];
+    dev.launch(&k("acoo_bc"), cover(n), &args).unwrap();
+    let got: Vec<f64> = dev.download_vec(&rhs, nf as usize).unwrap();
+    for v in (0..n).filter(|&v| !prescribed(v)) {
+        // Row v's own prescribed columns (what a row-wise pass would read).
+        let want: f64 = rows[v].iter().filter(|(&c, _)| prescribed(c as usize)).map(|(&c, a)| -a * g[c as usize]).sum();
+        let r = dof[v] as usize;
+        assert!((got[r] - want).abs() <= 1e-13 * want.abs().max(1.0), "row {v}: {} vs {want}", got[r]);
+    }
+    // Every free node meets the centre (g = 2): no right-hand side may be left zero.
+    assert!(got.iter().all(|&b| b != 0.0), "{got:?}");
+}
