@@ -23,7 +23,12 @@ fn main() {
     if let Some(git) = git_dir {
         println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
         println!("cargo:rerun-if-changed={}", git.join("index").display());
-        println!("cargo:rerun-if-changed={}", git.join("packed-refs").display());
+        // Watched only where it exists: cargo counts a missing watched file as changed, which
+        // rebuilt this crate and the binary on every build. A `git pack-refs` that creates it
+        // also deletes the loose ref watched below.
+        if git.join("packed-refs").exists() {
+            println!("cargo:rerun-if-changed={}", git.join("packed-refs").display());
+        }
         if let Ok(head) = std::fs::read_to_string(git.join("HEAD")) {
             if let Some(r) = head.trim().strip_prefix("ref: ") {
                 println!("cargo:rerun-if-changed={}", git.join(r).display());
