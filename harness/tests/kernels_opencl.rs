@@ -194,9 +194,21 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
     let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
     let (status, method, metric, reason, precision) = (strs("status"), strs("method"), strs("metric"), strs("reason"), strs("precision"));
     let (error, gap, csr, reference) = (nums("error"), nums("iteration_gap"), nums("csr_error"), nums("reference_iterations"));
+    let (tolerance, gbs) = (nums("tolerance"), nums("bandwidth_gbs"));
     let mut seen = std::collections::BTreeSet::new();
+    let mut products = 0;
     for i in 0..df.height() {
         assert_eq!(status[i], "ok", "{} {} {}: {}", method[i], precision[i], metric[i], reason[i]);
+        if metric[i] == "spmv" {
+            // The product on its own, checked on a probe against the f64 reference matrix: to
+            // rounding in f64; in f32 off by more than f64 rounding, within the row's bound.
+            let limit = if precision[i] == "f64" { 1e-14 } else { tolerance[i] };
+            assert!(error[i] <= limit && error[i] <= tolerance[i], "{} {} product error {}", method[i], precision[i], error[i]);
+            assert!(precision[i] == "f64" || error[i] > 1e-12, "{} f32 product error {}", method[i], error[i]);
+            assert!(gbs[i] > 0.0, "{} {} product GB/s {}", method[i], precision[i], gbs[i]);
+            products += 1;
+            continue;
+        }
         if precision[i] == "f64" {
             // Quick mode: CG to 1e-12, every solution within 1e-8 of the reference, within two
             // iterations of the reference CG.
@@ -217,8 +229,9 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
         }
         seen.insert((method[i].clone(), precision[i].clone()));
     }
-    // Five device methods in f32 and f64, the two CPU methods in f64.
+    // Five device methods in f32 and f64 (each with its product row), the two CPU methods in f64.
     assert_eq!(seen.len(), 12, "{seen:?}");
+    assert_eq!(products, 10);
 }
 
 /// The ten symbolic + numeric combinations, the baseline and the CPU addto, f32 and f64, each

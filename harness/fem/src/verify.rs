@@ -88,6 +88,26 @@ pub fn relative_l2(x: &[f64], reference: &[f64]) -> f64 {
     num.sqrt() / den.sqrt().max(f64::MIN_POSITIVE)
 }
 
+/// A deterministic probe vector for products y = A x: of both signs, no two neighbours alike.
+pub fn probe_vector(n: usize) -> Vec<f64> {
+    (0..n).map(|i| ((i * 7919 % 1013) as f64 / 1013.0 - 0.37) * if i % 3 == 0 { 1.0 } else { 2.0 }).collect()
+}
+
+/// max_i |got_i - want_i| / scale_i (a product's error against each row's own bound); NaN if
+/// any entry of `got` is NaN or the lengths differ.
+pub fn max_scaled_error(got: &[f64], want: &[f64], scale: &[f64]) -> f64 {
+    if got.len() != want.len() || want.len() != scale.len() {
+        return f64::NAN;
+    }
+    got.iter().zip(want).zip(scale).fold(0.0f64, |w, ((&g, &r), &s)| {
+        if g.is_nan() || w.is_nan() {
+            f64::NAN
+        } else {
+            w.max((g - r).abs() / s.max(f64::MIN_POSITIVE))
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +127,12 @@ mod tests {
         assert_eq!(check_bounds(&[(&[f64::NAN, -2.0, 4.0], &r, &b)], 1.0), (1, f64::INFINITY));
         assert!((relative_l2(&[3.0, 4.0], &[3.0, 0.0]) - 4.0 / 3.0).abs() < 1e-15);
         assert!(relative_l2(&[f64::NAN], &[1.0]).is_nan());
+        let (want, scale) = ([1.0, -2.0, 0.0], [2.0, 2.0, 4.0]);
+        assert_eq!(max_scaled_error(&want, &want, &scale), 0.0);
+        assert!((max_scaled_error(&[1.0, -2.0, 1.0], &want, &scale) - 0.25).abs() < 1e-15);
+        assert!(max_scaled_error(&[f64::NAN, -2.0, 0.0], &want, &scale).is_nan());
+        assert!(max_scaled_error(&want[..2], &want, &scale).is_nan());
+        let x = probe_vector(9);
+        assert!(x.iter().any(|&v| v < 0.0) && x.iter().any(|&v| v > 0.0) && x.windows(2).all(|w| w[0] != w[1]));
     }
 }

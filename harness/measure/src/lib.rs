@@ -27,7 +27,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub mod stages;
-pub use stages::{run_staged, Pass, Staged};
+pub use stages::{run_staged, time_device, Pass, Staged};
 
 use fembench_core::NonEmpty;
 use fembench_device::kernels::{self, Defines};

@@ -110,6 +110,19 @@ pub fn run_staged<E>(
     })
 }
 
+/// One device body timed on its own under the policy (warm; `warmup` untimed runs first), as a
+/// one-stage pass: a product or a kernel measured beside a method, outside its stages and total.
+pub fn time_device(
+    policy: &MeasurePolicy,
+    dev: &dyn Device,
+    name: &'static str,
+    body: &mut dyn FnMut() -> DeviceResult<()>,
+) -> DeviceResult<Timing> {
+    let stages = [(name, Timer::DeviceEvent)];
+    let staged = run_staged(policy, CacheMode::Warm, &stages, name, |pass| pass.device(dev, name, body))?;
+    Ok(staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,13 +128,15 @@ impl Benchmark for AcooCapacitor {
         // triangles; f64: 4.4e-16). A wrong column fails the pattern check, a lost contribution
         // is of the order of an entry.
         let csr_bound = 64.0 * ctx.precision.unit_roundoff() * (1.0 + prep.coordinate_ratio);
-        Ok(rows(problem, csr_bound, c, reference, point.method, run)
+        // The product on its own (the `spmv` row): within that bound plus its own rounding.
+        let bounds = (csr_bound, csr_bound + 64.0 * ctx.precision.unit_roundoff());
+        Ok(rows(problem, bounds, c, reference, point.method, run)
             .into_iter()
             .map(|m| pre.iter().fold(m, |m, &(k, v)| m.extra(k, v)))
             .collect())
     }
-    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        super::report::report(&spec.id, &spec.outputs, rows)
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::report::report(&spec.id, &spec.outputs, rows, ctx)
     }
 }
 
@@ -173,7 +175,7 @@ fn run_cpu(
         performed: work.iterations,
         converged: work.relative_residual <= problem.tolerance,
     };
-    Ok(MethodRun { staged: vec![staged], cg, error: worst, csr_error: None, memory: Default::default(), coloring: None })
+    Ok(MethodRun { staged: vec![staged], cg, error: worst, csr_error: None, memory: Default::default(), coloring: None, product: None })
 }
 
 /// Colored assembly with rayon: one color at a time, its elements across the threads.
@@ -196,8 +198,9 @@ fn assemble_parallel_into(c: &Capacitor, colors: &[Vec<u32>], vals: &mut [f64], 
 }
 
 /// One row per stage the method has, plus the total; all carry the checks and the counts.
-/// `csr_bound`: the largest scaled error the consolidated CSR (A-FEM) may have.
-fn rows(problem: &Problem_, csr_bound: f64, c: &Capacitor, reference: &Solve, method: Method, run: MethodRun) -> Vec<Measured> {
+/// `bounds`: the largest scaled error the consolidated CSR (A-FEM) may have, and the product's.
+fn rows(problem: &Problem_, bounds: (f64, f64), c: &Capacitor, reference: &Solve, method: Method, run: MethodRun) -> Vec<Measured> {
+    let (csr_bound, product_bound) = bounds;
     // The iteration count must be the reference's to within two, or `iteration_slack` of it on
     // long solves, and the solve converged.
     let reference_iterations = reference.iterations_to(problem.tolerance).unwrap_or(reference.iterations);
@@ -241,6 +244,15 @@ fn rows(problem: &Problem_, csr_bound: f64, c: &Capacitor, reference: &Solve, me
         extras.push(("csr_bound", csr_bound));
     }
     let mut out = Vec::new();
+    // The product on its own, with its own check (the probe against the f64 reference matrix),
+    // not part of the total.
+    if let Some(p) = &run.product {
+        let mut m = Measured::verified("spmv", p.timing.clone(), p.error, product_bound).bytes(p.bytes);
+        for (k, v) in &extras {
+            m = m.extra(k, *v);
+        }
+        out.push(m);
+    }
     for staged in run.staged {
         for (name, t) in staged.stages.into_iter().chain([("total", staged.total)]) {
             let mut m = Measured::verified(name, t, run.error, problem.max_error);

@@ -285,15 +285,13 @@ pub(crate) struct DeviceCsr {
 /// q = A p with the block partials of p.q (`kern`: `cg_spmv_csr`, fetched before any timed
 /// body: loading a module inside one would wait on the closed gate).
 pub(crate) fn spmv(dev: &dyn Device, kern: &Kernel, a: &DeviceCsr, cg: &Cg) -> DeviceResult<()> {
-    let args = [
-        Arg::Buf(&a.row_ptr),
-        Arg::Buf(&a.col),
-        Arg::Buf(&a.val),
-        Arg::Buf(&cg.p),
-        Arg::Buf(&cg.q),
-        Arg::Buf(&cg.partial),
-        Arg::I64(a.rows as i64),
-    ];
+    spmv_into(dev, kern, a, &cg.p, &cg.q, &cg.partial)
+}
+
+/// q = A p with the block partials of p.q into `partial` (one per work-group of the rows).
+pub(crate) fn spmv_into(dev: &dyn Device, kern: &Kernel, a: &DeviceCsr, p: &Buffer, q: &Buffer, partial: &Buffer) -> DeviceResult<()> {
+    let args =
+        [Arg::Buf(&a.row_ptr), Arg::Buf(&a.col), Arg::Buf(&a.val), Arg::Buf(p), Arg::Buf(q), Arg::Buf(partial), Arg::I64(a.rows as i64)];
     dev.launch(kern, cover(a.rows), &args)
 }
 

@@ -2,7 +2,8 @@
 //! stages (`run_staged`), each pass's solution checked against the f64 reference.
 
 use super::capacitor::Capacitor;
-use super::gpu::{cover, csr_error, fill_with, spmv, vendor_cg, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, BLOCK};
+use super::gpu::{cover, csr_error, fill_with, spmv, spmv_into, vendor_cg, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, ACOO, BLOCK};
+use super::product::{self, ProductRun};
 use super::spec::{Method, Problem_};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::{exclusive_scan, scan_sums_len};
@@ -25,6 +26,8 @@ pub(crate) struct MethodRun {
     pub(crate) memory: Memory,
     /// Host seconds of the coloring (EbE methods), and its color count.
     pub(crate) coloring: Option<(f64, usize)>,
+    /// The method's matrix-vector product on its own (device methods).
+    pub(crate) product: Option<ProductRun>,
 }
 
 /// The stages a method has, in table order, each with its clock.
@@ -64,6 +67,37 @@ fn color_ranges(colors: &[Vec<u32>]) -> Vec<(usize, usize)> {
             Some(r)
         })
         .collect()
+}
+
+/// q = sum of A^e p over every color, one launch per color (q zeroed first: `words` 32-bit
+/// words); `kernels`: the element product and the filler, `elements`: the color-ordered element
+/// list, each color's range and the stored element matrices (v1).
+fn ebe_product(
+    dev: &dyn Device,
+    kernels: (&crate::device::Kernel, &crate::device::Kernel),
+    m: &Mesh,
+    elements: (&Buffer, &[(usize, usize)], &Buffer),
+    p: &Buffer,
+    q: &Buffer,
+    words: usize,
+) -> crate::device::DeviceResult<()> {
+    let ((mv, z), (elist, ranges, ke)) = (kernels, elements);
+    fill_with(dev, z, q, 0, words)?;
+    for &(first, count) in ranges {
+        let args = [
+            Arg::Buf(elist),
+            Arg::I64(first as i64),
+            Arg::I64(count as i64),
+            Arg::Buf(&m.tris),
+            Arg::Buf(&m.x),
+            Arg::Buf(&m.y),
+            Arg::Buf(ke),
+            Arg::Buf(p),
+            Arg::Buf(q),
+        ];
+        dev.launch(mv, cover(count), &args)?;
+    }
+    Ok(())
 }
 
 /// Runs `pass` under the policy, the solution of every pass checked; `mem` already holds the
@@ -176,7 +210,13 @@ pub(crate) fn run_device<T: Real>(
                 dev,
                 &defines,
             )?;
-            Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None })
+            let sp = ctx.modules.kernel(dev, &ACOO, &defines, "cg_spmv_csr")?;
+            let (px, qy) = product::buffers::<T>(dev, c, false)?;
+            let bytes = product::csr_bytes(c, s);
+            let product = product::measure::<T>(ctx, dev, c, reference_vals, &qy, false, bytes, &mut || {
+                spmv_into(dev, &sp, &a, &px, &qy, &cg.partial)
+            })?;
+            Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None, product: Some(product) })
         }
         Method::CsrAtomic | Method::CsrColor | Method::CusparseCg => {
             let nnz = c.pattern.nnz();
@@ -269,7 +309,23 @@ pub(crate) fn run_device<T: Real>(
                 &defines,
             )?;
             let coloring = colored.then_some((coloring_s, colors.len()));
-            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring })
+            // The product on its own: cuSPARSE's SpMV (planned again, on the product's buffers)
+            // for the peer, our CSR kernel for the others.
+            let (px, qy) = product::buffers::<T>(dev, c, false)?;
+            let bytes = product::csr_bytes(c, s);
+            let product = match &vendor {
+                Some(_) => {
+                    let op = dev.sparse()?.csr_spmv(T::PRECISION, nf, nf, nnz, &a.row_ptr, &a.col, &a.val, &px, &qy)?;
+                    product::measure::<T>(ctx, dev, c, reference_vals, &qy, false, bytes, &mut || op.enqueue())?
+                }
+                None => {
+                    let sp = ctx.modules.kernel(dev, &ACOO, &defines, "cg_spmv_csr")?;
+                    product::measure::<T>(ctx, dev, c, reference_vals, &qy, false, bytes, &mut || {
+                        spmv_into(dev, &sp, &a, &px, &qy, &cg.partial)
+                    })?
+                }
+            };
+            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring, product: Some(product) })
         }
         Method::EbeV1 | Method::EbeV2 => {
             let recompute = method == Method::EbeV2;
@@ -288,25 +344,7 @@ pub(crate) fn run_device<T: Real>(
                     let mv = k.ebe(recompute)?;
                     let z = k.filler()?;
                     let m = &mesh;
-                    // q += A^e p over every color (q zeroed first).
-                    let product = |p: &Buffer, q: &Buffer| -> crate::device::DeviceResult<()> {
-                        fill_with(dev, &z, q, 0, n * s / 4)?;
-                        for &(first, count) in &ranges {
-                            let args = [
-                                Arg::Buf(&elist),
-                                Arg::I64(first as i64),
-                                Arg::I64(count as i64),
-                                Arg::Buf(&m.tris),
-                                Arg::Buf(&m.x),
-                                Arg::Buf(&m.y),
-                                Arg::Buf(&ke),
-                                Arg::Buf(p),
-                                Arg::Buf(q),
-                            ];
-                            dev.launch(&mv, cover(count), &args)?;
-                        }
-                        Ok(())
-                    };
+                    let product = |p: &Buffer, q: &Buffer| ebe_product(dev, (&mv, &z), m, (&elist, &ranges[..], &ke), p, q, n * s / 4);
                     if !recompute {
                         pass.device(dev, "elements", &mut || {
                             dev.launch(
@@ -334,7 +372,18 @@ pub(crate) fn run_device<T: Real>(
                 dev,
                 &defines,
             )?;
-            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: Some(coloring) })
+            let (mv, mask, z) = {
+                let mut k = Kernels { dev, modules: &mut *ctx.modules, defines: defines.clone() };
+                (k.ebe(recompute)?, k.get("cg_mask_dot")?, k.filler()?)
+            };
+            let (px, qy) = product::buffers::<T>(dev, c, true)?;
+            let bytes = product::ebe_bytes(c, s, recompute);
+            let m = &mesh;
+            let product = product::measure::<T>(ctx, dev, c, reference_vals, &qy, true, bytes, &mut || {
+                ebe_product(dev, (&mv, &z), m, (&elist, &ranges[..], &ke), &px, &qy, n * s / 4)?;
+                dev.launch(&mask, cover(n), &[Arg::Buf(&m.dof), Arg::Buf(&px), Arg::Buf(&qy), Arg::Buf(&cg.partial), Arg::I64(n as i64)])
+            })?;
+            Ok(MethodRun { staged, cg: run, error, csr_error: None, memory: mem, coloring: Some(coloring), product: Some(product) })
         }
         Method::CpuSerial | Method::CpuParallel => unreachable!("CPU methods run on the host"),
     }

@@ -5,7 +5,7 @@
 //! the same device CG.
 //!
 //! Here: the model problem, its meshes and the f64 CPU reference ([`capacitor`]), the device
-//! buffers, memory accounting and CG ([`gpu`]), the methods' staged passes ([`methods`]), the
+//! buffers, memory accounting and CG ([`gpu`]), the methods' staged passes ([`methods`]), each method's product on its own ([`product`]), the
 //! cases ([`benchmark`]) and the reports ([`report`]). Kernels: `kernels/acoo.kern`.
 //!
 //! Cost model (bytes per element the device keeps, s = size of a real): the mesh (12 + 2s per
@@ -18,6 +18,7 @@ pub mod benchmark;
 pub mod capacitor;
 pub mod gpu;
 pub mod methods;
+pub mod product;
 pub mod report;
 pub mod spec;
 

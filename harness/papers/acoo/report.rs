@@ -1,21 +1,25 @@
 //! Tables and figures of the a-COO experiments, from stored rows only: the table at the largest
-//! mesh (stages, iterations, time per iteration, memory per element beside the paper's), Fig. 8
+//! mesh (stages, iterations, time per iteration, the product's GB/s and share of the run's copy
+//! bandwidth, memory per element beside the paper's), Fig. 8
 //! (stage times against size), Fig. 9 (totals with and without coloring) and Fig. 10 (memory).
 
 use polars::prelude::*;
 
 use super::spec::*;
-use crate::report::{fmt_num, frame, Figure, ReportError, ReportItem, Series, Table};
+use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
 struct Rows {
     key: Vec<String>,
+    /// Device, backend and precision of each row (the copy bandwidth's key).
+    ident: Vec<[String; 3]>,
     method: Vec<String>,
     metric: Vec<String>,
     time: Vec<f64>,
     triangles: Vec<f64>,
     iterations: Vec<f64>,
     bytes_per_element: Vec<f64>,
+    gbs: Vec<f64>,
     coloring: Vec<f64>,
     preprocessing: [Vec<f64>; 3],
 }
@@ -31,12 +35,14 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let (backend, device, precision) = (frame::strs(&ok, "backend")?, frame::strs(&ok, "device")?, frame::strs(&ok, "precision")?);
     Ok(Rows {
         key: (0..ok.height()).map(|i| format!("{} {} {}", device[i], backend[i], precision[i])).collect(),
+        ident: (0..ok.height()).map(|i| [device[i].clone(), backend[i].clone(), precision[i].clone()]).collect(),
         method: frame::strs(&ok, "method")?,
         metric: frame::strs(&ok, "metric")?,
         time: frame::nums(&ok, "time_median_s")?,
         triangles: opt("triangles"),
         iterations: opt("iterations"),
         bytes_per_element: opt("bytes_per_element"),
+        gbs: opt("bandwidth_gbs"),
         coloring: opt("coloring_s"),
         preprocessing: [opt("mesh_s"), opt("adjacency_s"), opt("preprocess_coloring_s")],
     })
@@ -52,14 +58,14 @@ fn per_iteration(r: &Rows, key: &str, method: &str, triangles: f64) -> Option<f6
     Some(r.time[solve] / r.iterations[total])
 }
 
-pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame) -> Result<Vec<ReportItem>, ReportError> {
+pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
     let r = read(df)?;
     let mut keys: Vec<String> = r.key.clone();
     keys.sort();
     keys.dedup();
     let mut out = Vec::new();
     if outputs.tables.contains(&TableName::Largest) {
-        out.push(ReportItem::Table(largest(id, &r, &keys)));
+        out.push(ReportItem::Table(largest(id, &r, &keys, ctx)));
     }
     if outputs.tables.contains(&TableName::Claims) {
         out.push(ReportItem::Table(claims(id, &r, &keys)));
@@ -72,7 +78,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame) -> Result<Vec<
     Ok(out)
 }
 
-fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
+fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     const STAGES: [&str; 6] = ["elements", "bc", "consolidate", "convert", "solve", "total"];
     let mut rows = Vec::new();
     for key in keys {
@@ -90,12 +96,23 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
                 _ => "-".into(),
             };
             let with_coloring = r.time[total] + if r.coloring[total].is_finite() { r.coloring[total] } else { 0.0 };
+            // The product on its own: time, GB/s by its compulsory bytes, share of the run's copy.
+            let product = find(r, key, m.as_str(), "spmv", top);
+            let [device, backend, precision] = &r.ident[total];
+            let copy = ctx.copy_gbs(device, backend, precision);
+            let share = match (product, copy) {
+                (Some(i), Some(c)) if r.gbs[i].is_finite() => format!("{:.0}%", 100.0 * r.gbs[i] / c),
+                _ => "-".into(),
+            };
             let mut row = vec![key.clone(), m.as_str().to_string(), fmt_num(top)];
             row.extend(STAGES.iter().map(|s| ms(s)));
             row.extend([
                 fmt_num(with_coloring * 1e3),
                 fmt_num(it),
                 fmt_num(solve / it * 1e6),
+                product.map(|i| fmt_num(r.time[i] * 1e6)).unwrap_or_else(|| "-".into()),
+                product.map(|i| fmt_num(r.gbs[i])).unwrap_or_else(|| "-".into()),
+                share,
                 fmt_num(r.bytes_per_element[total]),
                 m.paper_bytes_per_element().map(fmt_num).unwrap_or_else(|| "-".into()),
                 over_peer(per_iteration(r, key, m.as_str(), top), peer_iteration),
@@ -111,6 +128,9 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
             "total + coloring ms",
             "CG iterations",
             "µs / iteration",
+            "product µs",
+            "product GB/s",
+            "product of copy",
             "bytes / element",
             "paper bytes / element",
             "iteration vs cusparse-cg",
@@ -127,6 +147,7 @@ fn largest(id: &str, r: &Rows, keys: &[String]) -> Table {
             "Device stages are timed by device events; the CPU rows by the host clock (assembly as 'elements'). The coloring (EbE) is host pre-processing, added in 'total + coloring'.".into(),
             "bytes / element: peak device bytes of the method's buffers (mesh, lists or element matrices, CSR, CG vectors) over triangles; the paper's Fig. 10 values beside (its GPU and code, not ours).".into(),
             "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached.".into(),
+            "product: the method's matrix-vector product on its own (not in the total; cusparse-cg: cuSPARSE's CSR SpMV; EbE: every color's element products and the mask), timed by device events and checked on a probe vector against the f64 reference matrix. GB/s by its compulsory bytes (CSR: offsets, columns and values once, p read and q written once; EbE: element list, triangles, element matrices (v1) or coordinates (v2), p, q and the dof numbers once); 'of copy': over the copy bandwidth this run measured (device-bandwidth) on the same device, backend and precision, '-' where the run has none.".into(),
             "cusparse-cg is the peer a user would write: the csr-atomic assembly, then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal, scalars on the host (two waits per iteration, convergence tested every iteration), timed as one region by device events. 'vs cusparse-cg': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
         ],
     }
@@ -349,7 +370,14 @@ mod tests {
             ("method", rows.iter().map(|r| r.0.to_string()).collect()),
             ("metric", rows.iter().map(|r| r.1.to_string()).collect()),
         ];
-        let nums = vec![("time_median_s", rows.iter().map(|r| r.2).collect()), ("triangles", vec![1e6; n]), ("iterations", vec![100.0; n])];
+        // The products (metric "spmv") move 3000 GB/s.
+        let gbs = rows.iter().map(|r| if r.1 == "spmv" { 3000.0 } else { f64::NAN }).collect();
+        let nums = vec![
+            ("time_median_s", rows.iter().map(|r| r.2).collect()),
+            ("triangles", vec![1e6; n]),
+            ("iterations", vec![100.0; n]),
+            ("bandwidth_gbs", gbs),
+        ];
         read(&frame::of_columns(n, strs, nums).unwrap()).unwrap()
     }
 
@@ -364,14 +392,26 @@ mod tests {
                 ("a-fem", "total", 1.4e-3),
                 ("csr-atomic", "solve", 1.0e-3),
                 ("csr-atomic", "total", 1.2e-3),
+                ("csr-atomic", "spmv", 4.0e-6),
                 ("cusparse-cg", "solve", solve),
                 ("cusparse-cg", "total", total),
             ])
         };
         let r = with_peer(1.5e-3, 1.6e-3);
-        let t = largest("x", &r, &keys);
+        // The run's copy bandwidth on that device, backend and precision: 4000 GB/s.
+        let ctx = ReportCtx { meta: Default::default(), copy_gbs: vec![("GPU".into(), "cuda".into(), "f64".into(), 4000.0)] };
+        let t = largest("x", &r, &keys, &ctx);
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!(ours[ours.len() - 2..], ["1.50x".to_string(), "1.33x".to_string()]);
+        let at = |name: &str| t.header.iter().position(|h| h == name).unwrap();
+        assert_eq!((ours[at("product µs")].as_str(), ours[at("product GB/s")].as_str()), ("4.00", "3000"));
+        assert_eq!(ours[at("product of copy")], "75%");
+        // No product row, or no copy figure in the run: '-'.
+        let afem = t.rows.iter().find(|row| row[1] == "a-fem").unwrap();
+        assert_eq!(afem[at("product of copy")], "-");
+        let bare = largest("x", &r, &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
+        let ours = bare.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
+        assert_eq!((ours[at("product GB/s")].as_str(), ours[at("product of copy")].as_str()), ("3000", "-"));
         let peer = t.rows.iter().find(|row| row[1] == "cusparse-cg").unwrap();
         assert_eq!(peer[peer.len() - 2..], ["-".to_string(), "-".to_string()]);
         let goals = |r: &Rows| -> Vec<String> {

@@ -13,7 +13,7 @@ use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
-use crate::measure::{run_staged, CacheMode, Timer, Timing};
+use crate::measure::{time_device, Timing};
 use crate::real::Real;
 
 /// One method's assembled matrix on the device.
@@ -43,9 +43,9 @@ pub(crate) struct SpmvRun {
     pub(crate) version: Option<u32>,
 }
 
-/// The input vector: deterministic, of both signs, no two neighbours alike.
+/// The input vector (the shared probe: both signs, no two neighbours alike).
 pub(crate) fn x_vector(n: usize) -> Vec<f64> {
-    (0..n).map(|i| ((i * 7919 % 1013) as f64 / 1013.0 - 0.37) * if i % 3 == 0 { 1.0 } else { 2.0 }).collect()
+    fembench_fem::verify::probe_vector(n)
 }
 
 /// The reference y = K x in f64, and each row's scale Σ_j scale_ij |x_j| (the bound of the
@@ -64,13 +64,7 @@ pub(crate) fn reference_y(prep: &Prepared, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
 
 /// max_i |y_i - ref_i| / scale_i; NaN if any y is NaN.
 pub(crate) fn worst(got: &[f64], want: &[f64], scale: &[f64]) -> f64 {
-    got.iter().zip(want).zip(scale).fold(0.0f64, |w, ((&g, &r), &s)| {
-        if g.is_nan() || w.is_nan() {
-            f64::NAN
-        } else {
-            w.max((g - r).abs() / s.max(f64::MIN_POSITIVE))
-        }
-    })
+    fembench_fem::verify::max_scaled_error(got, want, scale)
 }
 
 pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, a: &Assembled) -> Result<Vec<SpmvRun>, CaseError> {
@@ -140,16 +134,12 @@ fn timed_and_checked<T: Real>(
     scale: &[f64],
     body: &mut dyn FnMut() -> DeviceResult<()>,
 ) -> Result<(Timing, f64), String> {
-    let stages = [("spmv", Timer::DeviceEvent)];
     let mut go = || -> Result<(Timing, f64), CaseError> {
-        let staged = run_staged(ctx.policy, CacheMode::Warm, &stages, "spmv", |pass| -> Result<(), CaseError> {
-            Ok(pass.device(dev, "spmv", body)?)
-        })?;
+        let timing = time_device(ctx.policy, dev, "spmv", body)?;
         ctx.modules.poison(dev, y)?;
         body()?;
         dev.synchronize()?;
         let got: Vec<f64> = dev.download_vec::<T>(y, rows)?.into_iter().map(|v| v.to_f64()).collect();
-        let timing = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
         Ok((timing, worst(&got, want, scale)))
     };
     go().map_err(|e| e.to_string())
