@@ -66,12 +66,17 @@ pub fn kernel_dir() -> Option<std::path::PathBuf> {
 /// [`KERNEL_DIR_ENV`] set, the header and the file are read from that folder; one that cannot be
 /// read becomes an `#error` naming it, so the compile fails and says why.
 pub fn translation_unit(backend: Backend, source: &KernelSource) -> String {
+    translation_unit_from(backend, source, kernel_dir().as_deref())
+}
+
+/// [`translation_unit`] with the kernel folder given (`None`: the embedded files).
+pub fn translation_unit_from(backend: Backend, source: &KernelSource, dir: Option<&std::path::Path>) -> String {
     let selector = match backend {
         Backend::Cuda => "#define FB_CUDA 1",
         Backend::OpenCl => "#define FB_OPENCL 1",
         Backend::Cpu => "",
     };
-    let (header, text) = match kernel_dir() {
+    let (header, text) = match dir {
         None => (PORTABILITY_HEADER.to_string(), source.text.to_string()),
         Some(dir) => {
             let read = |name: &str| {
@@ -83,4 +88,30 @@ pub fn translation_unit(backend: Backend, source: &KernelSource) -> String {
         }
     };
     format!("{selector}\n#line 1 \"fembench.h\"\n{header}\n#line 1 \"{}\"\n{text}\n", source.file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: KernelSource = KernelSource { file: "probe.kern", text: "KERNEL void embedded(void) {}" };
+
+    #[test]
+    fn a_kernel_folder_replaces_the_embedded_files_and_a_missing_file_fails_the_compile() {
+        let dir = std::env::temp_dir().join(format!("fembench-kernel-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("fembench.h"), "/* header from the folder */").unwrap();
+        let embedded = translation_unit_from(Backend::Cuda, &SOURCE, None);
+        assert!(embedded.contains("KERNEL void embedded") && embedded.contains(PORTABILITY_HEADER));
+        // The header is read from the folder; the kernel file is missing there: an #error names it.
+        let missing = translation_unit_from(Backend::OpenCl, &SOURCE, Some(&dir));
+        assert!(missing.starts_with("#define FB_OPENCL 1") && missing.contains("/* header from the folder */"));
+        assert!(!missing.contains("KERNEL void embedded"));
+        assert!(missing.contains("#error") && missing.contains(KERNEL_DIR_ENV) && missing.contains("probe.kern"), "{missing}");
+        std::fs::write(dir.join("probe.kern"), "KERNEL void from_the_folder(void) {}").unwrap();
+        let read = translation_unit_from(Backend::Cuda, &SOURCE, Some(&dir));
+        assert!(read.contains("KERNEL void from_the_folder") && !read.contains("#error"));
+        assert!(read.contains("#line 1 \"probe.kern\""));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
