@@ -14,7 +14,9 @@ use crate::device::scan::fill_words;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
 use crate::measure::{time_device, Timing};
+// The input vector (both signs, no two neighbours alike) and max_i |y_i - ref_i| / scale_i.
 use crate::real::Real;
+use fembench_fem::verify::{max_scaled_error as worst, probe_vector as x_vector};
 
 /// One method's assembled matrix on the device.
 pub(crate) struct Assembled<'a> {
@@ -43,11 +45,6 @@ pub(crate) struct SpmvRun {
     pub(crate) version: Option<u32>,
 }
 
-/// The input vector (the shared probe: both signs, no two neighbours alike).
-pub(crate) fn x_vector(n: usize) -> Vec<f64> {
-    fembench_fem::verify::probe_vector(n)
-}
-
 /// The reference y = K x in f64, and each row's scale Σ_j scale_ij |x_j| (the bound of the
 /// assembled entries' rounding, carried through the product).
 pub(crate) fn reference_y(prep: &Prepared, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
@@ -60,11 +57,6 @@ pub(crate) fn reference_y(prep: &Prepared, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
             })
         })
         .unzip()
-}
-
-/// max_i |y_i - ref_i| / scale_i; NaN if any y is NaN.
-pub(crate) fn worst(got: &[f64], want: &[f64], scale: &[f64]) -> f64 {
-    fembench_fem::verify::max_scaled_error(got, want, scale)
 }
 
 pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, a: &Assembled) -> Result<Vec<SpmvRun>, CaseError> {
