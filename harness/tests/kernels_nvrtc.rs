@@ -1,5 +1,5 @@
-//! Every kernel file compiles with NVRTC to PTX for Hopper, in f32 and f64, without a GPU: a CUDA
-//! compile error fails CI.
+//! Every kernel file compiles with NVRTC to PTX for Hopper (and to a CUBIN, as a device loads it),
+//! in f32 and f64, without a GPU: a CUDA compile error fails CI.
 
 mod common;
 
@@ -36,6 +36,29 @@ fn nvrtc_compile_error_keeps_options_and_log() {
         Err(DeviceError::Compile { backend, options, log, .. }) => {
             assert_eq!(backend, Backend::Cuda);
             assert!(options.iter().any(|o| o == "-DBLOCK=64"), "{options:?}");
+            assert!(log.contains("undeclared_name"), "log: {log}");
+        }
+        other => panic!("expected a compile error, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// What a CUDA device loads: machine code for the GPU's real architecture (an ELF image), so that
+/// the driver does not JIT-compile PTX at every module load; a compile error keeps its log.
+#[test]
+fn kernels_compile_to_cubin_for_hopper() {
+    if !common::nvrtc_available() {
+        return;
+    }
+    let source = fembench::REGISTRY.kernels().into_iter().next().expect("a kernel file");
+    for precision in [Precision::F32, Precision::F64] {
+        let cubin = cuda::compile_cubin(&source, &Defines::for_precision(precision), "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&cubin[..4], b"\x7fELF", "{} for sm_90 is not an ELF image", source.file);
+    }
+    let broken = KernelSource { file: "broken.kern", text: "KERNEL void k(GLOBAL real *x) { x[0] = undeclared_name; }" };
+    match cuda::compile_cubin(&broken, &Defines::new().with("BLOCK", 64), "sm_90") {
+        Err(DeviceError::Compile { backend, options, log, .. }) => {
+            assert_eq!(backend, Backend::Cuda);
+            assert!(options.iter().any(|o| o == "-DBLOCK=64") && options.iter().any(|o| o == "--gpu-architecture=sm_90"), "{options:?}");
             assert!(log.contains("undeclared_name"), "log: {log}");
         }
         other => panic!("expected a compile error, got {:?}", other.map(|_| ())),
