@@ -54,9 +54,12 @@ pub fn pack_lpt(lists: &Lists, lanes: usize) -> Vec<i32> {
         (0..lanes).map(|l| std::cmp::Reverse((0usize, l))).collect();
     let mut lane_lists: Vec<Vec<usize>> = vec![Vec::new(); lanes];
     for i in order {
-        let Some(std::cmp::Reverse((load, lane))) = heap.pop() else { break };
+        // The least-loaded lane takes the list; its entry sinks in place (one sift, where a pop
+        // and a push take two).
+        let Some(mut least) = heap.peek_mut() else { break };
+        let std::cmp::Reverse((load, lane)) = *least;
         lane_lists[lane].push(i);
-        heap.push(std::cmp::Reverse((load + len(i), lane)));
+        *least = std::cmp::Reverse((load + len(i), lane));
     }
     let height = heap.iter().map(|r| r.0 .0).max().unwrap_or(0);
     let mut out = vec![0i32; height * lanes];
