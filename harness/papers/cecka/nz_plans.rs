@@ -245,7 +245,7 @@ pub fn shared_slot(en: usize) -> usize {
     (3 * en).max(element_entries(en))
 }
 
-/// Refuses at once a cap that no node partition can meet, before any METIS call: every part
+/// Refuses a cap that no node partition can meet (checked before a second METIS call): every part
 /// of [`metis_nodes`] is a union of the one-vertex parts of [`vertex_parts`], and a block's
 /// elements and words only grow with its nodes, so the one-vertex partition's largest block is
 /// the least any partition can give.
@@ -259,6 +259,34 @@ fn reachable(p: &Problem, cap: usize, what: &str, worst: &dyn Fn(&[i32], usize) 
     }
 }
 
+/// A node partitioner that checks [`reachable`] before its second try: most plans fit at the
+/// first part count, and the check (the one-vertex partition's blocks, about three partitions'
+/// work) then costs nothing; a cap no partition can meet still stops before a second METIS call.
+fn reachable_before_retry<'a>(
+    checked: &'a std::cell::Cell<bool>,
+    check: &'a dyn Fn() -> Result<(), String>,
+    partition: &'a dyn Fn(usize) -> Result<Vec<i32>, String>,
+) -> impl Fn(usize) -> Result<Vec<i32>, String> + 'a {
+    let calls = std::cell::Cell::new(0usize);
+    move |k| {
+        calls.set(calls.get() + 1);
+        if calls.get() == 2 {
+            checked.set(true);
+            check()?;
+        }
+        partition(k)
+    }
+}
+
+/// A failed search's error, or the floor's where the floor refuses the cap: the search may end
+/// after its first try (at the most parts) before the floor was `checked`.
+fn floor_or(search: String, checked: &std::cell::Cell<bool>, floor: &dyn Fn() -> Result<(), String>) -> String {
+    if checked.get() {
+        return search;
+    }
+    floor().err().unwrap_or(search)
+}
+
 pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<SharedPlan, String> {
     let ne = p.ne();
     let en = p.en();
@@ -270,15 +298,17 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
     let blocks_of = |part: &[i32], nparts: usize| elements_of_parts(part, nparts, &n2e_ptr, &n2e);
     let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(Vec::len).max().unwrap_or(0);
     let nverts = vertex_count(p);
-    reachable(p, max_elements, "elements per block", &worst)?;
+    let checked = std::cell::Cell::new(false);
+    let floor = || reachable(p, max_elements, "elements per block", &worst);
     let (part, parts, stride) = partition_until(
         (ne as f64 / (0.6 * max_elements as f64)).ceil() as usize,
         nverts,
         max_elements,
         "elements per block",
-        &|k| metis_nodes(p.mesh.elements(), k),
+        &reachable_before_retry(&checked, &floor, &|k| metis_nodes(p.mesh.elements(), k)),
         &worst,
-    )?;
+    )
+    .map_err(|e| floor_or(e, &checked, &floor))?;
     let blocks = blocks_of(&part, parts);
     if (stride * shared_slot(en)) as u64 >= i32::MAX as u64 {
         return Err("shared memory indices overflow".into());
@@ -450,20 +480,38 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
             })
             .collect()
     };
-    let words = |b: &Block| b.slots.len() + 5 * b.nodes.len();
-    let worst = |part: &[i32], nparts: usize| blocks_of(part, nparts).iter().map(words).max().unwrap_or(0);
+    // The kernel sizes its shared arrays by the largest block's nodes and the largest block's
+    // accumulators, which may be two different blocks: that sum must fit (the largest sum over
+    // single blocks can fit while the arrays do not; ptxas then refuses the kernel).
+    let words = |blocks: &[Block]| {
+        let (nodes, slots) = blocks.iter().fold((0, 0), |(n, s), b| (n.max(b.nodes.len()), s.max(b.slots.len())));
+        slots + 5 * nodes
+    };
+    let worst = |part: &[i32], nparts: usize| words(&blocks_of(part, nparts));
+    // The blocks of the last partition measured: the one partition_until returns, so they are
+    // not made a second time.
+    let last: std::sync::Mutex<Option<Vec<Block>>> = std::sync::Mutex::new(None);
+    let worst_kept = |part: &[i32], nparts: usize| {
+        let blocks = blocks_of(part, nparts);
+        let w = words(&blocks);
+        *last.lock().unwrap_or_else(|e| e.into_inner()) = Some(blocks);
+        w
+    };
     let cap = shared_words.min(u16::MAX as usize - 1);
     let nverts = vertex_count(p);
-    reachable(p, cap, "shared words (pair accumulators + 5 x nodes) per block", &worst)?;
+    let what = "shared words (largest accumulators + 5 x largest nodes) per block";
+    let checked = std::cell::Cell::new(false);
+    let floor = || reachable(p, cap, what, &worst);
     let (part, parts, _) = partition_until(
         ne.div_ceil(elements_per_block.max(1)),
         nverts,
         cap,
-        "shared words (pair accumulators + 5 x nodes) per block",
-        &|k| metis_nodes(p.mesh.elements(), k),
-        &worst,
-    )?;
-    let blocks = blocks_of(&part, parts);
+        what,
+        &reachable_before_retry(&checked, &floor, &|k| metis_nodes(p.mesh.elements(), k)),
+        &worst_kept,
+    )
+    .map_err(|e| floor_or(e, &checked, &floor))?;
+    let blocks = last.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| blocks_of(&part, parts));
     let mut call_ptr = vec![0u32];
     let mut node_ptr = vec![0u32];
     let mut slot_ptr = vec![0u32];

@@ -120,6 +120,9 @@ fn shared_atomic_plan_reproduces_the_serial_assembly() {
         let color = vec![0u8; p.ne()];
         let plan = shared_atomic_plan(&p, 4096, 64, &color).unwrap();
         assert!(plan.parts > 4);
+        // The kernel's shared arrays: 5 words a node of the largest block's nodes, then the
+        // largest block's accumulators (two blocks, maybe): together within the cap.
+        assert!(5 * plan.max_nodes + plan.max_slots <= 4096, "order {order}: {} nodes, {} slots", plan.max_nodes, plan.max_slots);
         let calls = plan.calls();
         let mut out = vec![f64::NAN; num_targets(&p)];
         let mut write = |t: u32, v: f64| {
@@ -176,7 +179,7 @@ fn shared_plan_fails_with_a_reason_when_nothing_fits() {
 
 /// The one-vertex floor is a true lower bound: a partition METIS finds never has a smaller
 /// largest block, a cap at the floor is not refused by it, and a cap below it is refused
-/// before any METIS call.
+/// before a second METIS call.
 #[test]
 fn the_one_vertex_floor_refuses_only_caps_no_partition_meets() {
     let p = Problem::new(2, 3);
@@ -188,6 +191,33 @@ fn the_one_vertex_floor_refuses_only_caps_no_partition_meets() {
     let at = shared_plan(&p, floor, 32).err().unwrap_or_default();
     assert!(!at.contains("one vertex"), "{at}");
     assert!(shared_plan(&p, floor - 1, 32).is_err_and(|e| e.contains("one vertex")));
+}
+
+/// The floor check runs only when the first partition does not fit, before the second METIS
+/// call, and its refusal ends the search.
+#[test]
+fn the_floor_is_checked_only_before_a_second_try() {
+    let (checks, tries) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let unchecked = std::cell::Cell::new(false);
+    let check_ok = || {
+        checks.set(checks.get() + 1);
+        Ok(())
+    };
+    let partition = |k: usize| {
+        tries.set(tries.get() + 1);
+        Ok(vec![0; k])
+    };
+    let fits_at = |n: usize| move |_: &[i32], k: usize| if k >= n { 1 } else { 2 };
+    let p = reachable_before_retry(&unchecked, &check_ok, &partition);
+    assert!(partition_until(4, 64, 1, "x", &p, &fits_at(4)).is_ok());
+    assert_eq!((checks.get(), tries.get()), (0, 1), "a first fit checks nothing");
+    let p = reachable_before_retry(&unchecked, &check_ok, &partition);
+    assert!(partition_until(4, 64, 1, "x", &p, &fits_at(6)).is_ok());
+    assert_eq!((checks.get(), tries.get()), (1, 3), "checked once, before the second try");
+    let refuse = || Err("a block of one vertex already needs 9".to_string());
+    let p = reachable_before_retry(&unchecked, &refuse, &partition);
+    let err = partition_until(4, 64, 1, "x", &p, &fits_at(1000)).unwrap_err();
+    assert!(err.contains("one vertex") && tries.get() == 4, "{err}, {} tries", tries.get());
 }
 
 #[test]
