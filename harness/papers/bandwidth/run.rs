@@ -35,7 +35,7 @@ pub(crate) fn fill<T: Real>(n: usize, seed: u64) -> Vec<T> {
 impl<T: Real> HostData<T> {
     /// An output array of the right length, poisoned with NaN.
     pub fn output(&self) -> Vec<T> {
-        vec![T::nan(); self.output_len()]
+        (0..self.output_len()).into_par_iter().map(|_| T::nan()).collect()
     }
 
     /// The scatter-add's atomic targets (empty for every other kernel).
@@ -180,8 +180,17 @@ pub(crate) fn run_gpu<T: Real>(
     let gs = p.group_size as usize;
     let ept = p.elements_per_thread as usize;
     let defines = Defines::for_precision(T::PRECISION).with("BLOCK", gs).with("EPT", ept);
-    let poison = vec![T::nan(); n];
-    let upload = |v: &[T]| dev.upload_slice(if v.is_empty() { &poison } else { v });
+    // An array the kernel does not read (an output): allocated on the device and poisoned there
+    // (NaN), not filled on the host and uploaded.
+    let upload = |modules: &mut crate::benchmark::ModuleCache, v: &[T]| -> Result<crate::device::Buffer, CaseError> {
+        if v.is_empty() {
+            let b = dev.alloc(n * s)?;
+            modules.poison(dev, &b)?;
+            Ok(b)
+        } else {
+            Ok(dev.upload_slice(v)?)
+        }
+    };
     let stream_launch = Launch::cover(n.div_ceil(ept), gs);
     let scalar = Arg::real(T::PRECISION, p.scalar);
     let nn = Arg::I64(n as i64);
@@ -195,8 +204,8 @@ pub(crate) fn run_gpu<T: Real>(
     };
     let (out, seq) = match kernel {
         Memcpy => {
-            let a = upload(&d.a)?;
-            let mut c = upload(&[])?;
+            let a = upload(ctx.modules, &d.a)?;
+            let mut c = upload(ctx.modules, &[])?;
             memory = 2 * n * s;
             measure(&mut || dev.copy(&mut c, &a, n * s))?;
             dev.synchronize()?;
@@ -204,9 +213,9 @@ pub(crate) fn run_gpu<T: Real>(
         }
         Copy | Mul | Add | Triad => {
             let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
-            let a = upload(&d.a)?;
-            let b = upload(&d.b)?;
-            let c = upload(&d.c)?;
+            let a = upload(ctx.modules, &d.a)?;
+            let b = upload(ctx.modules, &d.b)?;
+            let c = upload(ctx.modules, &d.c)?;
             memory = 3 * n * s;
             let (args, out): (Vec<Arg>, &crate::device::Buffer) = match kernel {
                 Copy => (vec![Arg::Buf(&a), Arg::Buf(&c), nn], &c),
@@ -221,8 +230,8 @@ pub(crate) fn run_gpu<T: Real>(
         Dot => {
             let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
             let groups = (dev.info().compute_units.max(1) * p.dot_groups_per_unit) as usize;
-            let a = upload(&d.a)?;
-            let b = upload(&d.b)?;
+            let a = upload(ctx.modules, &d.a)?;
+            let b = upload(ctx.modules, &d.b)?;
             let partial = dev.alloc(groups * s)?;
             memory = 2 * n * s + groups * s;
             let launch = Launch { groups, group_size: gs };
@@ -234,9 +243,9 @@ pub(crate) fn run_gpu<T: Real>(
         }
         Gather => {
             let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
-            let x = upload(&d.a)?;
+            let x = upload(ctx.modules, &d.a)?;
             let map = dev.upload_slice(&d.map)?;
-            let y = upload(&[])?;
+            let y = upload(ctx.modules, &[])?;
             memory = 2 * n * s + 4 * n;
             measure(&mut || dev.launch(&k, stream_launch, &[Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), nn]))?;
             dev.synchronize()?;
@@ -245,7 +254,7 @@ pub(crate) fn run_gpu<T: Real>(
         ScatterAdd => {
             let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
             let fill_k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, "bw_fill")?;
-            let x = upload(&d.a)?;
+            let x = upload(ctx.modules, &d.a)?;
             let map = dev.upload_slice(&d.map)?;
             let y = dev.alloc(d.targets * s)?;
             memory = n * s + 4 * n + d.targets * s;
