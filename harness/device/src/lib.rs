@@ -14,6 +14,7 @@ mod cuda_blas;
 mod cuda_sparse;
 pub mod kernel_cache;
 pub mod kernels;
+mod nvrtc;
 pub mod opencl;
 pub mod scan;
 pub mod telemetry;

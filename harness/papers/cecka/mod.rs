@@ -40,6 +40,7 @@ pub mod export;
 pub mod gpu;
 pub mod mesh;
 pub mod nz_plans;
+pub mod nz_search;
 pub mod paper;
 pub mod peer;
 pub mod plans;

@@ -12,9 +12,10 @@
 
 use rayon::prelude::*;
 
+use super::nz_search::{floor_or, reachable, reachable_before_retry, vertex_count};
 pub use fembench_fem::lpt::Packed;
 use fembench_fem::lpt::{pack_lpt, Lists};
-use fembench_fem::partition::{metis_elements, metis_nodes, partition_until, vertex_parts};
+use fembench_fem::partition::{metis_elements, metis_nodes, partition_until};
 
 use super::system::Problem;
 
@@ -234,57 +235,9 @@ fn elements_of_parts(part: &[i32], nparts: usize, n2e_ptr: &[u32], n2e: &[u32]) 
         .collect()
 }
 
-/// Number of distinct element vertices (the most parts a node partition can have).
-fn vertex_count(p: &Problem) -> usize {
-    let en = p.en();
-    p.mesh.elems.chunks(en).flat_map(|c| c[..3].iter()).collect::<std::collections::HashSet<_>>().len()
-}
-
 /// Shared-memory entries per element: nodal data in, then element data in place.
 pub fn shared_slot(en: usize) -> usize {
     (3 * en).max(element_entries(en))
-}
-
-/// Refuses a cap that no node partition can meet (checked before a second METIS call): every part
-/// of [`metis_nodes`] is a union of the one-vertex parts of [`vertex_parts`], and a block's
-/// elements and words only grow with its nodes, so the one-vertex partition's largest block is
-/// the least any partition can give.
-fn reachable(p: &Problem, cap: usize, what: &str, worst: &dyn Fn(&[i32], usize) -> usize) -> Result<(), String> {
-    let (part, k) = vertex_parts(p.mesh.elements());
-    match worst(&part, k) {
-        floor if floor > cap => Err(format!(
-            "no partition fits the shared memory: {what} at most {cap}, while a block of one vertex (and the nodes that go with it) already needs {floor}"
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// A node partitioner that checks [`reachable`] before its second try: most plans fit at the
-/// first part count, and the check (the one-vertex partition's blocks, about three partitions'
-/// work) then costs nothing; a cap no partition can meet still stops before a second METIS call.
-fn reachable_before_retry<'a>(
-    checked: &'a std::cell::Cell<bool>,
-    check: &'a dyn Fn() -> Result<(), String>,
-    partition: &'a dyn Fn(usize) -> Result<Vec<i32>, String>,
-) -> impl Fn(usize) -> Result<Vec<i32>, String> + 'a {
-    let calls = std::cell::Cell::new(0usize);
-    move |k| {
-        calls.set(calls.get() + 1);
-        if calls.get() == 2 {
-            checked.set(true);
-            check()?;
-        }
-        partition(k)
-    }
-}
-
-/// A failed search's error, or the floor's where the floor refuses the cap: the search may end
-/// after its first try (at the most parts) before the floor was `checked`.
-fn floor_or(search: String, checked: &std::cell::Cell<bool>, floor: &dyn Fn() -> Result<(), String>) -> String {
-    if checked.get() {
-        return search;
-    }
-    floor().err().unwrap_or(search)
 }
 
 pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<SharedPlan, String> {
