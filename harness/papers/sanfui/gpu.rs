@@ -93,13 +93,28 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         let mut slots = vec![0i32; 576 * ne];
         {
             use rayon::prelude::*;
-            let cols: Vec<&mut [i32]> = slots.chunks_mut(ne.max(1)).collect();
-            cols.into_par_iter().enumerate().for_each(|(ij, out)| {
-                let (i, j) = (ij / 24, ij % 24);
-                for (e, o) in out.iter_mut().enumerate() {
+            // A node's three rows hold the same columns, each neighbour's three dofs in a row:
+            // one bisection per node pair (a, b) finds the block, whose nine entries are
+            // row_ptr[3 va + m] + (offset of column 3 vb in row 3 va) + n.
+            let mut cols: Vec<Option<&mut [i32]>> = slots.chunks_mut(ne.max(1)).map(Some).collect();
+            let pairs: Vec<(usize, Vec<&mut [i32]>)> = (0..64)
+                .map(|ab| {
+                    let (a, b) = (ab / 8, ab % 8);
+                    let nine = (0..9).map(|mn| cols[(3 * a + mn / 3) * 24 + 3 * b + mn % 3].take().expect("each column once")).collect();
+                    (ab, nine)
+                })
+                .collect();
+            pairs.into_par_iter().for_each(|(ab, mut nine)| {
+                let (a, b) = (ab / 8, ab % 8);
+                for e in 0..ne {
                     let v = m.element(e);
-                    let (r, c) = (3 * v[i / 3] as usize + i % 3, 3 * v[j / 3] as usize + j % 3);
-                    *o = p.slot(r, c).map_or(-1, |x| x as i32);
+                    let (ra, cb) = (3 * v[a] as usize, 3 * v[b] as usize);
+                    let first = p.slot(ra, cb).map(|x| x - p.row_ptr[ra] as usize);
+                    for (mn, out) in nine.iter_mut().enumerate() {
+                        let r = ra + mn / 3;
+                        out[e] = first.map_or(-1, |k| (p.row_ptr[r] as usize + k + mn % 3) as i32);
+                        debug_assert_eq!(p.slot(r, cb + mn % 3).map_or(-1, |x| x as i32), out[e]);
+                    }
                 }
             });
         }
