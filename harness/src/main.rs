@@ -69,7 +69,7 @@ enum Command {
     /// Pogo model (Huthwaite 2014) as NAME.msh (Gmsh), NAME.vtu (ParaView), Eq. (4)'s K', C'
     /// and F' as Matrix Market, and model.json.
     Export {
-        /// A Pogo model instead of the Cecka system: weld or geophysical.
+        /// A Pogo model instead of the Cecka system: weld, gear or geophysical.
         #[arg(long, value_name = "weld|geophysical")]
         model: Option<String>,
         /// With --model: the element size over the paper's (1: the paper's size, 1.9-2.0M DOFs).
@@ -369,7 +369,7 @@ fn export_pogo(name: &str, coarsen: f64, out: &std::path::Path) -> ExitCode {
         return ExitCode::from(2);
     }
     let Some(which) = ModelName::ALL.into_iter().find(|m| m.as_str() == name) else {
-        eprintln!("error: --model must be weld or geophysical (got `{name}`)");
+        eprintln!("error: --model must be weld, gear or geophysical (got `{name}`)");
         return ExitCode::from(2);
     };
     let m = which.build(coarsen);

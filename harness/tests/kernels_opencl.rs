@@ -315,13 +315,21 @@ fn pogo_geophysical_steps_match_the_oracle_on_opencl() {
     pogo_rows_match_the_oracle("pogo-geophysical");
 }
 
-fn pogo_rows_match_the_oracle(experiment: &str) {
-    let Some(df) = common::quick_rows_on_opencl(&format!("{experiment}.yaml"), experiment) else { return };
+/// The same for the gear (experiments/large): internal boundaries (a bore, holes, opened
+/// cracks), a force on every node of a tooth face, and a full run of a stated number of steps.
+#[test]
+fn pogo_gear_steps_match_the_oracle_on_opencl() {
+    pogo_rows_match_the_oracle("large/pogo-gear");
+}
+
+fn pogo_rows_match_the_oracle(file: &str) {
+    let experiment = file.rsplit('/').next().unwrap_or(file);
+    let Some(df) = common::quick_rows_on_opencl(&format!("{file}.yaml"), experiment) else { return };
     let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
     let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
     let (status, method, reason, precision, metric) = (strs("status"), strs("method"), strs("reason"), strs("precision"), strs("metric"));
     let (error, tolerance, trace) = (nums("error"), nums("tolerance"), nums("trace_error"));
-    let (increments, stride, receivers) = (nums("increments"), nums("trace_stride"), nums("receivers"));
+    let (run_steps, stride, receivers) = (nums("timed_steps"), nums("trace_stride"), nums("receivers"));
     let traces = df.column("trace").unwrap().list().unwrap().clone();
     let mut seen = std::collections::BTreeSet::new();
     let mut full = std::collections::BTreeSet::new();
@@ -334,7 +342,7 @@ fn pogo_rows_match_the_oracle(experiment: &str) {
             assert!(error[i] <= tolerance[i] && tolerance[i] <= 0.1, "{} {} full-run error {}", method[i], precision[i], error[i]);
             assert!(trace[i] <= if f64_only { 1e-8 } else { 0.1 }, "{} {} full-run trace {}", method[i], precision[i], trace[i]);
             let stored = traces.get_as_series(i).unwrap().len() as f64;
-            assert_eq!(stored, (increments[i] / stride[i]).ceil() * 2.0 * receivers[i], "{} {}", method[i], precision[i]);
+            assert_eq!(stored, (run_steps[i] / stride[i]).ceil() * 2.0 * receivers[i], "{} {}", method[i], precision[i]);
             full.insert((method[i].clone(), precision[i].clone()));
             continue;
         }

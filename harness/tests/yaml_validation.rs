@@ -260,3 +260,11 @@ fn an_f32_tolerance_out_of_range_is_refused_at_its_line() {
     assert_eq!(e.line, Some(line_of(&path, "tolerance: 2.0")), "{e}");
     assert!(e.message.contains("problem.f32.tolerance must be in (0, 1)"), "{e}");
 }
+
+#[test]
+fn a_full_run_shorter_than_its_window_is_refused_at_its_line() {
+    let (_d, path) = variant_of("pogo-weld.yaml", "  full_run:", "  full_run: {coarsen: 1, window: 5000, steps: 100}");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "steps: 100}")), "{e}");
+    assert!(e.message.contains("full_run.steps"), "{e}");
+}

@@ -1,5 +1,5 @@
 //! fembench-fem: the finite-element pieces more than one paper needs, with no device code:
-//! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), structured
+//! triangle meshes, refinement and Lagrange nodes ([`trimesh`], [`lagrange`]), cracks opened in them ([`cracks`]), structured
 //! hexahedral boxes ([`hexmesh`]), CSR patterns and element slot maps ([`csr`]), Gmsh import and
 //! export ([`gmsh`]), a connectivity view ([`elements`]) that element coloring ([`coloring`]) and
 //! METIS partitions and greedy blocks ([`partition`]) work on, Huthwaite's aligned blocks ([`aligned`]), LPT packing of work lists ([`lpt`]), node orderings for locality ([`ordering`]), comparison of
@@ -8,6 +8,7 @@
 
 pub mod aligned;
 pub mod coloring;
+pub mod cracks;
 pub mod csr;
 pub mod elements;
 pub mod gmsh;

@@ -40,7 +40,7 @@ pub fn run_device<T: Real>(
     prep: &Prepared,
     method: Method,
     timed_steps: usize,
-    full_window: Option<usize>,
+    full_window: Option<(usize, usize)>,
 ) -> Result<StepRun, CaseError> {
     let sys = &prep.sys;
     let (n, ndof) = (sys.nodes, 2 * sys.nodes);
@@ -188,8 +188,8 @@ pub fn run_device<T: Real>(
     // timed in two device-event regions (the gate open: tens of thousands of launches would
     // overfill a closed stream) around a download of U after the CPU window's steps.
     let full = match full_window {
-        Some(window) => {
-            let steps = prep.model.increments;
+        Some((window, cap)) => {
+            let steps = prep.model.increments.min(cap);
             let window = window.min(steps);
             let reference = prep.window(window);
             let full_trace = dev.alloc((steps * nrec).max(1) * s)?;

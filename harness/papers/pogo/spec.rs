@@ -45,6 +45,7 @@ impl Method {
 #[serde(rename_all = "kebab-case")]
 pub enum ModelName {
     Weld,
+    Gear,
     Geophysical,
 }
 
@@ -52,15 +53,17 @@ impl ModelName {
     pub fn as_str(self) -> &'static str {
         match self {
             ModelName::Weld => "weld",
+            ModelName::Gear => "gear",
             ModelName::Geophysical => "geophysical",
         }
     }
-    pub const ALL: [ModelName; 2] = [ModelName::Weld, ModelName::Geophysical];
+    pub const ALL: [ModelName; 3] = [ModelName::Weld, ModelName::Gear, ModelName::Geophysical];
     /// The model at `coarsen` times Table 1's element size.
     pub fn build(self, coarsen: f64) -> super::model::Model {
         let h = self.paper_element_size() * coarsen;
         match self {
             ModelName::Weld => super::model::weld(h),
+            ModelName::Gear => super::gear::gear(h),
             ModelName::Geophysical => super::model::geophysical(h),
         }
     }
@@ -68,6 +71,7 @@ impl ModelName {
     pub fn paper_element_size(self) -> f64 {
         match self {
             ModelName::Weld => 40e-6,
+            ModelName::Gear => 80e-6,
             ModelName::Geophysical => 5.0,
         }
     }
@@ -92,8 +96,9 @@ pub struct Problem_ {
     /// Steps in one timed repetition of the host methods (a serial step of the weld takes about
     /// 50 ms, so 100 of them would spend half a minute of `make reproduce` on one row).
     pub cpu_timed_steps: usize,
-    /// A full-length run (all of the model's increments, from rest) of our device methods at
-    /// one element size, checked against the CPU reference's first `window` steps.
+    /// A full-length run (all of the model's increments, from rest, or `steps` of them) of our
+    /// device methods at one element size, checked against the CPU reference's first `window`
+    /// steps.
     pub full_run: Option<FullRunSpec>,
 }
 
@@ -104,6 +109,11 @@ pub struct FullRunSpec {
     pub coarsen: f64,
     /// Steps of the CPU f64 reference (the window the CPU can afford).
     pub window: usize,
+    /// Increments to run where the model's are more than the budget allows (the gear's
+    /// 500,000): the full-runs table extrapolates the time to the model's increments linearly
+    /// and marks it. Absent: all of the model's increments.
+    #[serde(default)]
+    pub steps: Option<usize>,
 }
 
 impl Default for Problem_ {

@@ -304,3 +304,67 @@ fn the_receiver_discrepancy_is_the_papers_and_catches_nan() {
     assert!(receiver_discrepancy(&got, &want, 4, 0.0).is_nan());
     assert!(receiver_discrepancy(&got[..8], &want, 4, 0.0).is_nan());
 }
+
+/// The gear (Fig. 10, our geometry): one piece, with its internal boundaries (the bore, six
+/// holes and four opened cracks, each crack a closed loop of two faces) seen as boundary
+/// loops; both blockers cover every node once; Eq. (4) on K' equals the oracle on it.
+#[test]
+fn the_gear_has_its_internal_boundaries_and_both_blockers_cover_it() {
+    let m = super::gear::gear(1.6e-3);
+    assert!(m.check_dt().is_ok());
+    let n = m.nodes();
+    // Boundary loops: components of the boundary-edge graph.
+    let edges = m.mesh.boundary_edges();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn root(p: &mut [u32], mut i: u32) -> u32 {
+        while p[i as usize] != i {
+            p[i as usize] = p[p[i as usize] as usize];
+            i = p[i as usize];
+        }
+        i
+    }
+    for &[a, b] in &edges {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra as usize] = rb;
+    }
+    let on_boundary: std::collections::BTreeSet<u32> = edges.iter().flatten().copied().collect();
+    let loops: std::collections::BTreeSet<u32> = on_boundary.iter().map(|&v| root(&mut parent, v)).collect();
+    assert_eq!(loops.len(), 1 + 1 + 6 + 4, "outline, bore, six holes, four cracks");
+    // One piece: every node reached from node 0 through the elements.
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    for t in &m.mesh.tris {
+        for k in 0..2 {
+            let (ra, rb) = (root(&mut parent, t[k]), root(&mut parent, t[k + 1]));
+            parent[ra as usize] = rb;
+        }
+    }
+    let r0 = root(&mut parent, 0);
+    assert!((0..n as u32).all(|v| root(&mut parent, v) == r0));
+    assert!(m.source.nodes.len() >= 3 && m.receivers.len() == 2);
+    // Both blockers: every node in exactly one block of at most 512 nodes.
+    let flat: Vec<u32> = m.mesh.tris.iter().flatten().copied().collect();
+    let el = crate::fem::elements::Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: n };
+    let aligned = crate::fem::aligned::aligned_nodes(el, &m.mesh.points, &Default::default());
+    let greedy = crate::fem::partition::greedy_nodes(el, 512);
+    for (name, block, blocks) in
+        [("aligned", &aligned.block, aligned.blocks), ("greedy", &greedy, greedy.iter().max().map_or(0, |&b| b as usize + 1))]
+    {
+        assert_eq!(block.len(), n, "{name}");
+        let mut sizes = vec![0usize; blocks];
+        block.iter().for_each(|&b| sizes[b as usize] += 1);
+        assert!(sizes.iter().all(|&s| (1..=512).contains(&s)), "{name}: {sizes:?}");
+    }
+    // Eq. (4) against the element-by-element oracle, with the tooth face's force.
+    let sys = System::build(&m);
+    let dofs = 2 * n;
+    let (mut p, mut c, mut x) = (vec![0.0; dofs], vec![0.0; dofs], vec![0.0; dofs]);
+    let steps = 300;
+    for s in 0..steps {
+        sys.step(&p, &c, &mut x, m.source.signal.at(s as f64 * m.dt), true);
+        std::mem::swap(&mut p, &mut c);
+        std::mem::swap(&mut c, &mut x);
+    }
+    let (want, _) = Oracle::new(&m).run(steps);
+    let err = crate::fem::verify::relative_l2(&c, &want);
+    assert!(err < 1e-10 && want.iter().any(|&v| v != 0.0), "{err}");
+}

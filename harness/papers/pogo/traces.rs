@@ -55,7 +55,8 @@ pub(crate) struct Full {
     reference: Vec<Vec<f64>>,
 }
 
-const NUMS: [&str; 8] = ["timed_steps", "window_steps", "window_cpu_s", "error", "trace_error", "trace_stride", "receivers", "dt"];
+const NUMS: [&str; 9] =
+    ["timed_steps", "increments", "window_steps", "window_cpu_s", "error", "trace_error", "trace_stride", "receivers", "dt"];
 
 pub(crate) fn read(df: &DataFrame) -> Result<Full, ReportError> {
     if df.column("trace").is_err() {
@@ -90,7 +91,10 @@ impl Full {
 
 /// Table 2 as measured: the full runs' stepping times beside the paper's.
 pub(crate) fn table(id: &str, f: &Full) -> Table {
-    let secs = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("{:.2}", f.id.time[i]));
+    // A run of fewer steps than the model's increments is extrapolated linearly to them (*).
+    let scale = |i: usize| (f.n("increments", i) / f.n("timed_steps", i)).max(1.0);
+    let full_time = |i: usize| f.id.time[i] * scale(i);
+    let secs = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("{:.2}{}", full_time(i), if scale(i) > 1.0 { "*" } else { "" }));
     let rows = f
         .groups()
         .iter()
@@ -103,13 +107,17 @@ pub(crate) fn table(id: &str, f: &Full) -> Table {
                 format!("{} {}", g.0, g.1),
                 g.2.clone(),
                 format!("{:.3}", g.3 / 1e6),
-                fmt_num(f.n("timed_steps", any)),
+                if scale(any) > 1.0 {
+                    format!("{} of {}*", fmt_num(f.n("timed_steps", any)), fmt_num(f.n("increments", any)))
+                } else {
+                    fmt_num(f.n("timed_steps", any))
+                },
                 format!("{} ({})", secs(d64), secs(d32)),
                 secs(kf),
                 paper_pair(p.map(|p| p.step_aligned_s)),
                 paper_pair(p.map(|p| p.step_greedy_s)),
                 match (p, d64) {
-                    (Some(p), Some(i)) => format!("{:.1}", p.step_greedy_s.0 / f.id.time[i]),
+                    (Some(p), Some(i)) => format!("{:.1}", p.step_greedy_s.0 / full_time(i)),
                     _ => "-".into(),
                 },
                 format!("{} in {:.1} s", fmt_num(f.n("window_steps", any)), f.n("window_cpu_s", any)),
@@ -142,6 +150,7 @@ pub(crate) fn table(id: &str, f: &Full) -> Table {
         rows,
         notes: vec![
             "Every increment from rest at t = 0, one device-event region around the launches before the CPU window's end and one after it (the gate open: the host queues the launches while the GPU runs); the receivers are recorded at every step. Paper: Pogo on a GTX580 (Table 2), not the same GPU.".into(),
+            "*: the run stopped after the stated increments (the experiment's `full_run.steps`), and its time is extrapolated linearly to the model's increments; the checks cover the steps run.".into(),
             "CPU window: the CPU f64 reference (Eq. (4) on K', rayon) over the first steps; U error: ||U - U_cpu|| / ||U_cpu|| at its end, the row's check (bound: u rho N^2 with the precision's u, at most 0.1). Trace discrepancy: the paper's max sqrt(dux^2 + duy^2) at the receivers over the window, over the largest CPU displacement there.".into(),
         ],
     }
@@ -255,4 +264,49 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run of fewer steps than the model's increments is extrapolated and marked; a complete
+    /// run is shown as measured.
+    #[test]
+    fn a_shortened_full_run_is_extrapolated_and_marked() {
+        let mut f = Full::default();
+        for (model, time, steps, increments) in [("gear", 2.0, 25_000.0, 500_000.0), ("weld", 3.0, 40_000.0, 40_000.0)] {
+            for (k, v) in [("device", "H200"), ("backend", "cuda"), ("precision", "f64"), ("method", "sell"), ("model", model)] {
+                let col = match k {
+                    "device" => &mut f.id.device,
+                    "backend" => &mut f.id.backend,
+                    "precision" => &mut f.id.precision,
+                    "method" => &mut f.id.method,
+                    _ => &mut f.id.model,
+                };
+                col.push(v.into());
+            }
+            f.id.dofs.push(1e6);
+            f.id.time.push(time);
+            for c in NUMS {
+                let v = match c {
+                    "timed_steps" => steps,
+                    "increments" => increments,
+                    _ => 1.0,
+                };
+                f.num.entry(c).or_default().push(v);
+            }
+            f.trace.push(Vec::new());
+            f.reference.push(Vec::new());
+        }
+        let t = table("pogo", &f);
+        let gear = t.rows.iter().find(|r| r[1] == "gear").unwrap();
+        assert_eq!(gear[4], "40.00* (-)", "{gear:?}");
+        assert!(gear[3].contains("of") && gear[3].ends_with('*'), "{gear:?}");
+        // The paper's greedy f64 time over ours, extrapolated: 1588 / 40.
+        assert_eq!(gear[8], "39.7");
+        let weld = t.rows.iter().find(|r| r[1] == "weld").unwrap();
+        assert_eq!(weld[4], "3.00 (-)", "{weld:?}");
+        assert!(!weld[3].contains('*'));
+    }
 }
