@@ -158,6 +158,23 @@ impl Measured {
             series: Vec::new(),
         }
     }
+    /// A quantity that could not be had, with the reason (no timing).
+    pub fn failed(metric: &str, reason: String) -> Measured {
+        Measured {
+            metric: metric.into(),
+            status: Status::Failed,
+            reason: Some(reason),
+            timing: None,
+            bytes: None,
+            flops: None,
+            paper_flops: None,
+            error: None,
+            tolerance: None,
+            memory_bytes: None,
+            extras: Vec::new(),
+            series: Vec::new(),
+        }
+    }
     pub fn extra(mut self, name: &str, value: f64) -> Self {
         self.extras.push((name.into(), value));
         self

@@ -150,6 +150,7 @@ impl Benchmark for PogoStepping {
         if let Some(f) = full {
             rows.push(full_row(prep, point, ctx.precision, f, &rows[0]));
         }
+        rows.extend(prep.metis_row());
         Ok(rows)
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::model::Model;
 use super::system::{Oracle, SlicedEll, System};
+use crate::benchmark::Measured;
 use crate::fem::elements::Elements;
 use crate::fem::{ordering, partition};
 
@@ -26,6 +27,10 @@ pub struct Prepared {
     /// METIS blocks of at most 512 nodes (a modern baseline; 0 where METIS failed) and seconds.
     pub metis_blocks: usize,
     pub metis_s: f64,
+    /// Why METIS gave no blocks, reported once as a failed `metis-blocks` row
+    /// ([`Prepared::metis_row`]).
+    pub metis_error: Option<String>,
+    metis_reported: std::sync::atomic::AtomicBool,
     pub mesh_s: f64,
     pub order_s: f64,
     pub greedy_s: f64,
@@ -83,7 +88,10 @@ impl Prepared {
         let b = crate::fem::aligned::aligned_nodes(elements, &model.mesh.points, &Default::default());
         let aligned = Aligned { blocks: b.blocks, layers: b.layers, joins: b.joins, splits: b.splits, seconds: t.elapsed().as_secs_f64() };
         let t = Instant::now();
-        let metis_blocks = partition::metis_blocks(elements, 512).map_or(0, |(_, k)| k);
+        let (metis_blocks, metis_error) = match partition::metis_blocks(elements, 512) {
+            Ok((_, k)) => (k, None),
+            Err(e) => (0, Some(e)),
+        };
         let metis_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let sys = System::build(&model);
@@ -104,6 +112,8 @@ impl Prepared {
             aligned,
             metis_blocks,
             metis_s,
+            metis_error,
+            metis_reported: Default::default(),
             mesh_s,
             order_s,
             greedy_s,
@@ -138,6 +148,14 @@ impl Prepared {
     /// The aligned blocker's efficiency eta = nodes / (blocks x 512).
     pub fn aligned_eta(&self) -> f64 {
         self.model.nodes() as f64 / (self.aligned.blocks * 512).max(1) as f64
+    }
+
+    /// Where METIS failed on this model: a failed `metis-blocks` row with its reason, for the
+    /// first case that asks (the step rows carry a NaN `metis_eta`).
+    pub fn metis_row(&self) -> Option<Measured> {
+        let e = self.metis_error.as_ref()?;
+        (!self.metis_reported.swap(true, std::sync::atomic::Ordering::Relaxed))
+            .then(|| Measured::failed("metis-blocks", format!("METIS could not block the mesh into 512-node blocks: {e}")))
     }
 
     /// METIS' efficiency eta = nodes / (blocks x 512) (NaN where METIS failed).
