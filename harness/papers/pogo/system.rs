@@ -20,7 +20,7 @@ pub struct System {
     pub kp: Vec<f64>,
     /// C' per dof (zero where fixed).
     pub cp: Vec<f64>,
-    /// The source's dofs and coefficients: F'_d(t) = coef_d signal(t).
+    /// The source's dofs (ascending, each once) and coefficients: F'_d(t) = coef_d signal(t).
     pub src_dof: Vec<u32>,
     pub src_coef: Vec<f64>,
     pub rec_dof: Vec<u32>,
@@ -101,6 +101,11 @@ impl System {
                 }
             }
         }
+        // Sorted by dof, each once: the kernels find a dof's entry by bisection.
+        let mut src: Vec<(u32, f64)> = src_dof.into_iter().zip(src_coef).collect();
+        src.sort_by_key(|p| p.0);
+        assert!(src.windows(2).all(|w| w[0].0 < w[1].0), "a source node is listed twice");
+        let (src_dof, src_coef): (Vec<u32>, Vec<f64>) = src.into_iter().unzip();
         let rec_dof = model.receivers.iter().flat_map(|&v| [2 * v, 2 * v + 1]).collect();
         let row_bound = (0..2 * n)
             .into_par_iter()
@@ -219,6 +224,8 @@ pub struct Oracle<'a> {
     /// Node -> elements holding it (CSR) and the node's position in each.
     ptr: Vec<u32>,
     elems: Vec<(u32, u8)>,
+    /// The source's nodes, sorted (a tooth face holds dozens: a bisection per node).
+    source: Vec<u32>,
 }
 
 impl<'a> Oracle<'a> {
@@ -238,7 +245,10 @@ impl<'a> Oracle<'a> {
                 fill[v as usize] += 1;
             }
         }
-        Oracle { model, m, c, ptr: count, elems }
+        let mut source = model.source.nodes.clone();
+        source.sort_unstable();
+        source.dedup();
+        Oracle { model, m, c, ptr: count, elems, source }
     }
 
     pub fn step(&self, prev: &[f64], curr: &[f64], next: &mut [f64], t: f64) {
@@ -259,7 +269,7 @@ impl<'a> Oracle<'a> {
             }
             let (m, c) = (self.m[i], self.c[i]);
             let d = m / (dt * dt) + c / (2.0 * dt);
-            let src = model.source.nodes.contains(&(i as u32));
+            let src = self.source.binary_search(&(i as u32)).is_ok();
             for a in 0..2 {
                 let r = 2 * i + a;
                 if model.fixed[r] {
