@@ -19,6 +19,13 @@ pub use super::kernel::SANFUI;
 /// Threads per block (the paper's Algorithm 1 uses 512; 256 fits the numeric kernel's registers).
 const BLOCK: usize = 256;
 
+/// A downloaded result in f64 for the check, converted on every core (about 120M entries at 500K
+/// nodes: a serial pass and its page faults cost a sizeable part of a case's host time).
+pub(crate) fn widened<T: Real>(v: Vec<T>) -> Vec<f64> {
+    use rayon::prelude::*;
+    v.par_iter().map(|x| x.to_f64()).collect()
+}
+
 fn cover(n: usize) -> Launch {
     Launch::cover(n.max(1), BLOCK)
 }
@@ -139,11 +146,11 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
             ctx.modules.poison(dev, b)?;
         }
         body(&mut |_, f| f())?;
-        let got: Vec<f64> = dev.download_vec::<T>(&vals, nnz)?.into_iter().map(|v| v.to_f64()).collect();
-        let (rp, cl) = (p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(), p.col.iter().map(|&v| v as i32).collect::<Vec<_>>());
-        let check = formats::check(Format::Csr, nb, &rp, &cl, &got, p, &prep.reference, &prep.scale);
+        let got = widened(dev.download_vec::<T>(&vals, nnz)?);
+        let (rp, cl) = (p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(), bytemuck::cast_slice::<u32, i32>(&p.col));
+        let check = formats::check(Format::Csr, nb, &rp, cl, &got, p, &prep.reference, &prep.scale);
         // The SpMV needs the pattern on the device (the baseline's slots already point into it).
-        let (rp, cl) = (dev.upload_slice(&rp)?, dev.upload_slice(&cl)?);
+        let (rp, cl) = (dev.upload_slice(&rp)?, dev.upload_slice(cl)?);
         let a = Assembled { format: Format::Csr, idx_r: &rp, idx_c: &cl, vals: &vals, vendor: Some(VendorInput::Csr(&rp, &cl, &vals)) };
         let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
         return Ok(DeviceRun {
@@ -241,12 +248,12 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     body(&mut |_, f| f())?;
     let r: Vec<i32> = if lr > 0 { dev.download_vec(&idx_r, lr)? } else { Vec::new() };
     let c: Vec<i32> = dev.download_vec(&idx_c, lc)?;
-    let got: Vec<f64> = dev.download_vec::<T>(&vals, lv)?.into_iter().map(|v| v.to_f64()).collect();
+    let got = widened(dev.download_vec::<T>(&vals, lv)?);
     let mut check = formats::check(format, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
     // The converted matrix is checked too; the row takes the worse of the two.
     if let Some((rp, cl, cv, _)) = &csr {
         let (r, c): (Vec<i32>, Vec<i32>) = (dev.download_vec(rp, 3 * nn + 1)?, dev.download_vec(cl, nnz)?);
-        let got: Vec<f64> = dev.download_vec::<T>(cv, nnz)?.into_iter().map(|v| v.to_f64()).collect();
+        let got = widened(dev.download_vec::<T>(cv, nnz)?);
         let converted = formats::check(Format::Csr, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
         check.worst = if check.worst.is_nan() || converted.worst.is_nan() { f64::NAN } else { check.worst.max(converted.worst) };
         check.structure = check.structure.or(converted.structure.map(|e| format!("converted to CSR: {e}")));

@@ -62,7 +62,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
     }
     body(&mut |_, f| f())?;
     let (rp, cl): (Vec<i32>, Vec<i32>) = (dev.download_vec(&out_ptr, rows + 1)?, dev.download_vec(&out_col, nnz)?);
-    let got: Vec<f64> = dev.download_vec::<T>(&out_val, nnz)?.into_iter().map(|v| v.to_f64()).collect();
+    let got = super::gpu::widened(dev.download_vec::<T>(&out_val, nnz)?);
     let check: Check = formats::check(Format::Csr, nb, &rp, &cl, &got, &prep.pattern, &prep.reference, &prep.scale);
     let a = Assembled {
         format: Format::Csr,

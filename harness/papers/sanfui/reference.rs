@@ -31,6 +31,9 @@ pub struct Prepared {
     pub coloring_s: f64,
     /// Largest coordinate over the element edge (the coordinate rounding term of the bounds).
     pub x_over_h: f64,
+    /// The SpMV check's probe x, the reference y = K x and each row's scale, made once per box
+    /// (every case's product is checked against them).
+    pub probe: std::sync::OnceLock<(Vec<f64>, Vec<f64>, Vec<f64>)>,
 }
 
 impl Prepared {
@@ -46,7 +49,20 @@ impl Prepared {
         let pattern = pattern_of(&nb);
         let (reference, scale) = assemble_reference(&mesh, &pattern, &colors, lambda, mu);
         let x_over_h = lengths.iter().fold(0.0f64, |m, &l| m.max(l)) / spacing;
-        Prepared { mesh, lambda, mu, nb, pattern, reference, scale, colors, neighbours_s: (t1 - t0).as_secs_f64(), coloring_s, x_over_h }
+        Prepared {
+            mesh,
+            lambda,
+            mu,
+            nb,
+            pattern,
+            reference,
+            scale,
+            colors,
+            neighbours_s: (t1 - t0).as_secs_f64(),
+            coloring_s,
+            x_over_h,
+            probe: Default::default(),
+        }
     }
     pub fn coords(&self, e: usize) -> [[f64; 3]; 8] {
         std::array::from_fn(|a| self.mesh.coords(self.mesh.element(e)[a]))
