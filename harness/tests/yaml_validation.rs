@@ -58,6 +58,19 @@ fn every_shipped_experiment_is_valid() {
     for e in &exps {
         assert!(!e.points(false).is_empty() && !e.points(true).is_empty(), "{} has no cases", e.id());
     }
+    // The large runs beside it (experiments/large): valid files, though a case may need more
+    // host memory than this machine has (the only refusal accepted here).
+    let mut large = 0;
+    for entry in std::fs::read_dir(shipped().join("large")).unwrap() {
+        let path = entry.unwrap().path();
+        match load(&path) {
+            Ok(e) => assert!(!e.points(false).is_empty() && !e.points(true).is_empty(), "{} has no cases", e.id()),
+            Err(e) if e.message.contains("of host memory; this machine has") => eprintln!("{}: {e}", path.display()),
+            Err(e) => panic!("{e}"),
+        }
+        large += 1;
+    }
+    assert!(large >= 3, "acoo-capacitor-large, sanfui-large, pogo-gear");
 }
 
 #[test]
