@@ -164,16 +164,18 @@ fn sanfui_methods_and_the_cusparse_peers_verify_on_cuda() {
     assert_eq!(s.rows_ok, 72 * 4);
 }
 
-/// Pogo's sliced-ELL steps and the cuSPARSE CSR step, f32 and f64, each checked against the
-/// element-by-element oracle after 100 steps from rest.
+/// Pogo's sliced-ELL steps, the paper's kernel on both blockers' arrangements and the
+/// cuSPARSE CSR step, f32 and f64, each checked against the element-by-element oracle after 100
+/// steps from rest.
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn pogo_steps_and_the_cusparse_step_verify_on_cuda() {
     let s = quick_on_cuda("pogo-weld.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
-    // Per mesh: sell and csr-cusparse in f32 and f64, sell-kf32 in f64; two meshes; and the
-    // full runs of sell (f32, f64) and sell-kf32 on the coarser mesh.
-    assert_eq!(s.rows_ok, 5 * 2 + 3);
+    // Per mesh: sell, pogo-aligned, pogo-greedy and csr-cusparse in f32 and f64, sell-kf32 and
+    // pogo-aligned-kf32 in f64; two meshes; and the full runs of sell and pogo-aligned (f32,
+    // f64) and sell-kf32 on the coarser mesh.
+    assert_eq!(s.rows_ok, 10 * 2 + 5);
 }
 
 /// The same for the geophysical model (four rocks, absorbing regions, Gaussian force).
@@ -182,7 +184,7 @@ fn pogo_steps_and_the_cusparse_step_verify_on_cuda() {
 fn pogo_geophysical_steps_and_full_runs_verify_on_cuda() {
     let s = quick_on_cuda("pogo-geophysical.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
-    assert_eq!(s.rows_ok, 5 * 2 + 3);
+    assert_eq!(s.rows_ok, 10 * 2 + 5);
 }
 
 /// NVRTC compiles a list of programs on all cores into the disk cache; a program new to the

@@ -125,17 +125,18 @@ impl Benchmark for PogoStepping {
         Some(MemoryEstimate { host_bytes: nodes * 1200.0, device_bytes: nodes * 400.0 })
     }
     fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
-        p.method.runs_on(backend) && (precision == Precision::F64 || !(p.method.on_cpu() || p.method == Method::SellKf32))
+        p.method.runs_on(backend) && (precision == Precision::F64 || !(p.method.on_cpu() || p.method.kf32()))
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let prep = prepared(problem, point.model, point.coarsen);
         let prep = prep.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
         let steps = problem.timed_steps;
-        // The full-length run: our methods, at the element size the experiment names.
+        // The full-length run: ours and the paper's kernel on aligned blocks, at the element size
+        // the experiment names.
         let full = problem
             .full_run
             .as_ref()
-            .filter(|f| f.coarsen == point.coarsen && matches!(point.method, Method::Sell | Method::SellKf32))
+            .filter(|f| f.coarsen == point.coarsen && matches!(point.method, Method::Sell | Method::SellKf32 | Method::PogoAligned))
             .map(|f| (f.window, f.steps.unwrap_or(usize::MAX)));
         let mut run = match ctx.target {
             Target::Cpu => run_cpu(ctx, prep, point.method, problem.cpu_timed_steps)?,
@@ -195,9 +196,23 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> 
 /// its column indices and, for the sliced ELL, without the padding), U_curr, U_prev, C' and
 /// U_next. The sliced ELL's padded bytes are an extra column; its columns take 2 bytes where
 /// they went as 16-bit offsets (`col16`).
+///
+/// The paper's kernel: per node its used links' K' blocks and link pointers (and the pointer
+/// that ends the list), U_curr, U_prev, C' and U_next; per block the table and the linked
+/// loads it makes. Its padded count is Appendix A's with our own L_av: every warp loads the
+/// K' terms its busiest thread needs, and every slot of a used block moves its vectors.
 pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f64, f64) {
     let ndof = (2 * prep.sys.nodes) as f64;
     let vectors = 4.0 * ndof * s as f64;
+    if let Some(Ok(a)) = method.blocker().map(|b| prep.blocked(b)) {
+        let (b, sf) = (&a.data, s as f64);
+        let kv = if method.kf32() { 4.0 } else { sf };
+        let slots = b.slots as f64;
+        let linked = b.arr.loaded_slots() as f64 * 2.0 * sf + (b.arr.blocks * 20 * 4) as f64;
+        let own = 4.0 * kv * b.used_links as f64 + 2.0 * b.pointer_reads as f64 + vectors + linked;
+        let padded = 4.0 * kv * (b.warp_links * 32) as f64 + 2.0 * b.pointer_reads as f64 + 4.0 * 2.0 * slots * sf + linked;
+        return (own, padded);
+    }
     match method {
         Method::Sell | Method::SellKf32 => {
             let kv = if method == Method::SellKf32 { 4.0 } else { s as f64 };
@@ -217,7 +232,7 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
 /// The full run's row: its time for all increments, checked against the CPU window (U after
 /// the window's steps), with the receivers' traces as series and the step row's model columns.
 fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: FullRun, step: &Measured) -> Measured {
-    let f32_rounding = precision == Precision::F32 || point.method == Method::SellKf32;
+    let f32_rounding = precision == Precision::F32 || point.method.kf32();
     let tol = long_run_tolerance(f32_rounding, prep.sys.row_bound, f.window);
     let per_step = step.bytes.unwrap_or(f64::NAN);
     let mut out = Measured::verified("full-run", f.timing, f.field_error, tol)
@@ -238,12 +253,15 @@ fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: FullRun, st
 
 fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed_steps: usize) -> Measured {
     let s = if point.method.on_cpu() { 8 } else { precision.bytes() };
-    let f32_rounding = precision == Precision::F32 || point.method == Method::SellKf32;
+    let f32_rounding = precision == Precision::F32 || point.method.kf32();
     let tol = tolerance(f32_rounding && !point.method.on_cpu(), prep.sys.row_bound, prep.check_steps);
     let (bytes, padded) = step_bytes(prep, point.method, s, run.col16);
-    // Table 4 is for the aligned blocker: Appendix A's count with our aligned blocks.
+    // Table 4 is for the aligned blocker: Appendix A's count with our aligned blocks, or with
+    // the blocks of the arrangement the paper's kernel ran on.
     let eta = prep.aligned_eta();
-    let paper_bytes = prep.aligned.blocks as f64 * super::paper::block_bytes(eta, s == 8);
+    let arranged = point.method.blocker().and_then(|b| prep.blocked(b).as_ref().ok());
+    let (blocks, block_eta) = arranged.map_or((prep.aligned.blocks, eta), |a| (a.data.arr.blocks, a.data.arr.eta()));
+    let paper_bytes = blocks as f64 * super::paper::block_bytes(block_eta, s == 8);
     // Flops a step executes: 2 per stored K' entry (the multiply-add) and 2 per dof for C'.
     let flops = 2.0 * prep.sys.pattern.nnz() as f64 + 4.0 * prep.sys.nodes as f64;
     let m = &prep.model;
@@ -281,7 +299,18 @@ fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed
         ("vendor_version", run.vendor_version.map_or(f64::NAN, |v| v as f64)),
         ("col16", run.col16 as u8 as f64),
     ];
+    // The arrangement the paper's kernel ran on: its blocks and efficiency after the splits,
+    // Appendix A's L_av (the busiest thread's links per warp, averaged over every warp of the
+    // blocks) and its seconds on the host.
+    let nan = f64::NAN;
+    let arranged_extras = arranged.map_or([nan; 7], |a| {
+        let r = &a.data.arr;
+        let warps = (r.blocks * super::arrange::ROWS) as f64;
+        [r.blocks as f64, r.eta(), r.splits as f64, r.passes as f64, a.data.warp_links as f64 / warps, r.links as f64, a.seconds]
+    });
+    let names = ["arranged_blocks", "arranged_eta", "arrange_splits", "arrange_passes", "l_av", "link_pointers", "arrange_s"];
     let mut out = Measured::verified("step", run.per_step, run.error, tol).bytes(bytes).flops(flops);
+    out = names.iter().zip(arranged_extras).fold(out, |m, (k, v)| m.extra(k, v));
     if run.device_bytes > 0.0 {
         out = out.memory(run.device_bytes);
     }

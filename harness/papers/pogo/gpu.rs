@@ -43,15 +43,28 @@ pub fn run_device<T: Real>(
     full_window: Option<(usize, usize)>,
 ) -> Result<StepRun, CaseError> {
     let sys = &prep.sys;
-    let (n, ndof) = (sys.nodes, 2 * sys.nodes);
+    let n = sys.nodes;
     let s = std::mem::size_of::<T>();
     let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
-    let cp = dev.upload_slice(&to_t(&sys.cp))?;
+    // The paper's kernel works on its memory arrangement: U, C', the sources and receivers at
+    // the arranged positions (two planes of blocks x 512 slots); the others in dof order.
+    let blocked = method
+        .blocker()
+        .map(|b| prep.blocked(b).as_ref().map(|a| &a.data).map_err(|e| CaseError::Failed(format!("section 3.2's memory arrangement: {e}"))))
+        .transpose()?;
+    let ndof = blocked.map_or(2 * n, |b| 2 * b.slots);
+    let (cp_h, src_dof_h, src_coef_h, rec_dof_h) =
+        blocked.map_or((&sys.cp, &sys.src_dof, &sys.src_coef, &sys.rec_dof), |b| (&b.cp, &b.src_dof, &b.src_coef, &b.rec_dof));
+    let to_dofs = |v: Vec<f64>| match blocked {
+        Some(b) => b.to_dofs(&v),
+        None => v,
+    };
+    let cp = dev.upload_slice(&to_t(cp_h))?;
     let u: Vec<Buffer> = (0..3).map(|_| dev.alloc(ndof * s)).collect::<DeviceResult<_>>()?;
-    let src_dof = dev.upload_slice(&sys.src_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?;
-    let src_coef = dev.upload_slice(&to_t(&sys.src_coef.iter().copied().chain([0.0]).collect::<Vec<_>>()))?;
-    let rec_dof = dev.upload_slice(&sys.rec_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?;
-    let (nsrc, nrec) = (sys.src_dof.len(), sys.rec_dof.len());
+    let src_dof = dev.upload_slice(&src_dof_h.iter().copied().chain([0]).collect::<Vec<u32>>())?;
+    let src_coef = dev.upload_slice(&to_t(&src_coef_h.iter().copied().chain([0.0]).collect::<Vec<_>>()))?;
+    let rec_dof = dev.upload_slice(&rec_dof_h.iter().copied().chain([0]).collect::<Vec<u32>>())?;
+    let (nsrc, nrec) = (src_dof_h.len(), rec_dof_h.len());
     let rows = prep.check_steps.max(1);
     let trace = dev.alloc((rows * nrec).max(1) * s)?;
     let defines = Defines::for_precision(T::PRECISION);
@@ -83,7 +96,7 @@ pub fn run_device<T: Real>(
     let mut col16 = false;
     let step: StepFn = match method {
         Method::Sell | Method::SellKf32 => {
-            let kf32 = method == Method::SellKf32;
+            let kf32 = method.kf32();
             let kvals = if kf32 {
                 dev.upload_slice(&sell.vals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
             } else {
@@ -117,6 +130,44 @@ pub fn run_device<T: Real>(
                 args.extend(tail(amp));
                 args.extend([Arg::Buf(trace), Arg::I64(row)]);
                 dev.launch(&kern, Launch::cover(n.max(1), 256), &args)
+            })
+        }
+        Method::PogoAligned | Method::PogoGreedy | Method::PogoAlignedKf32 => {
+            let b = blocked.expect("an arranged method");
+            let kf32 = method.kf32();
+            let kvals = if kf32 {
+                dev.upload_slice(&b.kvals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
+            } else {
+                dev.upload_slice(&to_t(&b.kvals))?
+            };
+            let lptr = dev.upload_slice(&b.lptr)?;
+            let table = dev.upload_slice(&b.arr.table)?;
+            device_bytes += (kvals.bytes() + lptr.bytes() + table.bytes()) as f64;
+            held.extend([kvals, lptr, table]);
+            let double_k = T::PRECISION == crate::Precision::F64 && !kf32;
+            // Four blocks of 512 threads an SM where K' is f32 (fewer registers a thread).
+            let defines = defines
+                .clone()
+                .with("PLINKS", b.arr.links)
+                .with("KVAL_IS_DOUBLE", double_k as u8)
+                .with("PB_MIN_BLOCKS", 4 - double_k as u8);
+            let kern = ctx.modules.kernel(dev, &POGO, &defines, "pogo_step_block")?;
+            let (held, blocks) = (&held, b.arr.blocks);
+            Box::new(move |k, amp, trace: &Buffer, row| {
+                let (prev, curr, next) = rot(k);
+                let mut args = vec![
+                    Arg::Buf(&held[2]),
+                    Arg::Buf(&held[1]),
+                    Arg::Buf(&held[0]),
+                    Arg::Buf(cp),
+                    Arg::Buf(prev),
+                    Arg::Buf(curr),
+                    Arg::Buf(next),
+                    Arg::U32(blocks as u32),
+                ];
+                args.extend(tail(amp));
+                args.extend([Arg::Buf(trace), Arg::I64(row)]);
+                dev.launch(&kern, Launch { groups: blocks, group_size: super::arrange::BLOCK }, &args)
             })
         }
         Method::CsrCusparse => {
@@ -162,7 +213,7 @@ pub fn run_device<T: Real>(
     }
     dev.synchronize()?;
     let last = &u[(prep.check_steps + 1) % 3];
-    let got: Vec<f64> = dev.download_vec::<T>(last, ndof)?.into_iter().map(|v| v.to_f64()).collect();
+    let got = to_dofs(dev.download_vec::<T>(last, ndof)?.into_iter().map(|v| v.to_f64()).collect());
     let error = crate::fem::verify::relative_l2(&got, &prep.reference);
     let got_trace: Vec<f64> = dev.download_vec::<T>(&trace, rows * nrec)?.into_iter().map(|v| v.to_f64()).collect();
     let field = prep.reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -207,7 +258,7 @@ pub fn run_device<T: Real>(
                 })
             };
             let first = run(0, window)?;
-            let at_window: Vec<f64> = dev.download_vec::<T>(&u[(window + 1) % 3], ndof)?.into_iter().map(|v| v.to_f64()).collect();
+            let at_window = to_dofs(dev.download_vec::<T>(&u[(window + 1) % 3], ndof)?.into_iter().map(|v| v.to_f64()).collect());
             let rest = run(window, steps)?;
             let trace: Vec<f64> = dev.download_vec::<T>(&full_trace, steps * nrec)?.into_iter().map(|v| v.to_f64()).collect();
             let field_error = crate::fem::verify::relative_l2(&at_window, &reference.field);

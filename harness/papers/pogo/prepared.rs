@@ -4,7 +4,10 @@
 
 use std::time::Instant;
 
+use super::arrange::arrange;
+use super::blocked::BlockData;
 use super::model::Model;
+use super::spec::Blocker;
 use super::system::{Oracle, SlicedEll, System};
 use crate::benchmark::Measured;
 use crate::fem::elements::Elements;
@@ -38,6 +41,17 @@ pub struct Prepared {
     pub oracle_s: f64,
     /// The CPU reference of the full runs' first steps (see [`Prepared::window`]).
     window: std::sync::Mutex<Option<std::sync::Arc<Window>>>,
+    /// Each node's aligned and greedy block, and their memory arrangements (section 3.2) with
+    /// the paper's kernel's data, made when a method first asks ([`Prepared::blocked`]).
+    pub aligned_block: Vec<u32>,
+    pub greedy_block: Vec<u32>,
+    arranged: [std::sync::OnceLock<Result<Arranged, String>>; 2],
+}
+
+/// A memory arrangement with the paper's kernel's data, and the host seconds it took.
+pub struct Arranged {
+    pub data: BlockData,
+    pub seconds: f64,
 }
 
 /// The CPU f64 reference (Eq. (4) on K', rayon over every core) of a run from rest at t = 0:
@@ -82,11 +96,13 @@ impl Prepared {
         let t = Instant::now();
         let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
         let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
-        let greedy_blocks = partition::greedy_nodes(elements, 512).iter().max().map_or(0, |&b| b as usize + 1);
+        let greedy_block = partition::greedy_nodes(elements, 512);
+        let greedy_blocks = greedy_block.iter().max().map_or(0, |&b| b as usize + 1);
         let greedy_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let b = crate::fem::aligned::aligned_nodes(elements, &model.mesh.points, &Default::default());
         let aligned = Aligned { blocks: b.blocks, layers: b.layers, joins: b.joins, splits: b.splits, seconds: t.elapsed().as_secs_f64() };
+        let aligned_block = b.block;
         let t = Instant::now();
         let (metis_blocks, metis_error) = match partition::metis_blocks(elements, 512) {
             Ok((_, k)) => (k, None),
@@ -120,6 +136,27 @@ impl Prepared {
             operators_s,
             oracle_s,
             window: Default::default(),
+            aligned_block,
+            greedy_block,
+            arranged: Default::default(),
+        })
+    }
+
+    /// The blocker's partition arranged in memory as section 3.2 does (blocks that cannot be
+    /// served are split), with the paper's kernel's data; made once.
+    pub fn blocked(&self, blocker: Blocker) -> &Result<Arranged, String> {
+        self.arranged[blocker as usize].get_or_init(|| {
+            let t = Instant::now();
+            let flat: Vec<u32> = self.model.mesh.tris.iter().flatten().copied().collect();
+            let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: self.model.nodes() };
+            let (xadj, adj) = partition::node_graph(elements);
+            let block = match blocker {
+                Blocker::Aligned => &self.aligned_block,
+                Blocker::Greedy => &self.greedy_block,
+            };
+            let arr = arrange(&xadj, &adj, &self.model.mesh.points, block, 200)?;
+            let data = BlockData::new(&self.sys, arr);
+            Ok(Arranged { data, seconds: t.elapsed().as_secs_f64() })
         })
     }
 

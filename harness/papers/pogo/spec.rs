@@ -15,6 +15,15 @@ pub enum Method {
     /// The same with K' stored in f32 and U, C' and the sums in f64: fewer bytes than any f64
     /// K' (f64 runs only).
     SellKf32,
+    /// The paper's kernel (section 2.3) on the aligned blocker's partition arranged as section
+    /// 3.2 does: blocks of 32 x 16 threads, U_curr of the block and of 20 linked loads in shared
+    /// memory, 12 links a node through 16-bit link pointers, K' in four vectors.
+    PogoAligned,
+    /// The same on the greedy blocker's partition.
+    PogoGreedy,
+    /// pogo-aligned with K' stored in f32 and U, C' and the sums in f64 (f64 runs only): the
+    /// paper's layout with sell-kf32's storage.
+    PogoAlignedKf32,
     /// What most users would write (CUDA only): cuSPARSE's CSR SpMV U_next = K' U_curr, then
     /// U_next += C' U_prev (CuPy's `K @ u + c * u_prev`).
     CsrCusparse,
@@ -25,9 +34,31 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 5] = [Method::Sell, Method::SellKf32, Method::CsrCusparse, Method::CpuSerial, Method::CpuParallel];
+    pub const ALL: [Method; 8] = [
+        Method::Sell,
+        Method::SellKf32,
+        Method::PogoAligned,
+        Method::PogoGreedy,
+        Method::PogoAlignedKf32,
+        Method::CsrCusparse,
+        Method::CpuSerial,
+        Method::CpuParallel,
+    ];
     pub fn as_str(self) -> &'static str {
-        ["sell", "sell-kf32", "csr-cusparse", "cpu-serial", "cpu-parallel"][self as usize]
+        ["sell", "sell-kf32", "pogo-aligned", "pogo-greedy", "pogo-aligned-kf32", "csr-cusparse", "cpu-serial", "cpu-parallel"]
+            [self as usize]
+    }
+    /// The blocker whose memory arrangement the method runs on (the paper's kernel only).
+    pub fn blocker(self) -> Option<Blocker> {
+        match self {
+            Method::PogoAligned | Method::PogoAlignedKf32 => Some(Blocker::Aligned),
+            Method::PogoGreedy => Some(Blocker::Greedy),
+            _ => None,
+        }
+    }
+    /// K' stored in f32 under f64 U and sums (the method runs in f64 only).
+    pub fn kf32(self) -> bool {
+        matches!(self, Method::SellKf32 | Method::PogoAlignedKf32)
     }
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
@@ -38,6 +69,13 @@ impl Method {
             _ => self.on_cpu() == (backend == Backend::Cpu),
         }
     }
+}
+
+/// Which blocker's partition the paper's kernel runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocker {
+    Aligned,
+    Greedy,
 }
 
 /// The paper's models (section 4).

@@ -3,6 +3,7 @@
 
 use super::model::{self, Material, Signal};
 use super::prepared::Prepared;
+use super::spec::ModelName;
 use super::system::{energy, energy_of_rows, lumped, Oracle, System, SLICE};
 
 fn steel() -> Material {
@@ -380,4 +381,58 @@ fn a_metis_failure_is_one_failed_row_with_its_reason() {
     assert_eq!((row.metric.as_str(), row.status), ("metis-blocks", crate::results::Status::Failed));
     assert!(row.reason.unwrap().contains("METIS_ERROR_INPUT"));
     assert!(prep.metis_row().is_none(), "reported once");
+}
+
+/// Section 3.2 on all three models and both blockers: every node in exactly one slot, the
+/// boundary in the first four rows, and the paper's kernel's step on the host (loading through
+/// the table and the link pointers, as the kernel does) equal to Eq. (4) on K'. A table entry
+/// pointed elsewhere is seen.
+#[test]
+fn both_blockers_arrange_every_model_and_every_link_is_served() {
+    use super::arrange::{BLOCK, EDGE_ROWS, UNUSED, WIDTH};
+    use super::spec::Blocker;
+    for (name, coarsen) in [(ModelName::Weld, 8.0), (ModelName::Gear, 10.0), (ModelName::Geophysical, 8.0)] {
+        let prep = Prepared::new(|| name.build(coarsen), 5).unwrap();
+        let (sys, n) = (&prep.sys, prep.sys.nodes);
+        for blocker in [Blocker::Aligned, Blocker::Greedy] {
+            let at = format!("{name:?} {blocker:?}");
+            let b = &prep.blocked(blocker).as_ref().unwrap_or_else(|e| panic!("{at}: {e}")).data;
+            let arr = &b.arr;
+            assert!(arr.blocks >= arr.initial_blocks && arr.blocks == arr.initial_blocks + arr.splits, "{at}");
+            let mut seen = vec![false; arr.blocks * BLOCK];
+            for &s in &arr.slot {
+                assert!(!std::mem::replace(&mut seen[s as usize], true), "{at}: slot {s} twice");
+            }
+            assert_eq!(seen.iter().filter(|&&v| v).count(), n, "{at}");
+            // A node linked to another block sits in its block's first four rows.
+            let block_of = |i: usize| arr.slot[i] as usize / BLOCK;
+            for t in &prep.model.mesh.tris {
+                for (&a, &c) in t.iter().zip(t.iter().cycle().skip(1)) {
+                    if block_of(a as usize) != block_of(c as usize) {
+                        assert!((arr.slot[a as usize] as usize % BLOCK) < EDGE_ROWS * WIDTH, "{at}");
+                    }
+                }
+            }
+            assert!(b.used_links == sys.pattern.nnz() / 4, "{at}: {} links against {}", b.used_links, sys.pattern.nnz() / 4);
+            let x: Vec<f64> = (0..2 * n).map(|i| (i * 7919 % 1013) as f64 / 1013.0 - 0.4).collect();
+            let prev: Vec<f64> = (0..2 * n).map(|i| (i * 31 % 97) as f64 / 97.0).collect();
+            let mut want = vec![0.0; 2 * n];
+            sys.step(&prev, &x, &mut want, 0.7, false);
+            let step = |b: &super::blocked::BlockData| {
+                let mut next = vec![f64::NAN; 2 * b.slots];
+                b.step_host(&b.from_dofs(&prev), &b.from_dofs(&x), &mut next, 0.7);
+                b.to_dofs(&next)
+            };
+            let err = crate::fem::verify::relative_l2(&step(b), &want);
+            assert!(err < 1e-14, "{at}: {err}");
+            // A load from the wrong row is seen.
+            let mut bad = b.clone();
+            let q = bad.arr.table.iter().position(|&e| e != UNUSED).expect("a load");
+            bad.arr.table[q] ^= 1 << 4;
+            let err = crate::fem::verify::relative_l2(&step(&bad), &want);
+            assert!(!(err < 1e-14), "{at}: a wrong table entry went unseen");
+        }
+        let (a, g) = (prep.blocked(Blocker::Aligned).as_ref().unwrap(), prep.blocked(Blocker::Greedy).as_ref().unwrap());
+        assert!(a.data.arr.eta() > 0.5 && g.data.arr.eta() > 0.4, "{name:?}: {} {}", a.data.arr.eta(), g.data.arr.eta());
+    }
 }
