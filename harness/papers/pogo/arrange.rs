@@ -325,7 +325,7 @@ fn finish(
     for t in table.chunks(20) {
         for (q, &e) in t.iter().enumerate() {
             if e != UNUSED {
-                loads_used[[0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2][q]] += 1;
+                loads_used[[32, 16, 8].iter().position(|&n| n == LOAD_SIZES[q]).expect("a load size")] += 1;
             }
         }
     }
