@@ -281,3 +281,29 @@ fn a_full_run_shorter_than_its_window_is_refused_at_its_line() {
     assert_eq!(e.line, Some(line_of(&path, "steps: 100}")), "{e}");
     assert!(e.message.contains("full_run.steps"), "{e}");
 }
+
+#[test]
+fn a_sell_sigma_that_is_not_whole_slices_is_refused_at_its_line() {
+    let (_d, path) = variant_of("pogo-weld.yaml", "  sell_sigma:", "  sell_sigma: 100");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "sell_sigma: 100")), "{e}");
+    assert!(e.message.contains("multiple of 32"), "{e}");
+}
+
+#[test]
+fn a_mesh_file_for_a_sweep_of_sizes_or_a_missing_one_is_refused_at_its_line() {
+    // The weld sweeps three sizes: a file is one mesh.
+    let (_d, path) = variant_of("pogo-weld.yaml", "  sell_sigma:", "  msh: weld.msh");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "msh: weld.msh")), "{e}");
+    assert!(e.message.contains("coarsen [1]"), "{e}");
+    // One size, but no such file: the error names it.
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("coarsen: [4, 2, 1]", "coarsen: [1]")
+        .replace("msh: weld.msh", "msh: /no/such/weld.msh");
+    std::fs::write(&path, text).unwrap();
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "msh: /no/such/weld.msh")), "{e}");
+    assert!(e.message.contains("/no/such/weld.msh"), "{e}");
+}

@@ -1,9 +1,13 @@
-//! Gmsh mesh import: a user's own 2D domain for the Cecka et al. problem.
+//! Gmsh mesh import: a user's own 2D domain.
 //!
-//! Reads ASCII `.msh` files of format 4.1 (Gmsh's default) and 2.2 (`-format msh2`): 3-node
-//! triangles (type 2) are the mesh, 2-node lines (type 1) in a physical group named in
-//! `dirichlet` are its Dirichlet edges; the harness then refines it and adds the order-k nodes
-//! itself. Written here rather than taken from a crate: `mshio` reads 4.1 only, skips
+//! Reads ASCII `.msh` files of format 4.1 (Gmsh's default) and 2.2 (`-format msh2`); 3-node
+//! triangles (type 2) are the mesh.
+//! - [`read`] (Cecka et al.'s problem): 2-node lines (type 1) in a physical group named in
+//!   `dirichlet` are its Dirichlet edges; the harness then refines the mesh and adds the
+//!   order-k nodes itself.
+//! - [`read_labelled`] (Pogo's models): each triangle's physical group (a material) and the
+//!   nodes of each physical group of points (type 15: sources, receivers).
+//! Written here rather than taken from a crate: `mshio` reads 4.1 only, skips
 //! `$PhysicalNames`, and brings nom 5 and lexical-core 0.7 for a format this small.
 //! Every error names the file and, where it has one, the line.
 
@@ -35,13 +39,7 @@ impl std::error::Error for GmshError {}
 /// Reads `path` and returns its triangles with the Dirichlet edges of `dirichlet` (physical
 /// group name, or its number as text, to prescribed value).
 pub fn read(path: &Path, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, GmshError> {
-    let text = std::fs::read(path).map_err(|e| GmshError { path: path.into(), line: None, message: e.to_string() })?;
-    let text = String::from_utf8(text).map_err(|_| GmshError {
-        path: path.into(),
-        line: None,
-        message: "not a text file: binary .msh is not read; save as ASCII (Gmsh: Mesh.Binary = 0)".into(),
-    })?;
-    parse(&text, dirichlet).map_err(|(line, message)| GmshError { path: path.into(), line, message })
+    parse(&read_text(path)?, dirichlet).map_err(|(line, message)| GmshError { path: path.into(), line, message })
 }
 
 type ParseError = (Option<usize>, String);
@@ -103,6 +101,7 @@ fn sections(text: &str) -> Result<HashMap<&str, Tokens<'_>>, ParseError> {
 
 const LINE: u32 = 1;
 const TRIANGLE: u32 = 2;
+const POINT: u32 = 15;
 
 /// Gmsh element types that are surfaces the harness does not take (it builds order-k nodes
 /// on straight 3-node triangles itself).
@@ -140,13 +139,16 @@ fn nodes_of_type(t: u32) -> Option<usize> {
 struct Raw {
     /// Node tag to coordinates.
     nodes: HashMap<u64, [f64; 2]>,
-    /// Triangles by node tags, with the line of each.
-    tris: Vec<([u64; 3], usize)>,
+    /// Triangles by node tags, with the line of each and their physical tags.
+    tris: Vec<([u64; 3], usize, Vec<i32>)>,
     /// Lines by node tags with their physical tags.
     lines: Vec<([u64; 2], Vec<i32>)>,
+    /// Points (type 15) by node tag, with the line of each and their physical tags.
+    points: Vec<(u64, usize, Vec<i32>)>,
 }
 
-fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, ParseError> {
+/// The header, the physical names and the elements of a file.
+fn parse_raw(text: &str) -> Result<(Raw, HashMap<String, i32>), ParseError> {
     let mut s = sections(text)?;
     let mut format = s.remove("MeshFormat").ok_or((None, "no $MeshFormat section: not a Gmsh .msh file".to_string()))?;
     let version: String = format.num("version")?;
@@ -169,24 +171,16 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
         "2.2" | "2.1" | "2" | "2.0" => parse_v22(&mut s)?,
         v => return Err((None, format!("MSH version {v} is not read (4.1 and 2.2 are)"))),
     };
-    // Dirichlet groups: (key as written, physical tag, value).
-    let mut groups: Vec<(&str, i32, f64)> = Vec::with_capacity(dirichlet.len());
-    for (key, &g) in dirichlet {
-        let tag = names.get(key).copied().or_else(|| key.parse::<i32>().ok()).ok_or((
-            None,
-            format!(
-                "dirichlet: no physical group `{key}` (named groups: {})",
-                if names.is_empty() { "none".to_string() } else { names.keys().cloned().collect::<Vec<_>>().join(", ") }
-            ),
-        ))?;
-        groups.push((key, tag, g));
-    }
-    let value_of: HashMap<i32, f64> = groups.iter().map(|&(_, tag, g)| (tag, g)).collect();
-    // Compact numbering of the nodes the triangles use.
+    Ok((raw, names))
+}
+
+/// The triangles with their nodes numbered compactly in the order the triangles use them
+/// (counter-clockwise), and that numbering by node tag.
+fn triangles(raw: &Raw) -> Result<(TriMesh, HashMap<u64, u32>), ParseError> {
     let mut index: HashMap<u64, u32> = HashMap::new();
     let mut points = Vec::new();
     let mut tris = Vec::with_capacity(raw.tris.len());
-    for (t, line) in &raw.tris {
+    for (t, line, _) in &raw.tris {
         let mut v = [0u32; 3];
         for (slot, tag) in v.iter_mut().zip(t) {
             let p = *raw.nodes.get(tag).ok_or((Some(*line), format!("triangle names node {tag}, which $Nodes does not hold")))?;
@@ -205,7 +199,70 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
     if tris.is_empty() {
         return Err((None, "no 3-node triangles (element type 2) in $Elements".into()));
     }
-    let mut m = TriMesh { points, tris, dirichlet: Vec::new() };
+    Ok((TriMesh { points, tris, dirichlet: Vec::new() }, index))
+}
+
+/// A mesh with its physical groups: each triangle's (its first; 0 where it has none), with the
+/// file line that lists it, and the nodes of each group of points, in file order.
+#[derive(Debug, Clone)]
+pub struct Labelled {
+    pub mesh: TriMesh,
+    pub tri_group: Vec<i32>,
+    pub tri_line: Vec<usize>,
+    pub point_groups: BTreeMap<i32, Vec<u32>>,
+    /// Physical names to their tags.
+    pub names: HashMap<String, i32>,
+}
+
+/// Reads `path`: its triangles with their groups and its groups of points.
+pub fn read_labelled(path: &Path) -> Result<Labelled, GmshError> {
+    labelled(&read_text(path)?).map_err(|(line, message)| GmshError { path: path.into(), line, message })
+}
+
+fn labelled(text: &str) -> Result<Labelled, ParseError> {
+    let (raw, names) = parse_raw(text)?;
+    let (mesh, index) = triangles(&raw)?;
+    let mut point_groups: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
+    for (tag, line, phys) in &raw.points {
+        let v = *index
+            .get(tag)
+            .ok_or_else(|| (Some(*line), format!("a point of physical group {phys:?} is node {tag}, which no triangle uses")))?;
+        phys.iter().for_each(|&g| point_groups.entry(g).or_default().push(v));
+    }
+    Ok(Labelled {
+        mesh,
+        tri_group: raw.tris.iter().map(|t| t.2.first().copied().unwrap_or(0)).collect(),
+        tri_line: raw.tris.iter().map(|t| t.1).collect(),
+        point_groups,
+        names,
+    })
+}
+
+fn read_text(path: &Path) -> Result<String, GmshError> {
+    let text = std::fs::read(path).map_err(|e| GmshError { path: path.into(), line: None, message: e.to_string() })?;
+    String::from_utf8(text).map_err(|_| GmshError {
+        path: path.into(),
+        line: None,
+        message: "not a text file: binary .msh is not read; save as ASCII (Gmsh: Mesh.Binary = 0)".into(),
+    })
+}
+
+fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, ParseError> {
+    let (raw, names) = parse_raw(text)?;
+    // Dirichlet groups: (key as written, physical tag, value).
+    let mut groups: Vec<(&str, i32, f64)> = Vec::with_capacity(dirichlet.len());
+    for (key, &g) in dirichlet {
+        let tag = names.get(key).copied().or_else(|| key.parse::<i32>().ok()).ok_or((
+            None,
+            format!(
+                "dirichlet: no physical group `{key}` (named groups: {})",
+                if names.is_empty() { "none".to_string() } else { names.keys().cloned().collect::<Vec<_>>().join(", ") }
+            ),
+        ))?;
+        groups.push((key, tag, g));
+    }
+    let value_of: HashMap<i32, f64> = groups.iter().map(|&(_, tag, g)| (tag, g)).collect();
+    let (mut m, index) = triangles(&raw)?;
     let boundary: std::collections::HashSet<[u32; 2]> = m.boundary_edges().into_iter().collect();
     let mut used: std::collections::HashSet<i32> = std::collections::HashSet::new();
     for (l, phys) in &raw.lines {
@@ -232,8 +289,8 @@ fn parse(text: &str, dirichlet: &BTreeMap<String, f64>) -> Result<TriMesh, Parse
 }
 
 fn parse_v41(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
-    // Entities: physical tags of each curve (dimension 1) entity.
-    let mut curve_phys: HashMap<i32, Vec<i32>> = HashMap::new();
+    // Entities: physical tags of each point, curve and surface entity, by dimension.
+    let mut entity_phys: [HashMap<i32, Vec<i32>>; 3] = Default::default();
     if let Some(mut t) = s.remove("Entities") {
         let counts: [usize; 4] =
             [t.num("number of points")?, t.num("number of curves")?, t.num("number of surfaces")?, t.num("number of volumes")?];
@@ -247,8 +304,8 @@ fn parse_v41(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
                     let nb: usize = t.num("number of bounding entities")?;
                     t.skip(nb, "bounding entity tag")?;
                 }
-                if dim == 1 {
-                    curve_phys.insert(tag, phys);
+                if dim < 3 {
+                    entity_phys[dim].insert(tag, phys);
                 }
             }
         }
@@ -275,7 +332,7 @@ fn parse_v41(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
     let mut t = s.remove("Elements").ok_or((None, "no $Elements section".to_string()))?;
     let blocks: usize = t.num("number of element blocks")?;
     t.skip(3, "element counts")?;
-    let (mut tris, mut lines) = (Vec::new(), Vec::new());
+    let (mut tris, mut lines, mut points) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..blocks {
         let dim: u32 = t.num("entity dimension")?;
         let entity: i32 = t.num("entity tag")?;
@@ -289,14 +346,16 @@ fn parse_v41(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
         for _ in 0..n {
             let (eline, _) = t.word("element tag")?;
             let v: Vec<u64> = (0..per).map(|_| t.num("node tag")).collect::<Result<_, _>>()?;
+            let phys = || entity_phys.get(dim as usize).and_then(|p| p.get(&entity)).cloned().unwrap_or_default();
             match (ty, dim) {
-                (TRIANGLE, 2) => tris.push(([v[0], v[1], v[2]], eline)),
-                (LINE, 1) => lines.push(([v[0], v[1]], curve_phys.get(&entity).cloned().unwrap_or_default())),
+                (TRIANGLE, 2) => tris.push(([v[0], v[1], v[2]], eline, phys())),
+                (LINE, 1) => lines.push(([v[0], v[1]], phys())),
+                (POINT, 0) => points.push((v[0], eline, phys())),
                 _ => {}
             }
         }
     }
-    Ok(Raw { nodes, tris, lines })
+    Ok(Raw { nodes, tris, lines, points })
 }
 
 fn parse_v22(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
@@ -309,7 +368,7 @@ fn parse_v22(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
     }
     let mut t = s.remove("Elements").ok_or((None, "no $Elements section".to_string()))?;
     let n: usize = t.num("number of elements")?;
-    let (mut tris, mut lines) = (Vec::new(), Vec::new());
+    let (mut tris, mut lines, mut points) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
         let (line, _) = t.word("element tag")?;
         let ty: u32 = t.num("element type")?;
@@ -320,14 +379,16 @@ fn parse_v22(s: &mut HashMap<&str, Tokens<'_>>) -> Result<Raw, ParseError> {
         }
         let per = nodes_of_type(ty).ok_or((Some(line), format!("element type {ty} is not known to this reader")))?;
         let v: Vec<u64> = (0..per).map(|_| t.num("node tag")).collect::<Result<_, _>>()?;
+        // The first tag of a 2.2 element is its physical group.
+        let phys = || tags.first().copied().into_iter().collect();
         match ty {
-            TRIANGLE => tris.push(([v[0], v[1], v[2]], line)),
-            // The first tag of a 2.2 element is its physical group.
-            LINE => lines.push(([v[0], v[1]], tags.first().copied().into_iter().collect())),
+            TRIANGLE => tris.push(([v[0], v[1], v[2]], line, phys())),
+            LINE => lines.push(([v[0], v[1]], phys())),
+            POINT => points.push((v[0], line, phys())),
             _ => {}
         }
     }
-    Ok(Raw { nodes, tris, lines })
+    Ok(Raw { nodes, tris, lines, points })
 }
 
 /// MSH 2.2 text of `m` (the writer `harness export` and the tests use): physical group 1 for its triangles, 10 + i for the Dirichlet edges
@@ -427,6 +488,27 @@ $EndElements
 
     fn groups(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn both_formats_give_each_triangle_its_group_and_each_point_group_its_nodes() {
+        // The square with corner (1, 1) as a point of group 100, in both formats.
+        let v41 = SQUARE_41.replace("3 1 1 0 0\n", "3 1 1 0 1 100\n").replace("3 4 1 4\n", "4 5 1 5\n0 3 15 1\n5 3\n");
+        let v22 = SQUARE_22.replace("4\n1 1 2 12", "5\n5 15 2 100 3 3\n1 1 2 12");
+        for text in [v41, v22] {
+            let l = labelled(&text).unwrap();
+            assert_eq!(l.tri_group, vec![13, 13]);
+            assert_eq!(l.mesh.tris.len(), 2);
+            let corner = &l.point_groups[&100];
+            assert_eq!(corner.len(), 1);
+            assert_eq!(l.mesh.points[corner[0] as usize], [1.0, 1.0]);
+            assert_eq!(l.point_groups.len(), 1);
+        }
+        // A point no triangle uses is refused with its line.
+        let stray = SQUARE_22.replace("$EndNodes", "5 2 2 0\n$EndNodes").replace("4\n1 1 2 12", "5\n5 15 2 100 3 5\n1 1 2 12");
+        let (line, msg) = labelled(&stray).unwrap_err();
+        assert_eq!(line, Some(14), "{msg}");
+        assert!(msg.contains("node 5"), "{msg}");
     }
 
     #[test]

@@ -17,13 +17,19 @@ use crate::{Backend, Precision};
 
 pub struct PogoStepping;
 
-type Key = (ModelName, u64, usize);
+type Key = (ModelName, u64, usize, usize, Option<std::path::PathBuf>);
 static CACHE: ProblemCache<Key, Result<Prepared, String>> = ProblemCache::new(1);
 
 fn prepared(problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepared, String>> {
+    let key = (m, coarsen.to_bits(), problem.check_steps, problem.sell_sigma, problem.msh.clone());
     CACHE
-        .get_or_build::<std::convert::Infallible>((m, coarsen.to_bits(), problem.check_steps), || {
-            Ok(Prepared::new(|| m.build(coarsen), problem.check_steps))
+        .get_or_build::<std::convert::Infallible>(key, || {
+            Ok(match &problem.msh {
+                Some(path) => {
+                    super::import::from_msh(path, m).and_then(|model| Prepared::new(|| model, problem.check_steps, problem.sell_sigma))
+                }
+                None => Prepared::new(|| m.build(coarsen), problem.check_steps, problem.sell_sigma),
+            })
         })
         .unwrap_or_else(|e| match e {})
 }
@@ -109,6 +115,29 @@ impl Benchmark for PogoStepping {
                     format!("{at}.full_run.steps must lie in window..=10000000 (the window's steps are part of the run)"),
                 ));
             }
+        }
+        if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
+            return Err((
+                "problem.sell_sigma".into(),
+                "problem.sell_sigma must be 1 (no sort) or a multiple of 32 (a slice) up to 8192".into(),
+            ));
+        }
+        let quick_problem = quick.and_then(|q| q.problem.as_ref()).unwrap_or(p);
+        for (at, problem, sweep) in [("problem", p, &spec.sweep), ("quick.problem", quick_problem, quick_sweep)] {
+            let Some(path) = &problem.msh else { continue };
+            if sweep.model.len() != 1 || sweep.coarsen.iter().any(|&c| c != 1.0) {
+                // A quick section without a problem of its own runs problem.msh on its sweep.
+                let field = if at == "quick.problem" && std::ptr::eq(problem, p) { "quick.sweep".to_string() } else { format!("{at}.msh") };
+                return Err((
+                    field.clone(),
+                    format!(
+                        "{field}: a mesh file ({}) is one model at its own size: the sweep must name one model and coarsen [1]",
+                        path.display()
+                    ),
+                ));
+            }
+            let model = *sweep.model.iter().next().expect("one model");
+            super::import::from_msh(path, model).map_err(|e| (format!("{at}.msh"), format!("{at}.msh: {e}")))?;
         }
         if p.check_steps == 0 || p.check_steps > 2000 {
             return Err(("problem.check_steps".into(), "problem.check_steps must lie in 1..=2000".into()));
@@ -276,6 +305,8 @@ fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed
         ("cfl_margin", prep.cfl_margin),
         ("nnz", prep.sys.pattern.nnz() as f64),
         ("links", prep.sell.links as f64),
+        ("sell_sigma", prep.sell.sigma as f64),
+        ("sell_padding", prep.sell.padding()),
         ("padded_bytes", padded),
         ("paper_bytes", paper_bytes),
         ("greedy_blocks", prep.greedy_blocks as f64),

@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 
 use super::arrange::{load_base, Arrangement, BLOCK, LOAD_SIZES, NONE, SHARED, UNUSED, WIDTH};
-use super::system::System;
+use super::system::{Placed, System};
 
 #[derive(Clone)]
 pub struct BlockData {
@@ -22,12 +22,9 @@ pub struct BlockData {
     /// Link pointers two to a 32-bit word: link l of global position g at
     /// `2 ((l / 2) slots + g) + l % 2` (the word's low half holds the even link).
     pub lptr: Vec<u16>,
-    /// C' at `a slots + g`.
-    pub cp: Vec<f64>,
-    /// Sources (ascending arranged dofs, each once) and receivers (in the model's order).
-    pub src_dof: Vec<u32>,
-    pub src_coef: Vec<f64>,
-    pub rec_dof: Vec<u32>,
+    /// The dofs at the arranged positions (dof 2i + a at `a slots + global[i]`), with C', the
+    /// sources and the receivers there.
+    pub placed: Placed,
     /// Each node's global position.
     pub global: Vec<u32>,
     /// Node links stored (the node itself included), and the most any warp of 32 slots
@@ -51,7 +48,6 @@ impl BlockData {
         let global: Vec<u32> = arr.slot.iter().map(|&s| arr.global(s as usize) as u32).collect();
         let mut kvals = vec![0.0f64; 4 * l * slots];
         let mut lptr = vec![NONE; 2 * l.div_ceil(2) * slots];
-        let mut cp = vec![0.0f64; 2 * slots];
         let mut used_links = 0;
         for i in 0..sys.nodes {
             let (s, g) = (arr.slot[i] as usize, global[i] as usize);
@@ -71,39 +67,26 @@ impl BlockData {
                     kvals[(4 * k + m) * slots + g] = v;
                 }
             }
-            cp[g] = sys.cp[2 * i];
-            cp[slots + g] = sys.cp[2 * i + 1];
         }
-        let dof = |d: u32| {
-            let (i, a) = (d as usize / 2, d as usize % 2);
-            (a * slots + global[i] as usize) as u32
-        };
-        let mut src: Vec<(u32, f64)> = sys.src_dof.iter().map(|&d| dof(d)).zip(sys.src_coef.iter().copied()).collect();
-        src.sort_by_key(|s| s.0);
-        let (src_dof, src_coef) = src.into_iter().unzip();
-        let rec_dof = sys.rec_dof.iter().map(|&d| dof(d)).collect();
+        let at = global.iter().flat_map(|&g| [g, (slots + g as usize) as u32]).collect();
+        let placed = sys.placed(at, 2 * slots);
         // Appendix A's L_av: per warp (32 slots of one row of a block) the most links a slot uses.
         let warp_links = (0..slots / WIDTH)
             .into_par_iter()
             .map(|w| (0..WIDTH).map(|c| (0..l).take_while(|&k| arr.link_ptr[(w * WIDTH + c) * l + k] != NONE).count()).max().unwrap_or(0))
             .sum();
         let pointer_reads = 2 * l.div_ceil(2) * slots;
-        BlockData { arr, slots, kvals, lptr, cp, src_dof, src_coef, rec_dof, global, used_links, warp_links, pointer_reads }
+        BlockData { arr, slots, kvals, lptr, placed, global, used_links, warp_links, pointer_reads }
     }
 
     /// A vector in arranged order (two planes) back in dof order.
     pub fn to_dofs(&self, u: &[f64]) -> Vec<f64> {
-        self.global.iter().flat_map(|&g| [u[g as usize], u[self.slots + g as usize]]).collect()
+        self.placed.to_dofs(u)
     }
 
     /// A vector in dof order at the arranged positions (empty slots zero).
     pub fn from_dofs(&self, u: &[f64]) -> Vec<f64> {
-        let mut out = vec![0.0; 2 * self.slots];
-        for (i, &g) in self.global.iter().enumerate() {
-            out[g as usize] = u[2 * i];
-            out[self.slots + g as usize] = u[2 * i + 1];
-        }
-        out
+        self.placed.from_dofs(u)
     }
 
     /// One step of the kernel on the host, in arranged order: each block fills its 800 shared
@@ -144,11 +127,12 @@ impl BlockData {
                     sx += kv(0) * ux + kv(1) * uy;
                     sy += kv(2) * ux + kv(3) * uy;
                 }
-                next[g] = sx + self.cp[g] * prev[g];
-                next[slots + g] = sy + self.cp[slots + g] * prev[slots + g];
+                let cp = &self.placed.cp;
+                next[g] = sx + cp[g] * prev[g];
+                next[slots + g] = sy + cp[slots + g] * prev[slots + g];
             }
         }
-        for (&d, &c) in self.src_dof.iter().zip(&self.src_coef) {
+        for (&d, &c) in self.placed.src_dof.iter().zip(&self.placed.src_coef) {
             next[d as usize] += c * amp;
         }
     }

@@ -47,16 +47,21 @@ pub fn run_device<T: Real>(
     let s = std::mem::size_of::<T>();
     let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
     // The paper's kernel works on its memory arrangement: U, C', the sources and receivers at
-    // the arranged positions (two planes of blocks x 512 slots); the others in dof order.
+    // the arranged positions (two planes of blocks x 512 slots); the sliced ELL sorted by link
+    // count (sigma > 1) at its sorted positions; the others in dof order.
     let blocked = method
         .blocker()
         .map(|b| prep.blocked(b).as_ref().map(|a| &a.data).map_err(|e| CaseError::Failed(format!("section 3.2's memory arrangement: {e}"))))
         .transpose()?;
-    let ndof = blocked.map_or(2 * n, |b| 2 * b.slots);
+    let placed = match method {
+        Method::Sell | Method::SellKf32 => prep.sell.placed.as_ref(),
+        _ => blocked.map(|b| &b.placed),
+    };
+    let ndof = placed.map_or(2 * n, |p| p.len);
     let (cp_h, src_dof_h, src_coef_h, rec_dof_h) =
-        blocked.map_or((&sys.cp, &sys.src_dof, &sys.src_coef, &sys.rec_dof), |b| (&b.cp, &b.src_dof, &b.src_coef, &b.rec_dof));
-    let to_dofs = |v: Vec<f64>| match blocked {
-        Some(b) => b.to_dofs(&v),
+        placed.map_or((&sys.cp, &sys.src_dof, &sys.src_coef, &sys.rec_dof), |p| (&p.cp, &p.src_dof, &p.src_coef, &p.rec_dof));
+    let to_dofs = |v: Vec<f64>| match placed {
+        Some(p) => p.to_dofs(&v),
         None => v,
     };
     let cp = dev.upload_slice(&to_t(cp_h))?;

@@ -3,14 +3,16 @@
 //! K' U_curr, with lumped mass and mass-proportional damping.
 //!
 //! Here: the models and the CFL limit ([`model`]; the gear, with its cracks, in [`gear`]), Eq. (4)'s
-//! operators, the sliced ELL, the host step and the element-by-element oracle ([`system`]),
+//! operators, the host step and the element-by-element oracle ([`system`]), the sliced ELL
+//! ([`sell`]),
 //! section 3.2's memory arrangement ([`arrange`]) and the paper's kernel's data with its step
 //! on the host ([`blocked`]), one model made ready for every method ([`prepared`]), the device
 //! methods ([`gpu`]: ours, the paper's kernel and the cuSPARSE step), the cases ([`benchmark`]),
 //! the paper's published numbers and Table A.5 ([`paper`]) and the reports ([`report`],
 //! [`traces`]). Kernels: `kernels/pogo.kern`.
 //!
-//! `harness export --model` writes a model as Gmsh, VTK and Matrix Market files ([`export`]).
+//! `harness export --model` writes a model as Gmsh, VTK and Matrix Market files ([`export`]);
+//! `problem.msh` steps a model on a Gmsh mesh instead of ours ([`import`]).
 
 pub mod arrange;
 pub mod benchmark;
@@ -18,10 +20,12 @@ pub mod blocked;
 pub mod export;
 pub mod gear;
 pub mod gpu;
+pub mod import;
 pub mod model;
 pub mod paper;
 pub mod prepared;
 pub mod report;
+pub mod sell;
 pub mod spec;
 pub mod system;
 #[cfg(test)]

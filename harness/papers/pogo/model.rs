@@ -282,6 +282,12 @@ pub fn geo_absorbing_fraction(p: (f64, f64)) -> f64 {
     into.iter().fold(0.0f64, |a, &v| a.max(v / l)).clamp(0.0, 1.0)
 }
 
+/// The geophysical model's mass-proportional damping at an element's centroid: d = 500 (x/L)^3
+/// (1/s) in the absorbing regions, zero elsewhere.
+pub fn geo_damping(c: (f64, f64)) -> f64 {
+    500.0 * geo_absorbing_fraction(c).powi(3)
+}
+
 /// The geophysical model (section 4.3, Fig. 12, Table 3): a 6 km x 3 km section of four rock
 /// layers, free at the surface, with absorbing regions 750 m thick on the other three sides,
 /// whose elements damp in proportion to their mass by d = 500 (x/L)^3 (1/s), x/L the fraction of
@@ -313,7 +319,7 @@ pub fn geophysical(h: f64) -> Model {
     for t in &mesh.tris {
         let c = t.iter().fold((0.0, 0.0), |(x, y), &i| (x + mesh.points[i as usize][0] / 3.0, y + mesh.points[i as usize][1] / 3.0));
         material.push(layers.iter().filter(|l| below(l, c)).count() as u8);
-        damping.push(500.0 * geo_absorbing_fraction(c).powi(3));
+        damping.push(geo_damping(c));
     }
     let nodes = mesh.points.len();
     let norm = 17f64.sqrt();

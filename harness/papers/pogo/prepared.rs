@@ -7,8 +7,9 @@ use std::time::Instant;
 use super::arrange::arrange;
 use super::blocked::BlockData;
 use super::model::Model;
+use super::sell::SlicedEll;
 use super::spec::Blocker;
-use super::system::{Oracle, SlicedEll, System};
+use super::system::{Oracle, System};
 use crate::benchmark::Measured;
 use crate::fem::elements::Elements;
 use crate::fem::{ordering, partition};
@@ -80,7 +81,8 @@ pub fn renumbered(mut model: Model, order: &[u32]) -> Model {
 }
 
 impl Prepared {
-    pub fn new(build: impl FnOnce() -> Model, check_steps: usize) -> Result<Prepared, String> {
+    /// `sigma`: the sliced ELL's window of the sort by link count ([`SlicedEll`]; 1: none).
+    pub fn new(build: impl FnOnce() -> Model, check_steps: usize, sigma: usize) -> Result<Prepared, String> {
         let t = Instant::now();
         let model = build();
         let mesh_s = t.elapsed().as_secs_f64();
@@ -111,7 +113,7 @@ impl Prepared {
         let metis_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let sys = System::build(&model);
-        let sell = sys.sliced_ell();
+        let sell = SlicedEll::new(&sys, sigma);
         let operators_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let (reference, ref_trace) = Oracle::new(&model).run(check_steps);

@@ -18,7 +18,9 @@ struct Rows {
     num: std::collections::HashMap<&'static str, Vec<f64>>,
 }
 
-const EXTRAS: [&str; 24] = [
+const EXTRAS: [&str; 26] = [
+    "sell_sigma",
+    "sell_padding",
     "arranged_eta",
     "arranged_blocks",
     "arrange_splits",
@@ -110,6 +112,15 @@ fn cell(v: f64, digits: usize) -> String {
     }
 }
 
+/// The sliced ELL's stored links over its links, as a percentage over 100, with its sort window.
+fn padding(ratio: f64, sigma: f64) -> String {
+    if !ratio.is_finite() {
+        return "-".into();
+    }
+    let sorted = if sigma > 1.0 { format!("sorted in {sigma:.0}") } else { "unsorted".into() };
+    format!("{:.1} ({sorted})", 100.0 * (ratio - 1.0))
+}
+
 fn models(id: &str, r: &Rows) -> Table {
     let rows = r
         .cases()
@@ -146,6 +157,7 @@ fn models(id: &str, r: &Rows) -> Table {
                 cell(100.0 * r.n("metis_eta", i), 1),
                 fmt_num(r.n("metis_blocks", i)),
                 cell(r.n("metis_s", i), 2),
+                padding(r.n("sell_padding", i), r.n("sell_sigma", i)),
                 format!("{:.2}", r.n("mesh_s", i)),
             ])
         })
@@ -175,6 +187,7 @@ fn models(id: &str, r: &Rows) -> Table {
             "METIS eta (%)",
             "METIS blocks",
             "METIS (s)",
+            "sliced ELL padding (%)",
             "mesh (s)",
         ]
         .map(String::from)

@@ -138,6 +138,13 @@ pub struct Problem_ {
     /// device methods at one element size, checked against the CPU reference's first `window`
     /// steps.
     pub full_run: Option<FullRunSpec>,
+    /// The sliced ELL's window (nodes of the RCM order) within which nodes are sorted by link
+    /// count, so each slice of 32 pads little (SELL-C-sigma); 1: no sort.
+    pub sell_sigma: usize,
+    /// A Gmsh `.msh` file (relative to the working directory) whose mesh replaces our mesher's
+    /// for the sweep's one model (its groups as `harness export` writes them: see
+    /// [`super::import`]); the sweep's coarsen must then be [1].
+    pub msh: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -156,7 +163,7 @@ pub struct FullRunSpec {
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100, full_run: None }
+        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100, full_run: None, sell_sigma: 512, msh: None }
     }
 }
 

@@ -2,16 +2,13 @@
 //! three), lumped mass-proportional damping, and
 //! K' = D^-1 (2M/dt^2 - K), C' = D^-1 (C/2dt - M/dt^2), F' = D^-1 F, with D = M/dt^2 + C/2dt,
 //! all diagonal but K'. K' is kept as a dof-level CSR matrix (what cuSPARSE multiplies, and the
-//! CPU methods) and as a sliced ELL of 2x2 node blocks in four vectors (our kernels). The oracle
+//! CPU methods); its sliced ELL is in [`super::sell`]. The oracle
 //! steps Eq. (3) element by element instead, without K' ([`Oracle`]).
 
 use rayon::prelude::*;
 
 use super::model::{geometry, stiffness_block, Model};
 use crate::fem::csr::Pattern;
-
-/// Nodes per slice of the sliced ELL (a warp).
-pub const SLICE: usize = 32;
 
 pub struct System {
     pub nodes: usize,
@@ -146,72 +143,41 @@ impl System {
         }
     }
 
-    /// K' as a sliced ELL of node blocks: slice s (nodes 32s..32s+32) has width w_s (its
-    /// largest link count) and starts at `slice_ptr[s]`; link k of lane l is entry
-    /// slice_ptr[s] + 32 k + l, whose column is `col[..]` and whose block is
-    /// vals[4 (slice_ptr[s] + 32 k) + 32 m + l] for m = xx, xy, yx, yy. Unused links point at
-    /// the node itself with zero blocks.
-    pub fn sliced_ell(&self) -> SlicedEll {
-        let n = self.nodes;
-        let p = &self.pattern;
-        let links = |i: usize| (p.row_ptr[2 * i + 1] - p.row_ptr[2 * i]) as usize / 2;
-        let slices = n.div_ceil(SLICE);
-        let mut slice_ptr = vec![0u32; slices + 1];
-        for s in 0..slices {
-            let w = (s * SLICE..((s + 1) * SLICE).min(n)).map(links).max().unwrap_or(0);
-            slice_ptr[s + 1] = slice_ptr[s] + (w * SLICE) as u32;
-        }
-        let total = slice_ptr[slices] as usize;
-        let mut col = vec![0u32; total];
-        let mut vals = vec![0.0f64; 4 * total];
-        for i in 0..n {
-            let (s, lane) = (i / SLICE, i % SLICE);
-            let base = slice_ptr[s] as usize;
-            let w = (slice_ptr[s + 1] as usize - base) / SLICE;
-            let (r0, r1) = (p.row_ptr[2 * i] as usize, p.row_ptr[2 * i + 1] as usize);
-            for k in 0..w {
-                let e = base + SLICE * k + lane;
-                let v = 4 * (base + SLICE * k) + lane;
-                if k < links(i) {
-                    let q = r0 + 2 * k;
-                    col[e] = p.col[q] / 2;
-                    vals[v] = self.kp[q];
-                    vals[v + SLICE] = self.kp[q + 1];
-                    vals[v + 2 * SLICE] = self.kp[r1 + 2 * k];
-                    vals[v + 3 * SLICE] = self.kp[r1 + 2 * k + 1];
-                } else {
-                    col[e] = i as u32;
-                }
-            }
-        }
-        SlicedEll { slice_ptr, col, vals, links: (0..n).map(links).sum(), nodes: n }
+    /// C', the sources and the receivers at the positions `at` (dof d at `at[d]` of `len`).
+    pub fn placed(&self, at: Vec<u32>, len: usize) -> Placed {
+        let mut cp = vec![0.0f64; len];
+        at.iter().zip(&self.cp).for_each(|(&q, &c)| cp[q as usize] = c);
+        let mut src: Vec<(u32, f64)> = self.src_dof.iter().map(|&d| at[d as usize]).zip(self.src_coef.iter().copied()).collect();
+        src.sort_by_key(|s| s.0);
+        let (src_dof, src_coef) = src.into_iter().unzip();
+        let rec_dof = self.rec_dof.iter().map(|&d| at[d as usize]).collect();
+        Placed { len, at, cp, src_dof, src_coef, rec_dof }
     }
 }
 
-pub struct SlicedEll {
-    pub slice_ptr: Vec<u32>,
-    pub col: Vec<u32>,
-    pub vals: Vec<f64>,
-    /// Links stored without the padding (node blocks of K').
-    pub links: usize,
-    pub nodes: usize,
+/// The dofs in a method's own order on the device: dof d at `at[d]` of `len` positions (others
+/// unused), with C' there, the sources (ascending positions, each once: the kernels bisect) and
+/// the receivers (in the model's order).
+#[derive(Clone)]
+pub struct Placed {
+    pub len: usize,
+    pub at: Vec<u32>,
+    pub cp: Vec<f64>,
+    pub src_dof: Vec<u32>,
+    pub src_coef: Vec<f64>,
+    pub rec_dof: Vec<u32>,
 }
 
-impl SlicedEll {
-    /// The columns as 16-bit offsets from each entry's own node (Pogo's 16-bit link pointers),
-    /// where the node order's bandwidth allows it.
-    pub fn col16(&self) -> Option<Vec<i16>> {
-        let mut out = vec![0i16; self.col.len()];
-        for s in 0..self.slice_ptr.len() - 1 {
-            for e in self.slice_ptr[s] as usize..self.slice_ptr[s + 1] as usize {
-                let node = s * SLICE + (e - self.slice_ptr[s] as usize) % SLICE;
-                // Lanes past the last node (the last slice's tail) are never read.
-                if node < self.nodes {
-                    out[e] = i16::try_from(self.col[e] as i64 - node as i64).ok()?;
-                }
-            }
-        }
-        Some(out)
+impl Placed {
+    /// A vector in placed order back in dof order.
+    pub fn to_dofs(&self, u: &[f64]) -> Vec<f64> {
+        self.at.iter().map(|&q| u[q as usize]).collect()
+    }
+    /// A vector in dof order at the placed positions (unused ones zero).
+    pub fn from_dofs(&self, u: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; self.len];
+        self.at.iter().zip(u).for_each(|(&q, &v)| out[q as usize] = v);
+        out
     }
 }
 

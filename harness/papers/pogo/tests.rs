@@ -3,8 +3,9 @@
 
 use super::model::{self, Material, Signal};
 use super::prepared::Prepared;
+use super::sell::{SlicedEll, SLICE};
 use super::spec::ModelName;
-use super::system::{energy, energy_of_rows, lumped, Oracle, System, SLICE};
+use super::system::{energy, energy_of_rows, lumped, Oracle, System};
 
 fn steel() -> Material {
     Material::from_young(210e9, 0.3, 7850.0)
@@ -111,35 +112,55 @@ fn eq4_on_its_csr_operator_equals_the_element_by_element_oracle() {
 #[test]
 fn the_sliced_ell_multiplies_like_the_csr_and_renumbering_keeps_the_answer() {
     let m = model::weld(1.5e-3);
-    let prep = Prepared::new(|| m.clone(), 50).unwrap();
+    let prep = Prepared::new(|| m.clone(), 50, 1).unwrap();
     let sys = &prep.sys;
-    let sell = &prep.sell;
     let n = sys.nodes;
     let x: Vec<f64> = (0..2 * n).map(|i| (i * 7919 % 1013) as f64 / 1013.0 - 0.4).collect();
     let mut via_csr = vec![0.0; 2 * n];
     sys.step(&vec![0.0; 2 * n], &x, &mut via_csr, 0.0, false);
-    for i in 0..n {
-        let (s, lane) = (i / SLICE, i % SLICE);
-        let (mut yx, mut yy) = (0.0, 0.0);
-        for row in (sell.slice_ptr[s] as usize..sell.slice_ptr[s + 1] as usize).step_by(SLICE) {
-            let c = sell.col[row + lane] as usize;
-            let b = 4 * row + lane;
-            yx += sell.vals[b] * x[2 * c] + sell.vals[b + SLICE] * x[2 * c + 1];
-            yy += sell.vals[b + 2 * SLICE] * x[2 * c] + sell.vals[b + 3 * SLICE] * x[2 * c + 1];
+    // Unsorted (positions are nodes) and sorted by link count in windows of 64 (SELL-C-sigma).
+    let mut padding = Vec::new();
+    for sigma in [1, 64] {
+        let sell = SlicedEll::new(sys, sigma);
+        assert_eq!(sell.placed.is_some(), sigma > 1);
+        let xp = sell.placed.as_ref().map_or(x.clone(), |p| p.from_dofs(&x));
+        let mut y = vec![f64::NAN; 2 * n];
+        for q in 0..n {
+            let (s, lane) = (q / SLICE, q % SLICE);
+            let (mut yx, mut yy) = (0.0, 0.0);
+            for row in (sell.slice_ptr[s] as usize..sell.slice_ptr[s + 1] as usize).step_by(SLICE) {
+                let c = sell.col[row + lane] as usize;
+                let b = 4 * row + lane;
+                yx += sell.vals[b] * xp[2 * c] + sell.vals[b + SLICE] * xp[2 * c + 1];
+                yy += sell.vals[b + 2 * SLICE] * xp[2 * c] + sell.vals[b + 3 * SLICE] * xp[2 * c + 1];
+            }
+            (y[2 * q], y[2 * q + 1]) = (yx, yy);
         }
-        assert!((yx - via_csr[2 * i]).abs() <= 1e-12 * (1.0 + yx.abs()) && (yy - via_csr[2 * i + 1]).abs() <= 1e-12 * (1.0 + yy.abs()));
-    }
-    // RCM's bandwidth lets every column go as a 16-bit offset (the last slice's unused lanes
-    // are skipped), and the offsets give the columns back.
-    let short = sell.col16().expect("16-bit offsets");
-    for s in 0..sell.slice_ptr.len() - 1 {
-        for e in sell.slice_ptr[s] as usize..sell.slice_ptr[s + 1] as usize {
-            let node = s * SLICE + (e - sell.slice_ptr[s] as usize) % SLICE;
-            if node < n {
-                assert_eq!((node as i64 + short[e] as i64) as u32, sell.col[e]);
+        let y = sell.placed.as_ref().map_or(y.clone(), |p| p.to_dofs(&y));
+        for (d, (a, b)) in y.iter().zip(&via_csr).enumerate() {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "sigma {sigma}, dof {d}: {a} against {b}");
+        }
+        // Every node at one position; within a window, link counts never rise.
+        let mut seen = vec![false; n];
+        sell.node_at.iter().for_each(|&i| seen[i as usize] = true);
+        assert!(seen.iter().all(|&v| v));
+        let count = |i: u32| sys.pattern.row_ptr[2 * i as usize + 1] - sys.pattern.row_ptr[2 * i as usize];
+        assert!(sell.node_at.chunks(sigma).all(|w| w.windows(2).all(|p| count(p[0]) >= count(p[1]))));
+        // RCM's bandwidth (plus the window) lets every column go as a 16-bit offset (the last
+        // slice's unused lanes are skipped), and the offsets give the columns back.
+        let short = sell.col16().expect("16-bit offsets");
+        for s in 0..sell.slice_ptr.len() - 1 {
+            for e in sell.slice_ptr[s] as usize..sell.slice_ptr[s + 1] as usize {
+                let q = s * SLICE + (e - sell.slice_ptr[s] as usize) % SLICE;
+                if q < n {
+                    assert_eq!((q as i64 + short[e] as i64) as u32, sell.col[e]);
+                }
             }
         }
+        padding.push(sell.padding());
     }
+    // The sort pads less.
+    assert!(padding[1] < padding[0] && padding[1] >= 1.0, "{padding:?}");
     // The renumbered model's oracle gives the original's answer, permuted.
     let (orig, orig_trace) = Oracle::new(&m).run(50);
     let d = m.mesh.points.iter().zip(&prep.model.mesh.points).filter(|(a, b)| a != b).count();
@@ -373,7 +394,7 @@ fn the_gear_has_its_internal_boundaries_and_both_blockers_cover_it() {
 /// METIS' failure reaches the rows once, with its reason; a model METIS blocked adds no row.
 #[test]
 fn a_metis_failure_is_one_failed_row_with_its_reason() {
-    let mut prep = Prepared::new(|| model::rectangle(0.01, 0.005, 1e-3, steel(), 1e-8), 5).unwrap();
+    let mut prep = Prepared::new(|| model::rectangle(0.01, 0.005, 1e-3, steel(), 1e-8), 5, 1).unwrap();
     assert!(prep.metis_error.is_none() && prep.metis_blocks > 0);
     assert!(prep.metis_row().is_none());
     prep.metis_error = Some("METIS_ERROR_INPUT".into());
@@ -392,7 +413,7 @@ fn both_blockers_arrange_every_model_and_every_link_is_served() {
     use super::arrange::{BLOCK, EDGE_ROWS, UNUSED, WIDTH};
     use super::spec::Blocker;
     for (name, coarsen) in [(ModelName::Weld, 8.0), (ModelName::Gear, 10.0), (ModelName::Geophysical, 8.0)] {
-        let prep = Prepared::new(|| name.build(coarsen), 5).unwrap();
+        let prep = Prepared::new(|| name.build(coarsen), 5, 512).unwrap();
         let (sys, n) = (&prep.sys, prep.sys.nodes);
         for blocker in [Blocker::Aligned, Blocker::Greedy] {
             let at = format!("{name:?} {blocker:?}");
