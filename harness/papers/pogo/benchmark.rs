@@ -26,7 +26,14 @@ fn prepared(problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepar
         .get_or_build::<std::convert::Infallible>(key, || {
             Ok(match &problem.msh {
                 Some(path) => {
-                    super::import::from_msh(path, m).and_then(|model| Prepared::new(|| model, problem.check_steps, problem.sell_sigma))
+                    // Reading the file stands for the mesher's seconds.
+                    let t = std::time::Instant::now();
+                    super::import::from_msh(path, m).and_then(|model| {
+                        let read_s = t.elapsed().as_secs_f64();
+                        let mut p = Prepared::new(|| model, problem.check_steps, problem.sell_sigma)?;
+                        p.mesh_s = read_s;
+                        Ok(p)
+                    })
                 }
                 None => Prepared::new(|| m.build(coarsen), problem.check_steps, problem.sell_sigma),
             })
