@@ -161,28 +161,31 @@ fn order_block(b: u32, m: &[u32], xadj: &[usize], adj: &[u32], points: &[[f64; 2
         v.dedup();
         v
     };
-    let (mut edge, mut inner): (Vec<u32>, Vec<u32>) = m.iter().partition(|&&i| !others(i).is_empty());
+    // Each boundary node with the other blocks it links to (computed once).
+    let (mut edge, mut inner) = (Vec::new(), Vec::new());
+    for &i in m {
+        match others(i) {
+            o if o.is_empty() => inner.push(i),
+            o => edge.push((i, o)),
+        }
+    }
     if edge.len() > EDGE_ROWS * WIDTH {
         return None;
     }
     let k = edge.len().max(1) as f64;
-    let (cx, cy) = edge.iter().fold((0.0, 0.0), |(x, y), &i| (x + points[i as usize][0] / k, y + points[i as usize][1] / k));
+    let (cx, cy) = edge.iter().fold((0.0, 0.0), |(x, y), &(i, _)| (x + points[i as usize][0] / k, y + points[i as usize][1] / k));
     let angle = |i: u32| (points[i as usize][1] - cy).atan2(points[i as usize][0] - cx);
-    edge.sort_by(|&a, &c| angle(a).total_cmp(&angle(c)).then(a.cmp(&c)));
+    edge.sort_by(|(a, _), (c, _)| angle(*a).total_cmp(&angle(*c)).then(a.cmp(c)));
     // Rotate the loop's start to a join: the first place where consecutive nodes share no
     // neighbour block (else where their sets differ).
-    let sets: Vec<Vec<u32>> = edge.iter().map(|&i| others(i)).collect();
     let e = edge.len();
-    let disjoint = |p: usize| {
-        let (a, c) = (&sets[(p + e - 1) % e], &sets[p]);
-        !a.iter().any(|x| c.contains(x))
-    };
-    if let Some(start) = (0..e).find(|&p| disjoint(p)).or_else(|| (0..e).find(|&p| sets[(p + e - 1) % e] != sets[p])) {
+    let set = |p: usize| &edge[p % e].1;
+    let disjoint = |p: usize| !set(p + e - 1).iter().any(|x| set(p).contains(x));
+    if let Some(start) = (0..e).find(|&p| disjoint(p)).or_else(|| (0..e).find(|&p| set(p + e - 1) != set(p))) {
         edge.rotate_left(start);
     }
     inner.sort_unstable();
-    edge.extend(inner);
-    Some(edge)
+    Some(edge.into_iter().map(|(i, _)| i).chain(inner).collect())
 }
 
 /// Section 3.2's load allocation for block `b`; None where the 20 loads cannot serve its links.

@@ -99,14 +99,18 @@ pub fn run_device<T: Real>(
     let mut ops: Vec<Box<dyn VendorOp + '_>> = Vec::new();
     let mut vendor_version = None;
     let mut col16 = false;
+    // K' in f32 for the kf32 methods, else in the working precision.
+    let upload_k = |vals: &[f64]| -> DeviceResult<Buffer> {
+        if method.kf32() {
+            dev.upload_slice(&vals.iter().map(|&v| v as f32).collect::<Vec<f32>>())
+        } else {
+            dev.upload_slice(&to_t(vals))
+        }
+    };
     let step: StepFn = match method {
         Method::Sell | Method::SellKf32 => {
             let kf32 = method.kf32();
-            let kvals = if kf32 {
-                dev.upload_slice(&sell.vals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
-            } else {
-                dev.upload_slice(&to_t(&sell.vals))?
-            };
+            let kvals = upload_k(&sell.vals)?;
             let slice_ptr = dev.upload_slice(&sell.slice_ptr)?;
             let short = sell.col16();
             col16 = short.is_some();
@@ -140,11 +144,7 @@ pub fn run_device<T: Real>(
         Method::PogoAligned | Method::PogoGreedy | Method::PogoAlignedKf32 => {
             let b = blocked.expect("an arranged method");
             let kf32 = method.kf32();
-            let kvals = if kf32 {
-                dev.upload_slice(&b.kvals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
-            } else {
-                dev.upload_slice(&to_t(&b.kvals))?
-            };
+            let kvals = upload_k(&b.kvals)?;
             let lptr = dev.upload_slice(&b.lptr)?;
             let table = dev.upload_slice(&b.arr.table)?;
             device_bytes += (kvals.bytes() + lptr.bytes() + table.bytes()) as f64;
