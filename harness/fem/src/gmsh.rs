@@ -7,6 +7,7 @@
 //!   order-k nodes itself.
 //! - [`read_labelled`] (Pogo's models): each triangle's physical group (a material) and the
 //!   nodes of each physical group of points (type 15: sources, receivers).
+//!
 //! Written here rather than taken from a crate: `mshio` reads 4.1 only, skips
 //! `$PhysicalNames`, and brings nom 5 and lexical-core 0.7 for a format this small.
 //! Every error names the file and, where it has one, the line.

@@ -35,7 +35,7 @@ pub struct SlicedEll {
 
 impl SlicedEll {
     pub fn new(sys: &System, sigma: usize) -> SlicedEll {
-        assert!(sigma == 1 || sigma % SLICE == 0, "sigma must be 1 or a multiple of {SLICE}");
+        assert!(sigma == 1 || sigma.is_multiple_of(SLICE), "sigma must be 1 or a multiple of {SLICE}");
         let n = sys.nodes;
         let p = &sys.pattern;
         let links = |i: usize| (p.row_ptr[2 * i + 1] - p.row_ptr[2 * i]) as usize / 2;
