@@ -147,7 +147,9 @@ fn every_sanfui_kernel_compiles_for_every_format() {
                 let defines = Defines::for_precision(precision).with("FORMAT", format).with("ATOMIC", atomic);
                 let ptx = cuda::compile_ptx(&fembench::sanfui::gpu::SANFUI, &defines, "compute_90")
                     .unwrap_or_else(|e| panic!("format {format} atomic {atomic} {precision}: {e}"));
-                for name in ["sanfui_elements", "sanfui_symbolic", "sanfui_numeric", "sanfui_elem_atomic"] {
+                for name in
+                    ["sanfui_elements", "sanfui_symbolic", "sanfui_numeric", "sanfui_elem_atomic", "sanfui_gather_plan", "sanfui_gather"]
+                {
                     assert!(ptx.contains(&format!(".entry {name}(")), "{name}: format {format} atomic {atomic} {precision}");
                 }
             }

@@ -253,8 +253,9 @@ fn sanfui_formats_match_the_reference_on_opencl() {
         assert_eq!(nnz[i], eq6[i]);
         seen.insert((method[i].clone(), precision[i].clone()));
     }
-    // 11 device methods in two precisions, and the two CPU methods in f64.
-    assert_eq!(seen.len(), 24, "{seen:?}");
+    // 12 device methods in two precisions, and the two CPU methods in f64.
+    assert_eq!(seen.len(), 26, "{seen:?}");
+    assert!(seen.contains(&("ellm-gather".to_string(), "f32".to_string())));
 }
 
 /// A run lists the programs it compiled (kernels.json); `precompile` compiles such a list into

@@ -41,7 +41,7 @@ impl<T: Real> HostData<T> {
     /// The scatter-add's atomic targets (empty for every other kernel).
     pub fn scratch(&self) -> Vec<T::Atomic> {
         let n = if self.kind == StreamKernel::ScatterAdd { self.targets } else { 0 };
-        (0..n).map(|_| T::atomic(T::default())).collect()
+        (0..n).into_par_iter().map(|_| T::atomic(T::default())).collect()
     }
 
     pub(crate) fn output_len(&self) -> usize {
@@ -95,11 +95,13 @@ impl<T: Real> HostData<T> {
             Dot => vec![self.a.par_iter().zip(&self.b).map(|(a, b)| a.to_f64() * b.to_f64()).sum()],
             Gather => self.map.par_iter().map(|&j| self.a[j as usize].to_f64()).collect(),
             ScatterAdd => {
-                let mut y = vec![0.0; self.targets];
-                for (x, &j) in self.a.iter().zip(&self.map) {
-                    y[j as usize] += x.to_f64();
-                }
-                y
+                // The values are small integers: integer sums on every core are exact.
+                use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+                let y: Vec<AtomicU64> = (0..self.targets).into_par_iter().map(|_| AtomicU64::new(0)).collect();
+                self.a.par_iter().zip(&self.map).for_each(|(x, &j)| {
+                    y[j as usize].fetch_add(x.to_f64() as u64, Relaxed);
+                });
+                y.into_par_iter().map(|v| v.into_inner() as f64).collect()
             }
         }
     }

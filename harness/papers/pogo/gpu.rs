@@ -31,6 +31,8 @@ pub struct StepRun {
     pub col16: bool,
     /// The full-length run, where one was asked for.
     pub full: Option<FullRun>,
+    /// Steps of the checked pass (`error` is after them).
+    pub checked_steps: usize,
 }
 
 /// Runs `method` on the device in precision T.
@@ -284,7 +286,7 @@ pub fn run_device<T: Real>(
         }
         None => None,
     };
-    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version, col16, full })
+    Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version, col16, full, checked_steps: prep.check_steps })
 }
 
 /// A full-length run on the device and its check against the CPU reference's window.

@@ -171,7 +171,7 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
         ("setup_s", run.setup_s),
         ("neighbours_s", prep.neighbours_s),
         ("coloring_s", prep.coloring_s),
-        ("colors", if point.method.atomic() { 0.0 } else { prep.colors.len() as f64 }),
+        ("colors", if point.method.colored() || point.method == Method::CpuParallel { prep.colors.len() as f64 } else { 0.0 }),
     ];
     let staged = run.staged;
     let spmv_tol = tolerance(precision, prep.x_over_h) + 256.0 * precision.unit_roundoff();

@@ -14,6 +14,10 @@
 //!   compulsory and not counted. Flops: the 576 additions per element.
 //! - **convert** (COOM and ELLM to CSR, beyond the paper): reads the node offsets, the block
 //!   indices and the values, writes CSR (4 (3N + 1) + (4 + s) nnz).
+//! - **ellm-gather** (beyond the paper): symbolic adds the plan kernel, which reads Gamma
+//!   (4 x 27 N), each node's elements (32 N) and the connectivity (32 E), and writes the plan
+//!   (8 x 27 N); numeric reads K^e (576 s E), each node's elements and the plan once each, and
+//!   writes every ELLM value once (no zeroing pass: it writes the padding's zeros too).
 //! - **elem-atomic** numeric: K^e, the slots (4 x 576 E) and the CSR values (s nnz).
 //! - **coo-cusparse** (the cuSPARSE peer, P = 576 E pairs): triplets writes the pairs' rows and
 //!   columns (8 P, reading the connectivity, 32 E); sort reads and writes them and writes the
@@ -74,6 +78,15 @@ pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, C
     }
     let format = method.format();
     let (r, c, v) = lengths(format, nb);
+    if method == Method::EllmGather {
+        let symbolic = 4.0 * (n + 1.0 + nb.blocks() as f64) + 4.0 * c as f64;
+        let plan = 4.0 * c as f64 + 32.0 * n + 32.0 * e + 8.0 * c as f64;
+        return vec![
+            ("elements", elements),
+            ("symbolic", Cost { bytes: symbolic + plan, flops: 0.0 }),
+            ("numeric", Cost { bytes: 576.0 * s * e + 32.0 * n + 8.0 * c as f64 + s * v as f64, flops: 576.0 * e }),
+        ];
+    }
     let mut out = vec![
         ("elements", elements),
         ("symbolic", Cost { bytes: 4.0 * (n + 1.0 + nb.blocks() as f64) + 4.0 * (r + c) as f64, flops: 0.0 }),

@@ -81,7 +81,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     let (ne, nn) = (m.num_elements(), m.num_nodes());
     // The colored methods keep K^e in color order (ORDERED): one color's threads read
     // neighbouring words of K^e, as the atomic methods do in element order.
-    let ordered = !method.atomic();
+    let ordered = method.colored();
     let defines = Defines::for_precision(T::PRECISION)
         .with("FORMAT", format.code())
         .with("ATOMIC", method.atomic() as u8)
@@ -172,7 +172,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     let vals = dev.alloc(s * lv)?;
     up(4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(format, nb, s));
     // Colors: the element list (`order`) with (first, count) per color; atomics: all elements.
-    let ranges: Vec<(usize, usize)> = if method.atomic() {
+    let ranges: Vec<(usize, usize)> = if !method.colored() {
         vec![(0, ne)]
     } else {
         prep.colors
@@ -199,14 +199,29 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     } else {
         None
     };
+    // ellm-gather: its plan and kernels (the adjacency is host pre-processing).
+    let gather = if method == Method::EllmGather {
+        let g = Gather::new(ctx, dev, prep, &defines)?;
+        up(g.bytes);
+        Some(g)
+    } else {
+        None
+    };
     // COO's numeric kernel finds a node's rows through the node offsets (its R has no offsets).
     let row_side: &Buffer = if format == Format::Coo { &nptr } else { &idx_r };
     let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
         timed("elements", &mut || elements_launch(()))?;
         timed("symbolic", &mut || {
-            dev.launch(&symbolic, cover(nn), &[Arg::Buf(&nptr), Arg::Buf(&nbr), Arg::Buf(&idx_r), Arg::Buf(&idx_c), Arg::I64(nn as i64)])
+            dev.launch(&symbolic, cover(nn), &[Arg::Buf(&nptr), Arg::Buf(&nbr), Arg::Buf(&idx_r), Arg::Buf(&idx_c), Arg::I64(nn as i64)])?;
+            match &gather {
+                Some(g) => g.plan(dev, conn, &idx_c, nn),
+                None => Ok(()),
+            }
         })?;
         timed("numeric", &mut || {
+            if let Some(g) = &gather {
+                return g.numeric(dev, ke, ne, &vals, nn);
+            }
             fill(dev, &zero, &vals, 0, lv * s / 4)?;
             for &(first, count) in &ranges {
                 let args = [
@@ -240,6 +255,9 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     for b in [ke, &idx_r, &idx_c, &vals] {
         ctx.modules.poison(dev, b)?;
     }
+    if let Some(g) = &gather {
+        ctx.modules.poison(dev, &g.plan)?;
+    }
     if let Some((rp, cl, cv, _)) = &csr {
         for b in [rp, cl, cv] {
             ctx.modules.poison(dev, b)?;
@@ -271,9 +289,70 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         check,
         device_bytes: bytes as f64,
         storage_bytes: formats::storage_bytes(format, nb, s) as f64,
-        setup_s: 0.0,
+        setup_s: gather.as_ref().map_or(0.0, |g| g.setup_s),
         spmv,
     })
+}
+
+/// ellm-gather's data and kernels: each node's elements (host pre-processing, like the
+/// neighbour lists), the plan the second symbolic kernel writes (two words per ELLM block), and
+/// the numeric kernel that sums each block's element blocks once.
+struct Gather {
+    nadj: Buffer,
+    plan: Buffer,
+    plan_kernel: crate::device::Kernel,
+    numeric_kernel: crate::device::Kernel,
+    bytes: usize,
+    setup_s: f64,
+}
+
+impl Gather {
+    fn new(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, defines: &Defines) -> Result<Self, CaseError> {
+        let t0 = std::time::Instant::now();
+        let nadj = node_elements(&prep.mesh).map_err(CaseError::Failed)?;
+        let setup_s = t0.elapsed().as_secs_f64();
+        let nn = prep.mesh.num_nodes();
+        Ok(Gather {
+            nadj: dev.upload_slice(&nadj)?,
+            plan: dev.alloc(4 * 2 * formats::ELLM_WIDTH * nn)?,
+            plan_kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_gather_plan")?,
+            numeric_kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_gather")?,
+            bytes: 4 * nadj.len() + 8 * formats::ELLM_WIDTH * nn,
+            setup_s,
+        })
+    }
+    fn plan(&self, dev: &dyn Device, conn: &Buffer, gamma: &Buffer, nn: usize) -> DeviceResult<()> {
+        let args = [Arg::Buf(&self.nadj), Arg::Buf(conn), Arg::Buf(gamma), Arg::Buf(&self.plan), Arg::I64(nn as i64)];
+        dev.launch(&self.plan_kernel, cover(formats::ELLM_WIDTH * nn), &args)
+    }
+    fn numeric(&self, dev: &dyn Device, ke: &Buffer, ne: usize, vals: &Buffer, nn: usize) -> DeviceResult<()> {
+        let args = [Arg::Buf(&self.nadj), Arg::Buf(&self.plan), Arg::Buf(ke), Arg::I64(ne as i64), Arg::Buf(vals), Arg::I64(nn as i64)];
+        dev.launch(&self.numeric_kernel, cover(formats::ELLM_WIDTH * nn), &args)
+    }
+}
+
+/// Each node's elements, column-major: entry [j N + a] is 8 e + (a's place in e) for a's j-th
+/// element in ascending order, -1 past its last. A node in more than 8 elements is refused (the
+/// plan's bytes hold 8 pairs of a node pair; a structured hexahedral mesh has at most 8).
+pub(crate) fn node_elements(m: &fembench_fem::hexmesh::BoxMesh) -> Result<Vec<i32>, String> {
+    let nn = m.num_nodes();
+    if 8 * m.num_elements() > i32::MAX as usize {
+        return Err(format!("{} elements: ellm-gather's 32-bit element entries hold fewer", m.num_elements()));
+    }
+    let mut nadj = vec![-1i32; 8 * nn];
+    let mut count = vec![0u8; nn];
+    for e in 0..m.num_elements() {
+        for (la, &a) in m.element(e).iter().enumerate() {
+            let a = a as usize;
+            let j = count[a] as usize;
+            if j == 8 {
+                return Err(format!("node {a} is in more than 8 elements; ellm-gather's plan holds 8"));
+            }
+            nadj[j * nn + a] = (8 * e + la) as i32;
+            count[a] += 1;
+        }
+    }
+    Ok(nadj)
 }
 
 /// Algorithm 1's inputs and output on the device, and its launch: the connectivity, the
@@ -333,5 +412,33 @@ impl Elements {
             Arg::Buf(&self.order),
         ];
         dev.launch(&self.kernel, cover(self.ne), &args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fembench_fem::hexmesh::BoxMesh;
+
+    /// Every (element, place) pair is listed once, under its own node, in ascending element
+    /// order, and the list ends with -1; a box's interior node has 8 elements, a corner 1.
+    #[test]
+    fn node_elements_lists_each_element_place_once_in_order() {
+        let m = BoxMesh::new([5, 4, 3], [4.0, 3.0, 2.0]);
+        let (nn, ne) = (m.num_nodes(), m.num_elements());
+        let nadj = super::node_elements(&m).unwrap();
+        let mut seen = vec![false; 8 * ne];
+        for a in 0..nn {
+            let list: Vec<i32> = (0..8).map(|j| nadj[j * nn + a]).take_while(|&v| v >= 0).collect();
+            assert!((0..8).skip(list.len()).all(|j| nadj[j * nn + a] == -1), "node {a}: entries after the end");
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "node {a}: {list:?}");
+            for &v in &list {
+                let (e, la) = (v as usize / 8, v as usize % 8);
+                assert_eq!(m.element(e)[la] as usize, a);
+                assert!(!std::mem::replace(&mut seen[v as usize], true));
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        let count = |a: usize| (0..8).filter(|&j| nadj[j * nn + a] >= 0).count();
+        assert_eq!((count(0), count(5 + 1 + 20)), (1, 8));
     }
 }

@@ -44,6 +44,11 @@ pub enum Method {
     /// Baseline: one thread per element, atomic adds into precomputed CSR slots (Cecka's
     /// ElemAtomic); its slots are host pre-processing.
     ElemAtomic,
+    /// Beyond the paper: ELLM with the race avoided by gathering instead of scattering. A
+    /// second symbolic kernel lists, per 3x3 block of ELLM, the element blocks that land there;
+    /// the numeric kernel (one thread per block) sums them and writes each value once, with
+    /// neither colors nor atomics nor a zeroing pass.
+    EllmGather,
     /// What most users do (beyond the paper, CUDA only): every element writes its 576 unsorted
     /// (row, column, value) triplets; cuSPARSE sorts them (`coosortByRow`, `coo2csr`,
     /// `csrsort`) and our kernels sum the duplicates into CSR (head flags, the shared scan, a
@@ -56,7 +61,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 14] = [
+    pub const ALL: [Method; 15] = [
         Method::CooColor,
         Method::CooAtomic,
         Method::CsrColor,
@@ -68,6 +73,7 @@ impl Method {
         Method::EllmColor,
         Method::EllmAtomic,
         Method::ElemAtomic,
+        Method::EllmGather,
         Method::CooCusparse,
         Method::CpuSerial,
         Method::CpuParallel,
@@ -85,6 +91,7 @@ impl Method {
             "ellm-color",
             "ellm-atomic",
             "elem-atomic",
+            "ellm-gather",
             "coo-cusparse",
             "cpu-serial",
             "cpu-parallel",
@@ -96,7 +103,7 @@ impl Method {
             Method::CooColor | Method::CooAtomic => Format::Coo,
             Method::EllColor | Method::EllAtomic => Format::Ell,
             Method::CoomColor | Method::CoomAtomic => Format::Coom,
-            Method::EllmColor | Method::EllmAtomic => Format::Ellm,
+            Method::EllmColor | Method::EllmAtomic | Method::EllmGather => Format::Ellm,
             _ => Format::Csr,
         }
     }
@@ -107,6 +114,10 @@ impl Method {
     /// Atomic adds rather than colors.
     pub fn atomic(self) -> bool {
         matches!(self, Method::ElemAtomic) || (self.is_paper() && (self as usize) % 2 == 1)
+    }
+    /// Element coloring (Algorithm 6): a paper method that is not atomic.
+    pub fn colored(self) -> bool {
+        self.is_paper() && !self.atomic()
     }
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
