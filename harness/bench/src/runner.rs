@@ -258,6 +258,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         run.mark_started(e.id(), &case.id)?;
         let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
         let case_start = std::time::Instant::now();
+        fembench_measure::trace::begin(&format!("{} {}", e.id(), case.id));
         let mut outcome: Result<Vec<Measured>, CaseError> = match target {
             _ if too_big.is_some() => Err(CaseError::Failed(too_big.unwrap_or_default())),
             Opened::Unavailable(reason) => Err(CaseError::Skipped(reason.clone())),
@@ -302,6 +303,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         };
         // Where a case's wall time goes besides its timed repetitions: compiling (or loading
         // compiled kernels from the disk cache), building problems, verifying.
+        fembench_measure::trace::mark("case returned");
         let wall_s = case_start.elapsed().as_secs_f64();
         let compile_s = match &mut *target {
             Opened::Gpu { modules, .. } => Some(modules.take_compile_s()),
@@ -336,6 +338,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
         run.write_case(e.id(), &rows)?;
         run.clear_started(e.id(), &case.id)?;
+        fembench_measure::trace::mark("rows written");
         if kernel_cache::request_count() != noted_kernels {
             let compiled = kernel_cache::requests();
             run.add_kernels(&compiled)?;

@@ -43,6 +43,19 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// The shared memory a block may use: the device's limit per block, or `requested` if an
+    /// experiment asks for less (more is refused).
+    pub fn shared_limit(&self, requested: Option<u64>) -> Result<usize, String> {
+        let device = self.local_mem_bytes as usize;
+        match requested {
+            Some(b) if b as usize > device => {
+                Err(format!("problem.shared_bytes = {b} exceeds the device's {device} bytes of shared memory per block"))
+            }
+            Some(b) => Ok(b as usize),
+            None => Ok(device),
+        }
+    }
+
     /// Theoretical peak in GFLOP/s (one fused multiply-add = 2 flops per lane per clock), from
     /// the compute units, the clock and the FP32/FP64 lanes per streaming multiprocessor of the
     /// NVIDIA architecture named by the compute capability. `None` where the lanes are unknown

@@ -125,7 +125,15 @@ pub struct CudaDevice {
     /// True while a timed body is being enqueued behind the closed gate (shared with cuBLAS,
     /// whose dot products wait on the stream).
     gated: std::rc::Rc<Cell<bool>>,
+    /// Page-locked staging for large downloads ([`STAGING_BYTES`]), made on first use.
+    staging: std::cell::OnceCell<Result<std::cell::RefCell<HostBuffer>, String>>,
 }
+
+/// Downloads above this size go through pinned staging, in chunks of this size: a pageable
+/// cuMemcpyDtoH into a fresh vector was measured at about 1.3 GB/s on an H200 host (the driver
+/// stages it, and the vector's pages fault in on one thread), 1-1.5 s for a 500K-node Sanfui
+/// result; a pinned copy runs at the link's speed and the copy out of it runs on every core.
+const STAGING_BYTES: usize = 64 << 20;
 
 impl Drop for CudaDevice {
     fn drop(&mut self) {
@@ -183,6 +191,7 @@ impl CudaDevice {
         Ok(Self {
             sparse: std::cell::OnceCell::new(),
             blas: std::cell::OnceCell::new(),
+            staging: std::cell::OnceCell::new(),
             ctx,
             stream,
             info,
@@ -200,6 +209,32 @@ impl CudaDevice {
                 call,
                 detail: "a synchronising call inside a timed region (it would wait on the closed gate)".into(),
             });
+        }
+        Ok(())
+    }
+
+    /// A large download, chunk by chunk through the pinned staging buffer; each chunk is copied
+    /// out on every core (which also spreads the destination's first-touch page faults).
+    fn download_staged(&self, src: &Buffer, out: &mut [u8], staging: &mut HostBuffer) -> DeviceResult<()> {
+        use rayon::prelude::*;
+        if out.len() > src.bytes {
+            return Err(DeviceError::Unsupported(format!("download of {} bytes from a buffer of {}", out.len(), src.bytes)));
+        }
+        let base = self.device_ptr(src)?;
+        for (i, chunk) in out.chunks_mut(STAGING_BYTES).enumerate() {
+            let n = chunk.len();
+            // SAFETY: the chunk lies inside `src` (checked above) and inside the staging buffer;
+            // the staging buffer is read only after the stream is synchronised.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(
+                    &mut staging.as_mut_slice()[..n],
+                    base + (i * STAGING_BYTES) as u64,
+                    self.stream.cu_stream(),
+                )
+            }
+            .map_err(api("cuMemcpyDtoHAsync"))?;
+            self.stream.synchronize().map_err(api("cuStreamSynchronize"))?;
+            chunk.par_chunks_mut(1 << 20).zip(staging.as_slice()[..n].par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
         }
         Ok(())
     }
@@ -245,6 +280,13 @@ impl Device for CudaDevice {
 
     fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
         self.refuse_inside_gate("cuMemcpyDtoH")?;
+        if out.len() > STAGING_BYTES {
+            let staging =
+                self.staging.get_or_init(|| self.alloc_host(STAGING_BYTES).map(std::cell::RefCell::new).map_err(|e| e.to_string()));
+            if let Ok(staging) = staging {
+                return self.download_staged(src, out, &mut staging.borrow_mut());
+            }
+        }
         let s = self.slice(src)?;
         let view = s.slice(0..out.len());
         self.stream.memcpy_dtoh(&view, out).map_err(api("cuMemcpyDtoH"))?;

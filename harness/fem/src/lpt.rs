@@ -33,8 +33,37 @@ impl Packed {
         for b in &blocks {
             ptr.push(ptr.last().copied().unwrap_or(0) + b.len() as u32);
         }
-        Ok(Packed { lanes, data: blocks.concat(), ptr })
+        // Concatenated on every core (a plan can hold a few GB).
+        let mut data = vec![0i32; total];
+        let mut parts: Vec<&mut [i32]> = Vec::with_capacity(blocks.len());
+        let mut rest = data.as_mut_slice();
+        for b in &blocks {
+            let (head, tail) = rest.split_at_mut(b.len());
+            parts.push(head);
+            rest = tail;
+        }
+        parts.into_par_iter().zip(blocks.par_iter()).for_each(|(d, b)| d.copy_from_slice(b));
+        Ok(Packed { lanes, data, ptr })
     }
+}
+
+/// A plan of the SharedNZ kind (Cecka et al. 4.3, and its hex8 adaptation): node parts, each a
+/// thread block that computes the elements adjacent to its nodes (E_k) into shared-memory
+/// columns and reduces its rows from there, with its packed scatter and reduction lists.
+pub struct SharedPlan {
+    pub parts: usize,
+    /// |E_k| per block.
+    pub block_elements: Vec<u32>,
+    /// max |E_k|: the shared memory stride.
+    pub stride: usize,
+    /// Σ |E_k|: element subroutine calls (elements on part borders are computed more than once).
+    pub element_calls: usize,
+    /// Σ |N̄_k|: nodal data fetched from global memory.
+    pub node_fetches: usize,
+    /// Lists `node, shared slots..` (Algorithm 7).
+    pub scatter: Packed,
+    /// Lists `shared indices.., target` (Algorithm 6 from shared memory).
+    pub reduction: Packed,
 }
 
 /// Lists in CSR form: list i is `entries[offsets[i]..offsets[i + 1]]`.
@@ -52,24 +81,23 @@ pub fn pack_lpt(lists: &Lists, lanes: usize) -> Vec<i32> {
     order.sort_by_key(|&i| (std::cmp::Reverse(len(i)), i));
     let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
         (0..lanes).map(|l| std::cmp::Reverse((0usize, l))).collect();
-    let mut lane_lists: Vec<Vec<usize>> = vec![Vec::new(); lanes];
+    // Each list's lane and first row: a lane runs its lists in the order it took them, so a
+    // list starts at the lane's load when it was taken (no per-lane vectors: plans of 500K
+    // blocks pack hundreds of millions of entries).
+    let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(n);
     for i in order {
         // The least-loaded lane takes the list; its entry sinks in place (one sift, where a pop
         // and a push take two).
         let Some(mut least) = heap.peek_mut() else { break };
         let std::cmp::Reverse((load, lane)) = *least;
-        lane_lists[lane].push(i);
+        placed.push((i, lane, load));
         *least = std::cmp::Reverse((load + len(i), lane));
     }
     let height = heap.iter().map(|r| r.0 .0).max().unwrap_or(0);
     let mut out = vec![0i32; height * lanes];
-    for (lane, ls) in lane_lists.iter().enumerate() {
-        let mut r = 0;
-        for &i in ls {
-            for &v in &lists.entries[lists.offsets[i] as usize..lists.offsets[i + 1] as usize] {
-                out[r * lanes + lane] = v;
-                r += 1;
-            }
+    for (i, lane, row) in placed {
+        for (r, &v) in lists.entries[lists.offsets[i] as usize..lists.offsets[i + 1] as usize].iter().enumerate() {
+            out[(row + r) * lanes + lane] = v;
         }
     }
     out

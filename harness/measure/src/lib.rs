@@ -27,6 +27,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub mod stages;
+pub mod trace;
 pub use stages::{run_staged, time_device, Pass, Staged};
 
 use fembench_core::NonEmpty;

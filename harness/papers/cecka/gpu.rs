@@ -82,14 +82,7 @@ pub(crate) fn to_real<T: Real>(v: &[f64]) -> Vec<T> {
 
 /// The shared memory a block may use: the device's limit, or less if the experiment asks.
 pub(crate) fn shared_limit(dev: &dyn Device, problem: &Problem_) -> Result<usize, CaseError> {
-    let device = dev.info().local_mem_bytes as usize;
-    match problem.shared_bytes {
-        Some(b) if b as usize > device => {
-            Err(CaseError::Failed(format!("problem.shared_bytes = {b} exceeds the device's {device} bytes of shared memory per block")))
-        }
-        Some(b) => Ok(b as usize),
-        None => Ok(device),
-    }
+    dev.info().shared_limit(problem.shared_bytes).map_err(CaseError::Failed)
 }
 
 /// Nodal data every NZ method reads: coordinates and prescribed values.

@@ -177,22 +177,10 @@ pub fn global_plan(
 /// SharedNZ (4.3): node partitions N_k; block k computes every element adjacent to N_k (E_k) in
 /// shared memory and reduces the rows of N_k from there. Shared memory holds `stride` element
 /// columns: entry m of local element le at `m * stride + le`; nodal data (x, y, g of the
-/// element's node a) at `a`, `en + a`, `2 en + a` before the element overwrites it.
-pub struct SharedPlan {
-    pub parts: usize,
-    /// |E_k| per block.
-    pub block_elements: Vec<u32>,
-    /// max |E_k|: the shared memory stride.
-    pub stride: usize,
-    /// Σ |E_k|: element subroutine calls (elements on part borders are computed more than once).
-    pub element_calls: usize,
-    /// Σ |N̄_k|: nodal data fetched from global memory.
-    pub node_fetches: usize,
-    /// Lists `node, element slots..` (Algorithm 7); targets are `a * stride + le`.
-    pub scatter: Packed,
-    /// Lists `shared indices.., CSR or rhs target` (Algorithm 6 from shared memory).
-    pub reduction: Packed,
-}
+/// element's node a) at `a`, `en + a`, `2 en + a` before the element overwrites it. Scatter lists
+/// are `node, element slots..` (Algorithm 7), targets `a * stride + le`; reduction lists are
+/// `shared indices.., CSR or rhs target` (Algorithm 6 from shared memory).
+pub use fembench_fem::lpt::SharedPlan;
 
 /// The elements around each node, in CSR form: node v's are `n2e[ptr[v]..ptr[v + 1]]`.
 fn elements_of_nodes(p: &Problem) -> (Vec<u32>, Vec<u32>) {
