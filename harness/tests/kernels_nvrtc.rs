@@ -144,12 +144,20 @@ fn every_sanfui_kernel_compiles_for_every_format() {
     for format in 0..5usize {
         for atomic in [0u8, 1] {
             for precision in [Precision::F32, Precision::F64] {
-                let defines = Defines::for_precision(precision).with("FORMAT", format).with("ATOMIC", atomic);
+                // SharedNZ's stride: 10 element columns in 48 KB in f64, 21 in f32.
+                let stride = if precision == Precision::F64 { 10 } else { 21 };
+                let defines = Defines::for_precision(precision).with("FORMAT", format).with("ATOMIC", atomic).with("STRIDE", stride);
                 let ptx = cuda::compile_ptx(&fembench::sanfui::gpu::SANFUI, &defines, "compute_90")
                     .unwrap_or_else(|e| panic!("format {format} atomic {atomic} {precision}: {e}"));
-                for name in
-                    ["sanfui_elements", "sanfui_symbolic", "sanfui_numeric", "sanfui_elem_atomic", "sanfui_gather_plan", "sanfui_gather"]
-                {
+                for name in [
+                    "sanfui_elements",
+                    "sanfui_symbolic",
+                    "sanfui_numeric",
+                    "sanfui_elem_atomic",
+                    "sanfui_gather_plan",
+                    "sanfui_gather",
+                    "sanfui_shared_nz",
+                ] {
                     assert!(ptx.contains(&format!(".entry {name}(")), "{name}: format {format} atomic {atomic} {precision}");
                 }
             }

@@ -234,7 +234,8 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
     assert_eq!(products, 10);
 }
 
-/// The ten symbolic + numeric combinations, the baseline and the CPU addto, f32 and f64, each
+/// The ten symbolic + numeric combinations, the baselines (SharedNZ in 48 KB: several bricks)
+/// and the CPU addto, f32 and f64, each
 /// read through the indices its symbolic kernel wrote and equal to the f64 reference within its
 /// precision's bound.
 #[test]
@@ -253,9 +254,10 @@ fn sanfui_formats_match_the_reference_on_opencl() {
         assert_eq!(nnz[i], eq6[i]);
         seen.insert((method[i].clone(), precision[i].clone()));
     }
-    // 12 device methods in two precisions, and the two CPU methods in f64.
-    assert_eq!(seen.len(), 26, "{seen:?}");
+    // 13 device methods in two precisions, and the two CPU methods in f64.
+    assert_eq!(seen.len(), 28, "{seen:?}");
     assert!(seen.contains(&("ellm-gather".to_string(), "f32".to_string())));
+    assert!(seen.contains(&("shared-nz".to_string(), "f64".to_string())));
 }
 
 /// A run lists the programs it compiled (kernels.json); `precompile` compiles such a list into

@@ -11,6 +11,7 @@ use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words as fill;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
+use crate::measure::trace::mark;
 use crate::measure::{run_staged, CacheMode, Staged, Timer};
 use crate::real::Real;
 
@@ -42,6 +43,11 @@ pub(crate) struct DeviceRun {
     pub(crate) setup_s: f64,
     /// y = A x on the assembled matrix: ours, and cuSPARSE's where it has the format.
     pub(crate) spmv: Vec<SpmvRun>,
+    /// Stage costs (name, bytes, flops) that depend on the method's plan (SharedNZ's lists);
+    /// empty: the cost model's (cost.rs).
+    pub(crate) costs: Vec<(&'static str, f64, f64)>,
+    /// The method's own columns (SharedNZ's bricks and element calls).
+    pub(crate) extras: Vec<(&'static str, f64)>,
 }
 
 /// The stages a method has, in table order.
@@ -49,6 +55,8 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
     match m {
         Method::CpuSerial | Method::CpuParallel => vec![("symbolic", Timer::HostWall), ("addto", Timer::HostWall)],
         Method::ElemAtomic => vec![("elements", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
+        // K^e is computed inside the numeric kernel, in shared memory.
+        Method::SharedNz => vec![("symbolic", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
         Method::CooCusparse => vec![
             ("elements", Timer::DeviceEvent),
             ("triplets", Timer::DeviceEvent),
@@ -87,6 +95,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         .with("ATOMIC", method.atomic() as u8)
         .with("ORDERED", ordered as u8);
     let el = Elements::new::<T>(ctx, dev, prep, &defines, ordered)?;
+    mark("sanfui: element inputs uploaded, K^e allocated");
     let (conn, ke, order) = (&el.conn, &el.ke, &el.order);
     let mut bytes = el.bytes;
     let mut up = |b: usize| bytes += b;
@@ -160,6 +169,8 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
             storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
             setup_s,
             spmv,
+            costs: Vec::new(),
+            extras: Vec::new(),
         });
     }
 
@@ -249,9 +260,11 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         }
         DeviceResult::Ok(())
     };
+    mark("sanfui: format buffers allocated");
     let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
         Ok(body(&mut |name, f| pass.device(dev, name, f))?)
     })?;
+    mark("sanfui: timed passes");
     for b in [ke, &idx_r, &idx_c, &vals] {
         ctx.modules.poison(dev, b)?;
     }
@@ -264,10 +277,14 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         }
     }
     body(&mut |_, f| f())?;
+    dev.synchronize()?;
+    mark("sanfui: checked pass on poisoned buffers");
     let r: Vec<i32> = if lr > 0 { dev.download_vec(&idx_r, lr)? } else { Vec::new() };
     let c: Vec<i32> = dev.download_vec(&idx_c, lc)?;
     let got = widened(dev.download_vec::<T>(&vals, lv)?);
+    mark("sanfui: downloaded");
     let mut check = formats::check(format, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
+    mark("sanfui: checked");
     // The converted matrix is checked too; the row takes the worse of the two.
     if let Some((rp, cl, cv, _)) = &csr {
         let (r, c): (Vec<i32>, Vec<i32>) = (dev.download_vec(rp, 3 * nn + 1)?, dev.download_vec(cl, nnz)?);
@@ -275,6 +292,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         let converted = formats::check(Format::Csr, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
         check.worst = if check.worst.is_nan() || converted.worst.is_nan() { f64::NAN } else { check.worst.max(converted.worst) };
         check.structure = check.structure.or(converted.structure.map(|e| format!("converted to CSR: {e}")));
+        mark("sanfui: converted CSR downloaded and checked");
     }
     let vendor = match (format, &csr) {
         (Format::Csr, _) => Some(VendorInput::Csr(&idx_r, &idx_c, &vals)),
@@ -284,6 +302,7 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     };
     let a = Assembled { format, idx_r: &idx_r, idx_c: &idx_c, vals: &vals, vendor };
     let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
+    mark("sanfui: spmv");
     Ok(DeviceRun {
         staged,
         check,
@@ -291,6 +310,8 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
         storage_bytes: formats::storage_bytes(format, nb, s) as f64,
         setup_s: gather.as_ref().map_or(0.0, |g| g.setup_s),
         spmv,
+        costs: Vec::new(),
+        extras: Vec::new(),
     })
 }
 

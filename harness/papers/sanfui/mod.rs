@@ -12,8 +12,7 @@
 //! methods ([`gpu`]), the bytes and flops per stage ([`cost`]), the cases ([`benchmark`]) and
 //! the reports ([`report`]); the solved beam against Timoshenko's deflection ([`beam`]).
 //! Kernels: `kernels/sanfui.kern`.
-//!
-//! Not built yet (issue 12): SharedNZ for hex8 (the paper's GPU baseline).
+//! The paper's GPU baseline, Cecka et al.'s SharedNZ for hex8, is [`shared_nz`].
 
 pub mod beam;
 pub mod benchmark;
@@ -25,6 +24,7 @@ pub mod kernel;
 pub mod peer;
 pub mod reference;
 pub mod report;
+pub mod shared_nz;
 pub mod spec;
 pub mod spmv;
 

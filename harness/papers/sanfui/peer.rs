@@ -79,5 +79,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
         setup_s: 0.0,
         spmv,
+        costs: Vec::new(),
+        extras: Vec::new(),
     })
 }

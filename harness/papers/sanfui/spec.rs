@@ -49,6 +49,10 @@ pub enum Method {
     /// the numeric kernel (one thread per block) sums them and writes each value once, with
     /// neither colors nor atomics nor a zeroing pass.
     EllmGather,
+    /// The paper's GPU baseline: Cecka et al.'s SharedNZ for hex8 ([`super::shared_nz`]): node
+    /// bricks, K^e computed in shared memory, reduction lists into CSR values (the CSR symbolic
+    /// kernel writes the indices).
+    SharedNz,
     /// What most users do (beyond the paper, CUDA only): every element writes its 576 unsorted
     /// (row, column, value) triplets; cuSPARSE sorts them (`coosortByRow`, `coo2csr`,
     /// `csrsort`) and our kernels sum the duplicates into CSR (head flags, the shared scan, a
@@ -61,7 +65,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 16] = [
         Method::CooColor,
         Method::CooAtomic,
         Method::CsrColor,
@@ -74,6 +78,7 @@ impl Method {
         Method::EllmAtomic,
         Method::ElemAtomic,
         Method::EllmGather,
+        Method::SharedNz,
         Method::CooCusparse,
         Method::CpuSerial,
         Method::CpuParallel,
@@ -92,6 +97,7 @@ impl Method {
             "ellm-atomic",
             "elem-atomic",
             "ellm-gather",
+            "shared-nz",
             "coo-cusparse",
             "cpu-serial",
             "cpu-parallel",
@@ -146,11 +152,14 @@ pub struct Problem_ {
     pub poisson: f64,
     /// Edge of the cubic elements (m).
     pub spacing: f64,
+    /// Shared memory (bytes) SharedNZ's blocks may use; default: the device's limit per block
+    /// (48 KB of static shared memory on CUDA, Cecka's setting). It sizes the node bricks.
+    pub shared_bytes: Option<u64>,
 }
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { young: 200e9, poisson: 0.3, spacing: 1e-3 }
+        Problem_ { young: 200e9, poisson: 0.3, spacing: 1e-3, shared_bytes: None }
     }
 }
 
@@ -174,6 +183,8 @@ pub enum FigureName {
     TimeColoring,
     /// Fig. 11: assembly time against nodes, atomics.
     TimeAtomics,
+    /// Fig. 12: speed-up over SharedNZ.
+    SpeedupSharedNz,
     /// Fig. 13: speed-up over the serial CPU.
     SpeedupCpu,
     /// Fig. 14: GFLOP/s of the numeric kernels.
