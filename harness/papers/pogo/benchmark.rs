@@ -76,7 +76,16 @@ impl Benchmark for PogoStepping {
         let mut out = Vec::new();
         for &model in sweep.model.iter() {
             for &coarsen in sweep.coarsen.iter() {
-                out.extend(sweep.method.iter().map(|&method| Point { method, model, coarsen }));
+                // At each size: the GPU methods without a full run first, then those with one
+                // (their CPU window, started by the first GPU case of the size, overlaps the
+                // others), then the host methods (timed with the cores to themselves).
+                let mut methods: Vec<Method> = sweep.method.iter().copied().collect();
+                methods.sort_by_key(|m| match m {
+                    _ if m.on_cpu() => 2,
+                    Method::Sell | Method::SellKf32 | Method::PogoAligned => 1,
+                    _ => 0,
+                });
+                out.extend(methods.into_iter().map(|method| Point { method, model, coarsen }));
             }
         }
         out
@@ -164,8 +173,14 @@ impl Benchmark for PogoStepping {
         p.method.runs_on(backend) && (precision == Precision::F64 || !(p.method.on_cpu() || p.method.kf32()))
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        let prep = prepared(problem, point.model, point.coarsen);
-        let prep = prep.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
+        let shared = prepared(problem, point.model, point.coarsen);
+        if let (Target::Gpu(_), Some(f)) = (&ctx.target, problem.full_run.as_ref().filter(|f| f.coarsen == point.coarsen)) {
+            Prepared::window_in_background(&shared, f.window);
+        }
+        let prep = shared.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
+        if matches!(ctx.target, Target::Cpu) {
+            prep.quiet();
+        }
         let steps = problem.timed_steps;
         // The full-length run: ours and the paper's kernel on aligned blocks, at the element size
         // the experiment names.

@@ -42,6 +42,8 @@ pub struct Prepared {
     pub oracle_s: f64,
     /// The CPU reference of the full runs' first steps (see [`Prepared::window`]).
     window: std::sync::Mutex<Option<std::sync::Arc<Window>>>,
+    /// Whether a background thread was started on the window ([`Prepared::window_in_background`]).
+    window_started: std::sync::atomic::AtomicBool,
     /// Each node's aligned and greedy block, and their memory arrangements (section 3.2) with
     /// the paper's kernel's data, made when a method first asks ([`Prepared::blocked`]).
     pub aligned_block: Vec<u32>,
@@ -160,6 +162,7 @@ impl Prepared {
             operators_s,
             oracle_s,
             window: Default::default(),
+            window_started: Default::default(),
             aligned_block,
             greedy_block,
             arranged: Default::default(),
@@ -185,6 +188,27 @@ impl Prepared {
             let data = BlockData::new(&self.sys, arr);
             Ok(Arranged { data, seconds: t.elapsed().as_secs_f64() })
         })
+    }
+
+    /// Starts the window of `steps` steps on a thread of its own, once: the full runs of a model
+    /// wait for it (in [`Prepared::window`]), and the GPU cases before them overlap it. Its
+    /// `seconds` then count host cores shared with those cases.
+    pub fn window_in_background(this: &std::sync::Arc<Result<Prepared, String>>, steps: usize) {
+        let Ok(p) = this.as_ref() else { return };
+        if p.window_started.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let this = this.clone();
+        std::thread::spawn(move || {
+            if let Ok(p) = this.as_ref() {
+                p.window(steps);
+            }
+        });
+    }
+
+    /// Waits until no window is being computed (a host-timed case must not share the cores).
+    pub fn quiet(&self) {
+        drop(self.window.lock());
     }
 
     /// The CPU reference of the first `steps` steps of the full run, made once per length.
