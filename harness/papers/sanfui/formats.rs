@@ -109,14 +109,21 @@ pub fn storage_bytes(format: Format, nb: &Neighbours, real: usize) -> usize {
 
 /// The same from the box alone: N nodes and prod(3 n_i - 2) blocks (what reports use).
 pub fn storage_bytes_of_box(format: Format, nodes: [usize; 3], real: usize) -> f64 {
+    storage_bytes_per_dof(format, nodes, real, 3)
+}
+
+/// The same for `nd` DOFs per node (Fig. 8): nnz = nd^2 B; ELL keeps 27 nd entries in each of
+/// its nd N rows; COOM and ELLM one index per nd x nd block, ELLM 27 blocks per node.
+pub fn storage_bytes_per_dof(format: Format, nodes: [usize; 3], real: usize, nd: usize) -> f64 {
     let (n, b) = (nodes.iter().product::<usize>() as f64, nodes.iter().map(|&v| (3 * v - 2) as f64).product::<f64>());
-    let (nnz, s) = (9.0 * b, real as f64);
+    let (d, s) = (nd as f64, real as f64);
+    let nnz = d * d * b;
     match format {
         Format::Coo => 8.0 * nnz + s * nnz,
-        Format::Csr => 4.0 * (3.0 * n + 1.0 + nnz) + s * nnz,
-        Format::Ell => (4.0 + s) * (ELL_WIDTH as f64) * 3.0 * n,
+        Format::Csr => 4.0 * (d * n + 1.0 + nnz) + s * nnz,
+        Format::Ell => (4.0 + s) * (ELLM_WIDTH as f64 * d) * d * n,
         Format::Coom => 4.0 * (n + 1.0 + b) + s * nnz,
-        Format::Ellm => 4.0 * ELLM_WIDTH as f64 * n + s * 9.0 * ELLM_WIDTH as f64 * n,
+        Format::Ellm => 4.0 * ELLM_WIDTH as f64 * n + s * d * d * ELLM_WIDTH as f64 * n,
     }
 }
 
@@ -257,6 +264,22 @@ mod tests {
             for f in Format::ALL {
                 assert_eq!(storage_bytes(f, &nb, 8) as f64, storage_bytes_of_box(f, nodes, 8), "{f:?}");
             }
+        }
+    }
+
+    /// With one DOF a node every format's count is the scalar one: nnz = B, ELL and ELLM
+    /// coincide in values, and COO = COOM + the row array (B extra indices, less N + 1 offsets).
+    #[test]
+    fn storage_per_dof_reduces_to_the_scalar_counts() {
+        let n = [7usize, 5, 4];
+        let (nn, b) = (140.0, (19 * 13 * 10) as f64);
+        assert_eq!(storage_bytes_per_dof(Format::Coo, n, 4, 1), 12.0 * b);
+        assert_eq!(storage_bytes_per_dof(Format::Csr, n, 4, 1), 4.0 * (nn + 1.0 + b) + 4.0 * b);
+        assert_eq!(storage_bytes_per_dof(Format::Coom, n, 4, 1), storage_bytes_per_dof(Format::Csr, n, 4, 1));
+        assert_eq!(storage_bytes_per_dof(Format::Ell, n, 4, 1), storage_bytes_per_dof(Format::Ellm, n, 4, 1));
+        for f in Format::ALL {
+            assert_eq!(storage_bytes_per_dof(f, n, 8, 3), storage_bytes_of_box(f, n, 8));
+            assert!(storage_bytes_per_dof(f, n, 8, 4) > storage_bytes_per_dof(f, n, 8, 3));
         }
     }
 

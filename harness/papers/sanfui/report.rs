@@ -1,6 +1,6 @@
 //! Tables and figures of the Sanfui-Sharma experiments, from stored rows only: Eq. 6 and
 //! Table 1 beside our counts, every combination at the largest box, the paper's findings
-//! checked, and Figs 7, 10-15.
+//! checked, and Figs 7, 8, 10-15.
 //!
 //! "Assembly" is the symbolic + numeric stages (the paper's two kernels); "total" adds the
 //! element matrices (Algorithm 1). The CPU's `addto` computes K^e inside its loop, so speed-ups
@@ -9,7 +9,7 @@
 
 use polars::prelude::*;
 
-use super::formats::{eq6, storage_bytes_of_box, table1_bytes};
+use super::formats::{eq6, storage_bytes_of_box, storage_bytes_per_dof, table1_bytes};
 use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
@@ -120,6 +120,10 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
     for &f in &outputs.figures {
         if f == FigureName::Storage {
             out.push(ReportItem::Figure(storage(id, &r)));
+            continue;
+        }
+        if f == FigureName::StorageDof {
+            out.extend(storage_dof(id, &r).map(ReportItem::Figure));
             continue;
         }
         for key in &keys {
@@ -426,6 +430,29 @@ fn storage(id: &str, r: &Rows) -> Figure {
     }
 }
 
+/// Fig. 8: storage against DOFs per node at the run's largest box (our counts; Table 1 is for
+/// 3 DOFs a node only).
+fn storage_dof(id: &str, r: &Rows) -> Option<Figure> {
+    let n = *boxes(r).last()?;
+    let series = Format::ALL
+        .iter()
+        .map(|&f| Series {
+            label: f.as_str().into(),
+            points: (1..=6).map(|nd| (nd as f64, storage_bytes_per_dof(f, n, 4, nd) / 1e6)).collect(),
+            reference: false,
+        })
+        .collect();
+    Some(Figure {
+        name: format!("{id}-storage-dof"),
+        title: format!("Storage against DOFs per node, {}x{}x{} nodes, 4-byte values (Fig. 8)", n[0], n[1], n[2]),
+        x_label: "DOFs per node".into(),
+        y_label: "MB".into(),
+        log_x: false,
+        log_y: true,
+        series,
+    })
+}
+
 fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
     let slug: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     let sizes = r.sizes(key);
@@ -476,7 +503,7 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
             }
             ("shares", "Symbolic kernel's share of the assembly time (Fig. 15)", "% of symbolic + numeric", false)
         }
-        FigureName::Storage => unreachable!("drawn once per run"),
+        FigureName::Storage | FigureName::StorageDof => unreachable!("drawn once per run"),
     };
     Figure {
         name: format!("{id}-{name}-{slug}"),

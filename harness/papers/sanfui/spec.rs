@@ -179,6 +179,8 @@ pub enum TableName {
 pub enum FigureName {
     /// Fig. 7: storage against nodes, per format (ours and Table 1's).
     Storage,
+    /// Fig. 8: storage against DOFs per node (1 to 6) at the largest box, per format.
+    StorageDof,
     /// Fig. 10: assembly time against nodes, coloring.
     TimeColoring,
     /// Fig. 11: assembly time against nodes, atomics.
