@@ -9,7 +9,7 @@
 //!   shared memory, (bx + 1)(by + 1)(bz + 1) elements of 576 reals each. On a box a brick is the
 //!   part METIS approximates on Cecka's unstructured meshes, with no search. In 48 KB (a CUDA
 //!   block's static shared memory, as in Cecka's kernel) that is one node per block in f64 (its
-//!   8 elements: each element computed 8 times) and 1 x 2 x 2 nodes in f32 (18 elements).
+//!   8 elements: each element computed 8 times) and 2 x 2 x 1 nodes in f32 (18 elements).
 //! - **Lists,** packed for the block's threads by LPT ([`fembench_fem::lpt`], as the Cecka
 //!   module's): the scatter list of each node of E_k (`node, shared slots..`: Algorithm 7 reads
 //!   its coordinates once) and the reduction list of each CSR value of N_k's rows (`shared
