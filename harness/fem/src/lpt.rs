@@ -17,6 +17,10 @@ impl Packed {
     pub fn blocks(&self) -> usize {
         self.ptr.len().saturating_sub(1)
     }
+    /// Source entries (each one addition in a reduction, one read in a scatter).
+    pub fn sources(&self) -> usize {
+        self.data.par_iter().filter(|&&v| v > 0).count()
+    }
     /// Share of padding entries (the waste LPT leaves).
     pub fn padding(&self) -> f64 {
         let zeros = self.data.par_iter().filter(|&&v| v == 0).count();
@@ -64,6 +68,67 @@ pub struct SharedPlan {
     pub scatter: Packed,
     /// Lists `shared indices.., target` (Algorithm 6 from shared memory).
     pub reduction: Packed,
+}
+
+/// An entry's code in packed lists: a source s as s + 1, a target t as -t - 1 (0 is padding).
+pub fn source(s: usize) -> i32 {
+    (s + 1) as i32
+}
+pub fn target(t: usize) -> i32 {
+    -(t as i32) - 1
+}
+
+/// Scatter lists `source, targets..` (Algorithm 7: read once, copy to every target) from
+/// (source, target) pairs sorted by source, packed for `lanes` threads; and the number of
+/// distinct sources.
+pub fn pack_scatter(pairs: &[(u32, u32)], lanes: usize) -> (Vec<i32>, usize) {
+    let (mut offsets, mut entries) = (vec![0u32], Vec::with_capacity(pairs.len() * 3 / 2));
+    let mut sources = 0;
+    for (i, &(v, t)) in pairs.iter().enumerate() {
+        if i == 0 || pairs[i - 1].0 != v {
+            if i > 0 {
+                offsets.push(entries.len() as u32);
+            }
+            entries.push(source(v as usize));
+            sources += 1;
+        }
+        entries.push(target(t as usize));
+    }
+    offsets.push(entries.len() as u32);
+    (pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes), sources)
+}
+
+/// Reduction lists `sources.., target` (Algorithm 6: sum the sources, store at the target) from
+/// (target, source) pairs sorted by target, packed for `lanes` threads.
+pub fn pack_reduction(pairs: &[(u32, u32)], lanes: usize) -> Vec<i32> {
+    let (mut offsets, mut entries) = (vec![0u32], Vec::with_capacity(pairs.len() * 3 / 2));
+    for (i, &(t, s)) in pairs.iter().enumerate() {
+        entries.push(source(s as usize));
+        if i + 1 == pairs.len() || pairs[i + 1].0 != t {
+            entries.push(target(t as usize));
+            offsets.push(entries.len() as u32);
+        }
+    }
+    pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes)
+}
+
+/// Runs packed reduction lists on the host (Algorithm 6), `src(block, source)` giving each
+/// source's value: for tests and as the model the kernels follow.
+pub fn run_reduction(packed: &Packed, src: &dyn Fn(usize, usize) -> f64, out: &mut [f64]) {
+    for b in 0..packed.blocks() {
+        let chunk = &packed.data[packed.ptr[b] as usize..packed.ptr[b + 1] as usize];
+        for lane in 0..packed.lanes {
+            let mut t = 0.0;
+            for &i in chunk.iter().skip(lane).step_by(packed.lanes) {
+                if i > 0 {
+                    t += src(b, i as usize - 1);
+                } else if i < 0 {
+                    out[(-i - 1) as usize] = t;
+                    t = 0.0;
+                }
+            }
+        }
+    }
 }
 
 /// Lists in CSR form: list i is `entries[offsets[i]..offsets[i + 1]]`.

@@ -6,7 +6,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::cost::*;
-use super::nz_plans::{self, Packed};
+use super::nz_plans;
 use super::plans::*;
 use super::prepared::*;
 use super::spec::*;
@@ -110,10 +110,6 @@ pub(crate) fn split_output<T: Real>(dev: &dyn Device, out: &crate::device::Buffe
     let mut all = dev.download_vec::<T>(out, nz_plans::num_targets(p))?;
     let rhs = all.split_off(p.nnz());
     Ok((all, rhs))
-}
-
-pub(crate) fn sources_in(packed: &Packed) -> usize {
-    packed.data.par_iter().filter(|&&v| v > 0).count()
 }
 
 pub(crate) fn run_elem<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<GpuRun<T>, CaseError> {
@@ -261,7 +257,7 @@ pub(crate) fn run_global_nz<T: Real>(
     })?;
     let (vals, rhs) = split_output::<T>(dev, &out, p)?;
     let fetched = plan.nodes.len();
-    let sources = sources_in(&plan.reduction);
+    let sources = plan.reduction.sources();
     let bytes = (fetched * 4 + fetched * 3 * s + en * ne * 4 + 2 * (plan.parts + 1) * 4)
         + ne * ee * s
         + plan.reduction.data.len() * 4
@@ -338,7 +334,7 @@ pub(crate) fn run_shared_nz<T: Real>(
         )
     })?;
     let (vals, rhs) = split_output::<T>(dev, &out, p)?;
-    let sources = sources_in(&plan.reduction);
+    let sources = plan.reduction.sources();
     let bytes = plan.scatter.data.len() * 4
         + plan.node_fetches * 3 * s
         + plan.reduction.data.len() * 4
@@ -492,7 +488,7 @@ pub(crate) fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
         )
     })?;
     let (vals, rhs) = split_output::<T>(dev, &out, p)?;
-    let calls = sources_in(plan);
+    let calls = plan.sources();
     let bytes = plan.data.len() * 4 + calls * (en * 4 + 3 * en * s) + nz_plans::num_targets(p) * s;
     let memory = nodal.bytes + (conn.len() + plan.data.len() + plan.ptr.len()) * 4 + nz_plans::num_targets(p) * s;
     Ok(GpuRun {

@@ -14,17 +14,12 @@ use rayon::prelude::*;
 
 use super::nz_search::{floor_or, reachable, reachable_before_retry, vertex_count};
 pub use fembench_fem::lpt::Packed;
-use fembench_fem::lpt::{pack_lpt, Lists};
+use fembench_fem::lpt::{pack_lpt, pack_reduction, pack_scatter, Lists};
 use fembench_fem::partition::{metis_elements, metis_nodes, partition_until};
 
 use super::system::Problem;
 
-pub fn source(s: usize) -> i32 {
-    (s + 1) as i32
-}
-pub fn target(t: usize) -> i32 {
-    -(t as i32) - 1
-}
+pub use fembench_fem::lpt::{run_reduction, source, target};
 
 /// Entries per element of the element data (A^e and F^e).
 pub fn element_entries(en: usize) -> usize {
@@ -279,29 +274,8 @@ pub fn shared_plan(p: &Problem, max_elements: usize, lanes: usize) -> Result<Sha
             }
             uses.sort_unstable();
             red.sort_unstable();
-            let (mut offsets, mut entries) = (vec![0u32], Vec::new());
-            let mut fetched = 0;
-            for (i, &(v, slot)) in uses.iter().enumerate() {
-                if i == 0 || uses[i - 1].0 != v {
-                    if i > 0 {
-                        offsets.push(entries.len() as u32);
-                    }
-                    entries.push(source(v as usize));
-                    fetched += 1;
-                }
-                entries.push(target(slot as usize));
-            }
-            offsets.push(entries.len() as u32);
-            let scatter = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes);
-            let (mut offsets, mut entries) = (vec![0u32], Vec::new());
-            for (i, &(t, s)) in red.iter().enumerate() {
-                entries.push(source(s as usize));
-                if i + 1 == red.len() || red[i + 1].0 != t {
-                    entries.push(target(t as usize));
-                    offsets.push(entries.len() as u32);
-                }
-            }
-            let reduction = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes);
+            let (scatter, fetched) = pack_scatter(&uses, lanes);
+            let reduction = pack_reduction(&red, lanes);
             (scatter, reduction, fetched)
         })
         .collect();
@@ -530,25 +504,6 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
 pub fn local_plan(p: &Problem, lanes: usize, targets_per_block: usize) -> Result<Packed, String> {
     let ee = element_entries(p.en());
     reduction_over_targets(p, lanes, targets_per_block, &|e, m| e * ee + m)
-}
-
-/// Runs packed reduction lists on the host (Algorithm 6): for tests and as the model the
-/// kernels follow.
-pub fn run_reduction(packed: &Packed, src: &dyn Fn(usize, usize) -> f64, out: &mut [f64]) {
-    for b in 0..packed.blocks() {
-        let chunk = &packed.data[packed.ptr[b] as usize..packed.ptr[b + 1] as usize];
-        for lane in 0..packed.lanes {
-            let mut t = 0.0;
-            for &i in chunk.iter().skip(lane).step_by(packed.lanes) {
-                if i > 0 {
-                    t += src(b, i as usize - 1);
-                } else if i < 0 {
-                    out[(-i - 1) as usize] = t;
-                    t = 0.0;
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 use rayon::prelude::*;
 
 use fembench_fem::hexmesh::BoxMesh;
-use fembench_fem::lpt::{pack_lpt, Lists};
+use fembench_fem::lpt::{pack_reduction, pack_scatter, run_reduction};
 pub use fembench_fem::lpt::{Packed, SharedPlan};
 
 use super::cost::{self, Cost};
@@ -147,29 +147,8 @@ pub fn plan(m: &BoxMesh, nb: &Neighbours, max_elements: usize, lanes: usize) -> 
             }
             uses.sort_unstable();
             red.sort_unstable();
-            let (mut offsets, mut entries) = (vec![0u32], Vec::with_capacity(uses.len() + es.len() * 8));
-            let mut fetched = 0;
-            for (i, &(v, slot)) in uses.iter().enumerate() {
-                if i == 0 || uses[i - 1].0 != v {
-                    if i > 0 {
-                        offsets.push(entries.len() as u32);
-                    }
-                    entries.push(v as i32 + 1);
-                    fetched += 1;
-                }
-                entries.push(-(slot as i32) - 1);
-            }
-            offsets.push(entries.len() as u32);
-            let scatter = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes);
-            let (mut offsets, mut entries) = (vec![0u32], Vec::with_capacity(red.len() * 3 / 2));
-            for (i, &(t, s)) in red.iter().enumerate() {
-                entries.push(s as i32 + 1);
-                if i + 1 == red.len() || red[i + 1].0 != t {
-                    entries.push(-(t as i32) - 1);
-                    offsets.push(entries.len() as u32);
-                }
-            }
-            let reduction = pack_lpt(&Lists { offsets: &offsets, entries: &entries }, lanes);
+            let (scatter, fetched) = pack_scatter(&uses, lanes);
+            let reduction = pack_reduction(&red, lanes);
             (scatter, reduction, fetched, es.len())
         })
         .collect();
@@ -267,7 +246,7 @@ pub(crate) fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared,
     // coordinates once per block and the reference derivatives, and writes every value once; its
     // flops are the element calls' and one addition per list source.
     let csr_symbolic = cost::stages(prep, Method::CsrColor, s).into_iter().find(|(n, _)| *n == "symbolic");
-    let sources = plan.reduction.data.iter().filter(|&&v| v > 0).count() as f64;
+    let sources = plan.reduction.sources() as f64;
     let numeric = Cost {
         bytes: (lists + plan.node_fetches * 3 * s + 192 * s + nnz * s) as f64,
         flops: plan.element_calls as f64 * cost::ELEMENT_FLOPS + sources,
@@ -296,44 +275,35 @@ pub(crate) fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared,
 /// its nodes into their element columns, `element` makes K^e (row-major 24 x 24) from an
 /// element's 8 node coordinates, and the reduction lists write `vals`.
 pub fn run_on_host(plan: &SharedPlan, xyz: &dyn Fn(usize) -> [f64; 3], element: &dyn Fn(&[[f64; 3]; 8]) -> [f64; 576], vals: &mut [f64]) {
-    fn lists(p: &Packed, k: usize) -> impl Iterator<Item = std::iter::StepBy<std::slice::Iter<'_, i32>>> {
-        let (p0, p1, lanes) = (p.ptr[k] as usize, p.ptr[k + 1] as usize, p.lanes);
-        (0..lanes).map(move |lane| p.data[(p0 + lane).min(p1)..p1].iter().step_by(lanes))
-    }
-    let st = plan.stride;
-    for k in 0..plan.parts {
-        let mut sm = vec![f64::NAN; st * SLOT];
-        for lane in lists(&plan.scatter, k) {
-            let mut t = [f64::NAN; 3];
-            for &c in lane {
-                if c > 0 {
-                    t = xyz(c as usize - 1);
-                } else if c < 0 {
-                    let s = (-c - 1) as usize;
-                    for (d, v) in t.iter().enumerate() {
-                        sm[s + 8 * d * st] = *v;
+    let (st, lanes) = (plan.stride, plan.scatter.lanes);
+    // Every block's shared memory: coordinates scattered in, then the elements over them.
+    let shared: Vec<Vec<f64>> = (0..plan.parts)
+        .map(|k| {
+            let mut sm = vec![f64::NAN; st * SLOT];
+            let (p0, p1) = (plan.scatter.ptr[k] as usize, plan.scatter.ptr[k + 1] as usize);
+            for lane in 0..lanes {
+                let mut t = [f64::NAN; 3];
+                for &c in plan.scatter.data[(p0 + lane).min(p1)..p1].iter().step_by(lanes) {
+                    if c > 0 {
+                        t = xyz(c as usize - 1);
+                    } else if c < 0 {
+                        let s = (-c - 1) as usize;
+                        for (d, v) in t.iter().enumerate() {
+                            sm[s + 8 * d * st] = *v;
+                        }
                     }
                 }
             }
-        }
-        for le in 0..plan.block_elements[k] as usize {
-            let x: [[f64; 3]; 8] = std::array::from_fn(|a| std::array::from_fn(|d| sm[(8 * d + a) * st + le]));
-            for (mm, v) in element(&x).iter().enumerate() {
-                sm[mm * st + le] = *v;
-            }
-        }
-        for lane in lists(&plan.reduction, k) {
-            let mut t = 0.0;
-            for &c in lane {
-                if c > 0 {
-                    t += sm[c as usize - 1];
-                } else if c < 0 {
-                    vals[(-c - 1) as usize] = t;
-                    t = 0.0;
+            for le in 0..plan.block_elements[k] as usize {
+                let x: [[f64; 3]; 8] = std::array::from_fn(|a| std::array::from_fn(|d| sm[(8 * d + a) * st + le]));
+                for (mm, v) in element(&x).iter().enumerate() {
+                    sm[mm * st + le] = *v;
                 }
             }
-        }
-    }
+            sm
+        })
+        .collect();
+    run_reduction(&plan.reduction, &|k, i| shared[k][i], vals);
 }
 
 #[cfg(test)]
