@@ -267,8 +267,8 @@ mod tests {
         }
     }
 
-    /// With one DOF a node every format's count is the scalar one: nnz = B, ELL and ELLM
-    /// coincide in values, and COO = COOM + the row array (B extra indices, less N + 1 offsets).
+    /// With one DOF a node every format's count is the scalar one (nnz = B; COOM is CSR, ELLM is
+    /// ELL), and with three it is the bytes the device allocates for the box.
     #[test]
     fn storage_per_dof_reduces_to_the_scalar_counts() {
         let n = [7usize, 5, 4];
@@ -277,8 +277,10 @@ mod tests {
         assert_eq!(storage_bytes_per_dof(Format::Csr, n, 4, 1), 4.0 * (nn + 1.0 + b) + 4.0 * b);
         assert_eq!(storage_bytes_per_dof(Format::Coom, n, 4, 1), storage_bytes_per_dof(Format::Csr, n, 4, 1));
         assert_eq!(storage_bytes_per_dof(Format::Ell, n, 4, 1), storage_bytes_per_dof(Format::Ellm, n, 4, 1));
+        // At 3 DOFs, the bytes the device allocates (from the box's neighbour lists).
+        let nb = Neighbours::of_box(&BoxMesh::new(n, [1.0; 3]));
         for f in Format::ALL {
-            assert_eq!(storage_bytes_per_dof(f, n, 8, 3), storage_bytes_of_box(f, n, 8));
+            assert_eq!(storage_bytes_per_dof(f, n, 8, 3), storage_bytes(f, &nb, 8) as f64, "{f:?}");
             assert!(storage_bytes_per_dof(f, n, 8, 4) > storage_bytes_per_dof(f, n, 8, 3));
         }
     }
