@@ -238,6 +238,37 @@ fn acoo_methods_solve_the_capacitor_on_opencl() {
 /// and the CPU addto, f32 and f64, each
 /// read through the indices its symbolic kernel wrote and equal to the f64 reference within its
 /// precision's bound.
+/// The device check reads a result a part of the nodes at a time, through offset downloads: for
+/// every format, parts of 7 nodes give the whole check's answer, and a wrong value in the last
+/// part is still found.
+#[test]
+fn sanfui_device_check_by_parts_equals_the_whole_check() {
+    use fembench::device::DeviceExt;
+    use fembench::sanfui::formats::{self, Check};
+    use fembench::sanfui::spec::Format;
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    let prep = fembench::sanfui::reference::Prepared::new([6, 5, 4], 1e-3, 2e11, 0.3);
+    let (nb, p) = (&prep.nb, &prep.pattern);
+    for f in Format::ALL {
+        let (r, c, v) = formats::encode(f, nb, p, &prep.reference);
+        let mut off = prep.reference.clone();
+        let last = off.len() - 1;
+        off[last] += 1e-3 * prep.scale[last];
+        let (_, _, bad) = formats::encode(f, nb, p, &off);
+        let up_r = (!r.is_empty()).then(|| dev.upload_slice(&r).unwrap());
+        let (up_c, up_v, up_bad) = (dev.upload_slice(&c).unwrap(), dev.upload_slice(&v).unwrap(), dev.upload_slice(&bad).unwrap());
+        let on =
+            |vals, part| fembench::sanfui::gpu::check_on_device::<f64>(dev.as_ref(), f, (up_r.as_ref(), &up_c, vals), &prep, part).unwrap();
+        let whole = formats::check(f, nb, &r, &c, &v, p, &prep.reference, &prep.scale);
+        assert_eq!(whole, Check { worst: 0.0, structure: None }, "{f:?}");
+        assert_eq!(on(&up_v, 7 * 243), whole, "{f:?}");
+        assert_eq!(on(&up_v, usize::MAX), whole, "{f:?}");
+        let found = on(&up_bad, 7 * 243);
+        assert!(found.structure.is_none() && (found.worst - 1e-3).abs() < 1e-9, "{f:?}: {found:?}");
+    }
+}
+
 #[test]
 fn sanfui_formats_match_the_reference_on_opencl() {
     let Some(df) = common::quick_rows_on_opencl("sanfui-formats.yaml", "sanfui-formats") else { return };

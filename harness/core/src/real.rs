@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::Precision;
 
-pub trait Real: bytemuck::Pod + Default + Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static {
+pub trait Real: bytemuck::Pod + Default + Copy + Send + Sync + PartialOrd + Into<f64> + std::fmt::Debug + 'static {
     const PRECISION: Precision;
     /// Unit round-off (half the machine epsilon is the rounding bound; we use the epsilon).
     const EPS: f64;

@@ -244,7 +244,12 @@ pub trait Device {
 
     fn alloc(&self, bytes: usize) -> DeviceResult<Buffer>;
     fn upload(&self, dst: &mut Buffer, data: &[u8]) -> DeviceResult<()>;
-    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()>;
+    /// Reads `out.len()` bytes of `src` from byte `offset` on (a part of a result too large to
+    /// hold on the host at once is checked part by part).
+    fn download_at(&self, src: &Buffer, offset: usize, out: &mut [u8]) -> DeviceResult<()>;
+    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
+        self.download_at(src, 0, out)
+    }
     /// Device-to-device copy through the API (cuMemcpyDtoD / clEnqueueCopyBuffer): the reference
     /// a copy kernel is measured against.
     fn copy(&self, dst: &mut Buffer, src: &Buffer, bytes: usize) -> DeviceResult<()>;

@@ -129,11 +129,14 @@ pub struct CudaDevice {
     staging: std::cell::OnceCell<Result<std::cell::RefCell<HostBuffer>, String>>,
 }
 
-/// Downloads above this size go through pinned staging, in chunks of this size: a pageable
-/// cuMemcpyDtoH into a fresh vector was measured at about 1.3 GB/s on an H200 host (the driver
-/// stages it, and the vector's pages fault in on one thread), 1-1.5 s for a 500K-node Sanfui
-/// result; a pinned copy runs at the link's speed and the copy out of it runs on every core.
+/// Downloads go through pinned staging, in chunks of this size: a pageable cuMemcpyDtoH into a
+/// fresh vector was measured at about 1.3 GB/s on an H200 host (the driver stages it, and the
+/// vector's pages fault in on one thread), 1-1.5 s for a 500K-node Sanfui result; a pinned copy
+/// runs at the link's speed and the copy out of it runs on every core.
 const STAGING_BYTES: usize = 64 << 20;
+/// Downloads above this size are staged (the parts of a large result the checks read, such as
+/// an ELL slot's rows, are a few MB each).
+const STAGED_ABOVE: usize = 1 << 20;
 
 impl Drop for CudaDevice {
     fn drop(&mut self) {
@@ -215,12 +218,9 @@ impl CudaDevice {
 
     /// A large download, chunk by chunk through the pinned staging buffer; each chunk is copied
     /// out on every core (which also spreads the destination's first-touch page faults).
-    fn download_staged(&self, src: &Buffer, out: &mut [u8], staging: &mut HostBuffer) -> DeviceResult<()> {
+    fn download_staged(&self, src: &Buffer, offset: usize, out: &mut [u8], staging: &mut HostBuffer) -> DeviceResult<()> {
         use rayon::prelude::*;
-        if out.len() > src.bytes {
-            return Err(DeviceError::Unsupported(format!("download of {} bytes from a buffer of {}", out.len(), src.bytes)));
-        }
-        let base = self.device_ptr(src)?;
+        let base = self.device_ptr(src)? + offset as u64;
         for (i, chunk) in out.chunks_mut(STAGING_BYTES).enumerate() {
             let n = chunk.len();
             // SAFETY: the chunk lies inside `src` (checked above) and inside the staging buffer;
@@ -278,17 +278,24 @@ impl Device for CudaDevice {
         self.stream.synchronize().map_err(api("cuStreamSynchronize"))
     }
 
-    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
+    fn download_at(&self, src: &Buffer, offset: usize, out: &mut [u8]) -> DeviceResult<()> {
         self.refuse_inside_gate("cuMemcpyDtoH")?;
-        if out.len() > STAGING_BYTES {
+        if offset + out.len() > src.bytes {
+            return Err(DeviceError::Unsupported(format!(
+                "download of bytes {offset}..{} from a buffer of {}",
+                offset + out.len(),
+                src.bytes
+            )));
+        }
+        if out.len() > STAGED_ABOVE {
             let staging =
                 self.staging.get_or_init(|| self.alloc_host(STAGING_BYTES).map(std::cell::RefCell::new).map_err(|e| e.to_string()));
             if let Ok(staging) = staging {
-                return self.download_staged(src, out, &mut staging.borrow_mut());
+                return self.download_staged(src, offset, out, &mut staging.borrow_mut());
             }
         }
         let s = self.slice(src)?;
-        let view = s.slice(0..out.len());
+        let view = s.slice(offset..offset + out.len());
         self.stream.memcpy_dtoh(&view, out).map_err(api("cuMemcpyDtoH"))?;
         self.stream.synchronize().map_err(api("cuStreamSynchronize"))
     }

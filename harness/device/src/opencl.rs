@@ -181,11 +181,18 @@ impl Device for OpenClDevice {
         Ok(())
     }
 
-    fn download(&self, src: &Buffer, out: &mut [u8]) -> DeviceResult<()> {
+    fn download_at(&self, src: &Buffer, offset: usize, out: &mut [u8]) -> DeviceResult<()> {
         self.refuse_inside_gate("clEnqueueReadBuffer")?;
+        if offset + out.len() > src.bytes {
+            return Err(DeviceError::Unsupported(format!(
+                "download of bytes {offset}..{} from a buffer of {}",
+                offset + out.len(),
+                src.bytes
+            )));
+        }
         let b = self.mem(src)?;
-        // SAFETY: blocking read into a live slice no longer than the buffer.
-        unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }.map_err(api("clEnqueueReadBuffer"))?;
+        // SAFETY: blocking read into a live slice, inside the buffer (checked above).
+        unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, offset, out, &[]) }.map_err(api("clEnqueueReadBuffer"))?;
         Ok(())
     }
 

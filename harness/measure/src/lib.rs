@@ -411,7 +411,7 @@ mod tests {
             fn upload(&self, _: &mut Buffer, _: &[u8]) -> DeviceResult<()> {
                 unimplemented!()
             }
-            fn download(&self, _: &Buffer, _: &mut [u8]) -> DeviceResult<()> {
+            fn download_at(&self, _: &Buffer, _: usize, _: &mut [u8]) -> DeviceResult<()> {
                 unimplemented!()
             }
             fn copy(&self, _: &mut Buffer, _: &Buffer, _: usize) -> DeviceResult<()> {

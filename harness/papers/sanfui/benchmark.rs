@@ -87,11 +87,13 @@ impl Benchmark for SanfuiAssembly {
         Ok(())
     }
     fn memory_estimate(_: &Problem_, p: &Point) -> Option<MemoryEstimate> {
-        // Host: the reference (values, scale, columns: 20 bytes x 243 per node) and the mesh; the
+        // Host: the reference (values, scale, columns: 20 bytes x 243 per node), the mesh and
+        // the part of a result the check holds (its values and two index arrays, f64); the
         // baseline's slots and K^e dominate on the device (576 x (8 + 4) bytes per element).
         let n = p.nodes.iter().product::<usize>() as f64;
+        let part = super::gpu::CHECK_ENTRIES.min(243 * p.nodes.iter().product::<usize>()) as f64 * 16.0;
         // The cuSPARSE peer keeps five int arrays of 576 E triplets besides K^e, and the sort's workspace.
-        let host = n * 243.0 * 20.0 + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
+        let host = n * 243.0 * 20.0 + part + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
         let peer = if p.method == Method::CooCusparse { n * 576.0 * 28.0 } else { 0.0 };
         // SharedNZ's lists: about 576 sources and 243 targets per owned node, 4 bytes each,
         // built per block, then concatenated (host: twice), and no K^e on the device.

@@ -135,20 +135,150 @@ pub struct Check {
     pub structure: Option<String>,
 }
 
+impl Check {
+    /// The check of two parts together: the worse value (NaN wins), the first problem.
+    pub fn and(self, other: Check) -> Check {
+        let worst = if self.worst.is_nan() || other.worst.is_nan() { f64::NAN } else { self.worst.max(other.worst) };
+        Check { worst, structure: self.structure.or(other.structure) }
+    }
+}
+
+/// A matrix on `pattern` (values in CSR order) laid out as the kernels lay out a format: the
+/// row side, the column side and the values (what the check reads; tests build results with it).
+pub fn encode(format: Format, nb: &Neighbours, pattern: &Pattern, values: &[f64]) -> (Vec<i32>, Vec<i32>, Vec<f64>) {
+    let n = nb.nodes();
+    let (lr, lc, lv) = lengths(format, nb);
+    let (mut r, mut c, mut v) = (vec![0i32; lr], vec![PAD; lc], vec![0.0; lv]);
+    let rows = 3 * n;
+    for row in 0..rows {
+        let (a, m) = (row / 3, row % 3);
+        let (base, lo) = (nb.ptr[a] as usize, pattern.row_ptr[row] as usize);
+        for (k, at) in (lo..pattern.row_ptr[row + 1] as usize).enumerate() {
+            let col = pattern.col[at] as i32;
+            match format {
+                Format::Coo => (r[at], c[at], v[at]) = (row as i32, col, values[at]),
+                Format::Csr => (c[at], v[at]) = (col, values[at]),
+                Format::Ell => (c[k * rows + row], v[k * rows + row]) = (col, values[at]),
+                Format::Coom => {
+                    (c[base + k / 3], v[9 * (base + k / 3) + 3 * m + k % 3]) = (col - col % 3, values[at]);
+                }
+                Format::Ellm => (c[(k / 3) * n + a], v[(9 * (k / 3) + 3 * m + k % 3) * n + a]) = (col - col % 3, values[at]),
+            }
+        }
+    }
+    match format {
+        Format::Csr => r = pattern.row_ptr.iter().map(|&x| x as i32).collect(),
+        Format::Coom => r = nb.ptr.clone(),
+        _ => {}
+    }
+    (r, c, v)
+}
+
+/// Where the entries of a range of nodes lie in one of a format's arrays: `slots` runs (one for
+/// a flat array; ELL and ELLM keep one run per slot, `stride` entries apart) of `len` entries,
+/// each from index `start` of its slot.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub slots: usize,
+    pub start: usize,
+    pub len: usize,
+    pub stride: usize,
+}
+
+impl Span {
+    fn flat(start: usize, end: usize, total: usize) -> Span {
+        Span { slots: 1, start, len: end - start, stride: total }
+    }
+    /// The entries it covers.
+    pub fn entries(&self) -> usize {
+        self.slots * self.len
+    }
+    /// Each run as (first global index, length).
+    pub fn runs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.slots).map(move |s| (s * self.stride + self.start, self.len))
+    }
+}
+
+/// The spans of nodes `nodes` in a format's row-side, column-side and value arrays (the row side
+/// of ELL and ELLM is empty). CSR's column and value spans are the reference pattern's rows: a
+/// device row pointer that disagrees points outside them and fails the check.
+pub fn spans(format: Format, nb: &Neighbours, pattern: &Pattern, nodes: std::ops::Range<usize>) -> [Span; 3] {
+    let n = nb.nodes();
+    let (a0, a1) = (nodes.start, nodes.end);
+    let (b0, b1, blocks) = (nb.ptr[a0] as usize, nb.ptr[a1] as usize, nb.blocks());
+    let nnz = 9 * blocks;
+    let none = Span { slots: 0, start: 0, len: 0, stride: 0 };
+    let slotted = |slots: usize, stride: usize| Span { slots, start: a0, len: a1 - a0, stride };
+    match format {
+        Format::Coo => [Span::flat(9 * b0, 9 * b1, nnz); 3],
+        Format::Csr => {
+            let (v0, v1) = (pattern.row_ptr[3 * a0] as usize, pattern.row_ptr[3 * a1] as usize);
+            [Span::flat(3 * a0, 3 * a1 + 1, 3 * n + 1), Span::flat(v0, v1, nnz), Span::flat(v0, v1, nnz)]
+        }
+        Format::Ell => {
+            let rows = Span { slots: ELL_WIDTH, start: 3 * a0, len: 3 * (a1 - a0), stride: 3 * n };
+            [none, rows, rows]
+        }
+        Format::Coom => [Span::flat(a0, a1 + 1, n + 1), Span::flat(b0, b1, blocks), Span::flat(9 * b0, 9 * b1, nnz)],
+        Format::Ellm => [none, slotted(ELLM_WIDTH, n), slotted(9 * ELLM_WIDTH, n)],
+    }
+}
+
+/// A part of an array as [`spans`] lays it out: run after run, `len` entries each. Entry `j` of
+/// slot `s` (global index `s * stride + j`) is `data[s * len + j - start]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Window<'a, T> {
+    pub data: &'a [T],
+    pub start: usize,
+    pub len: usize,
+}
+
+impl<'a, T: Copy> Window<'a, T> {
+    pub fn new(data: &'a [T], span: Span) -> Self {
+        Window { data, start: span.start, len: span.len }
+    }
+    /// Entry `j` of slot `s`; None outside the part.
+    #[inline]
+    fn at(&self, s: usize, j: usize) -> Option<T> {
+        let j = j.checked_sub(self.start).filter(|&j| j < self.len)?;
+        self.data.get(s * self.len + j).copied()
+    }
+}
+
 /// Reads a format through its indices (`r`: the row side, `c`: the column side, as the
 /// symbolic kernel wrote them) into CSR order, and compares every value with `reference` on
 /// `pattern`, each difference divided by its entry's `scale`.
-pub fn check(
+#[allow(clippy::too_many_arguments)]
+pub fn check<V: Copy + Into<f64> + Send + Sync>(
     format: Format,
     nb: &Neighbours,
     r: &[i32],
     c: &[i32],
-    vals: &[f64],
+    vals: &[V],
     pattern: &Pattern,
     reference: &[f64],
     scale: &[f64],
 ) -> Check {
     let n = nb.nodes();
+    let [sr, sc, sv] = spans(format, nb, pattern, 0..n);
+    let part = (Window::new(r, sr), Window::new(c, sc), Window::new(vals, sv));
+    check_part(format, nb, 0..n, part, pattern, reference, scale)
+}
+
+/// [`check`] for the nodes `nodes` only, on the parts of the arrays that [`spans`] gives them.
+pub fn check_part<V: Copy + Into<f64> + Send + Sync>(
+    format: Format,
+    nb: &Neighbours,
+    nodes: std::ops::Range<usize>,
+    (r, c, vals): (Window<i32>, Window<i32>, Window<V>),
+    pattern: &Pattern,
+    reference: &[f64],
+    scale: &[f64],
+) -> Check {
+    let outside = |what: &str, s: usize, j: usize| format!("{what} entry {j} of slot {s} lies outside the nodes' part of the array");
+    let ri = |s: usize, j: usize| r.at(s, j).ok_or_else(|| outside("row-side", s, j));
+    let ci = |s: usize, j: usize| c.at(s, j).ok_or_else(|| outside("column-side", s, j));
+    let vi = |s: usize, j: usize| vals.at(s, j).map(Into::into).ok_or_else(|| outside("value", s, j));
     // Per node: (worst, first structure problem); each node's three rows are independent.
     let per_node = |a: usize| -> (f64, Option<String>) {
         let mut worst: f64 = 0.0;
@@ -162,7 +292,6 @@ pub fn check(
             Ok(())
         };
         let (base, nng) = (nb.ptr[a] as usize, (nb.ptr[a + 1] - nb.ptr[a]) as usize);
-        let rows = 3 * n;
         let mut run = || -> Result<(), String> {
             for m in 0..3 {
                 let row = 3 * a + m;
@@ -171,46 +300,47 @@ pub fn check(
                     Format::Coo | Format::Csr => {
                         let (start, end) = match format {
                             Format::Coo => (9 * base + 3 * nng * m, 9 * base + 3 * nng * (m + 1)),
-                            _ => (r[row] as usize, r[row + 1] as usize),
+                            _ => (ri(0, row)? as usize, ri(0, row + 1)? as usize),
                         };
-                        if end < start || end > vals.len() || (end - start) as u32 != width {
+                        if end < start || (end - start) as u32 != width {
                             return Err(format!("row {row} spans {start}..{end}, the reference has {width} entries"));
                         }
                         for (k, at) in (start..end).enumerate() {
-                            if format == Format::Coo && r[at] as usize != row {
-                                return Err(format!("COO entry {at} has row {}, not {row}", r[at]));
+                            if format == Format::Coo && ri(0, at)? as usize != row {
+                                return Err(format!("COO entry {at} has row {}, not {row}", ri(0, at)?));
                             }
-                            put(row, k, c[at] as i64, vals[at])?;
+                            put(row, k, ci(0, at)? as i64, vi(0, at)?)?;
                         }
                     }
                     Format::Ell => {
                         for s in 0..ELL_WIDTH {
-                            let at = s * rows + row;
                             if s < width as usize {
-                                put(row, s, c[at] as i64, vals[at])?;
-                            } else if c[at] != PAD {
-                                return Err(format!("ELL row {row} slot {s} should be padding, has column {}", c[at]));
+                                put(row, s, ci(s, row)? as i64, vi(s, row)?)?;
+                            } else if ci(s, row)? != PAD {
+                                return Err(format!("ELL row {row} slot {s} should be padding, has column {}", ci(s, row)?));
                             }
                         }
                     }
                     Format::Coom | Format::Ellm => {
-                        if format == Format::Coom && (r[a] as usize != base || r[a + 1] as usize != base + nng) {
-                            return Err(format!("COOM node {a}: blocks {}..{}, expected {base}..{}", r[a], r[a + 1], base + nng));
+                        let coom = format == Format::Coom;
+                        if coom && (ri(0, a)? as usize != base || ri(0, a + 1)? as usize != base + nng) {
+                            return Err(format!("COOM node {a}: blocks {}..{}, expected {base}..{}", ri(0, a)?, ri(0, a + 1)?, base + nng));
                         }
                         for k in 0..nng {
-                            let coom = format == Format::Coom;
-                            let first = if coom { c[base + k] } else { c[k * n + a] };
-                            let v = |nn: usize| if coom { vals[9 * (base + k) + 3 * m + nn] } else { vals[(9 * k + 3 * m + nn) * n + a] };
+                            let first = if coom { ci(0, base + k)? } else { ci(k, a)? };
                             if first % 3 != 0 {
                                 return Err(format!("node {a} block {k}: column {first} is not a first dof"));
                             }
                             for nn in 0..3 {
-                                put(row, 3 * k + nn, first as i64 + nn as i64, v(nn))?;
+                                let v = if coom { vi(0, 9 * (base + k) + 3 * m + nn)? } else { vi(9 * k + 3 * m + nn, a)? };
+                                put(row, 3 * k + nn, first as i64 + nn as i64, v)?;
                             }
                         }
-                        if format == Format::Ellm {
-                            if let Some(k) = (nng..ELLM_WIDTH).find(|&k| c[k * n + a] != PAD) {
-                                return Err(format!("ELLM node {a} slot {k} should be padding"));
+                        if !coom {
+                            for k in nng..ELLM_WIDTH {
+                                if ci(k, a)? != PAD {
+                                    return Err(format!("ELLM node {a} slot {k} should be padding"));
+                                }
                             }
                         }
                     }
@@ -221,14 +351,13 @@ pub fn check(
         let problem = run().err();
         (worst, problem)
     };
-    let (worst, structure) = (0..n).into_par_iter().map(per_node).reduce(
-        || (0.0, None),
-        |a, b| {
-            let w = if a.0.is_nan() || b.0.is_nan() { f64::NAN } else { a.0.max(b.0) };
-            (w, a.1.or(b.1))
-        },
-    );
-    Check { worst, structure }
+    nodes
+        .into_par_iter()
+        .map(|a| {
+            let (worst, structure) = per_node(a);
+            Check { worst, structure }
+        })
+        .reduce(|| Check { worst: 0.0, structure: None }, Check::and)
 }
 
 #[cfg(test)]
@@ -285,13 +414,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_wrong_value_or_index_fails_the_check() {
-        let m = BoxMesh::new([4, 3, 3], [1.0; 3]);
-        let nb = Neighbours::of_box(&m);
+    /// A box's neighbour lists and pattern, reference values 1, 2, 3, .. and unit scales.
+    fn numbered(nodes: [usize; 3]) -> (Neighbours, Pattern, Vec<f64>, Vec<f64>) {
+        let nb = Neighbours::of_box(&BoxMesh::new(nodes, [1.0; 3]));
         let p = crate::sanfui::reference::pattern_of(&nb);
         let reference: Vec<f64> = (0..p.nnz()).map(|i| 1.0 + i as f64).collect();
         let scale = vec![1.0; p.nnz()];
+        (nb, p, reference, scale)
+    }
+
+    #[test]
+    fn a_wrong_value_or_index_fails_the_check() {
+        let (nb, p, reference, scale) = numbered([4, 3, 3]);
         let (r, c): (Vec<i32>, Vec<i32>) = (p.row_ptr.iter().map(|&v| v as i32).collect(), p.col.iter().map(|&v| v as i32).collect());
         let ok = check(Format::Csr, &nb, &r, &c, &reference, &p, &reference, &scale);
         assert_eq!(ok, Check { worst: 0.0, structure: None });
@@ -319,7 +453,62 @@ mod tests {
             }
         }
         assert_eq!(check(Format::Ellm, &nb, &[], &g, &v, &p, &reference, &scale), Check { worst: 0.0, structure: None });
+        // `encode` lays ELLM out the same way.
+        assert_eq!(encode(Format::Ellm, &nb, &p, &reference), (Vec::new(), g.clone(), v.clone()));
         g[(ELLM_WIDTH - 1) * n] = 0;
         assert!(check(Format::Ellm, &nb, &[], &g, &v, &p, &reference, &scale).structure.is_some());
+    }
+
+    /// The check read part by part (the device check downloads a part of the nodes at a time)
+    /// gives what the whole check gives, for every format, and still finds a wrong value or
+    /// index in the last part.
+    #[test]
+    fn the_check_part_by_part_equals_the_whole_check_and_still_fails() {
+        let (nb, p, reference, scale) = numbered([5, 4, 3]);
+        let n = nb.nodes();
+        let by_parts = |f: Format, (r, c, v): &(Vec<i32>, Vec<i32>, Vec<f64>), step: usize| {
+            (0..n).step_by(step).fold(Check { worst: 0.0, structure: None }, |acc, a0| {
+                let nodes = a0..(a0 + step).min(n);
+                let sp = spans(f, &nb, &p, nodes.clone());
+                let cut = |data: &[i32], s: Span| s.runs().flat_map(|(i, len)| data[i..i + len].to_vec()).collect::<Vec<i32>>();
+                let (pr, pc) = (cut(r, sp[0]), cut(c, sp[1]));
+                let pv: Vec<f64> = sp[2].runs().flat_map(|(i, len)| v[i..i + len].to_vec()).collect();
+                let part = (Window::new(&pr, sp[0]), Window::new(&pc, sp[1]), Window::new(&pv, sp[2]));
+                acc.and(check_part(f, &nb, nodes, part, &p, &reference, &scale))
+            })
+        };
+        for f in Format::ALL {
+            let mut enc = encode(f, &nb, &p, &reference);
+            let whole = check(f, &nb, &enc.0, &enc.1, &enc.2, &p, &reference, &scale);
+            assert_eq!(whole, Check { worst: 0.0, structure: None }, "{f:?}");
+            for step in [1, 7, n] {
+                assert_eq!(by_parts(f, &enc, step), whole, "{f:?} in parts of {step} nodes");
+            }
+            // A wrong value of the last node's last row.
+            let at = p.row_ptr[3 * n] as usize - 1;
+            let good = encode(f, &nb, &p, &reference);
+            let mut off = reference.clone();
+            off[at] += 0.25;
+            enc.2 = encode(f, &nb, &p, &off).2;
+            assert_eq!(by_parts(f, &enc, 7).worst, 0.25, "{f:?}");
+            assert_eq!(check(f, &nb, &enc.0, &enc.1, &enc.2, &p, &reference, &scale).worst, 0.25, "{f:?}");
+            // A wrong column index of the last node.
+            let mut bad = good.clone();
+            // (the last entry; ELL and ELLM: slot 0 of the last row or node)
+            let last = match f {
+                Format::Ell => 3 * n - 1,
+                Format::Ellm => n - 1,
+                _ => bad.1.len() - 1,
+            };
+            bad.1[last] -= 3;
+            assert!(by_parts(f, &bad, 7).structure.is_some(), "{f:?}");
+            // A row pointer that points outside its rows (CSR, COOM).
+            if matches!(f, Format::Csr | Format::Coom) {
+                let mut bad = good.clone();
+                let k = bad.0.len() - 2;
+                bad.0[k] += 1;
+                assert!(by_parts(f, &bad, 7).structure.is_some(), "{f:?}");
+            }
+        }
     }
 }

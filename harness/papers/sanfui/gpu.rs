@@ -3,7 +3,7 @@
 //! colors (Algorithm 6) or with atomics, and the ElemAtomic-style baseline. Every buffer is
 //! allocated before the timed passes; one more pass on poisoned outputs is checked.
 
-use super::formats::{self, Check};
+use super::formats::{self, Check, Span, Window};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, SpmvRun, VendorInput};
@@ -20,11 +20,55 @@ pub use super::kernel::SANFUI;
 /// Threads per block (the paper's Algorithm 1 uses 512; 256 fits the numeric kernel's registers).
 const BLOCK: usize = 256;
 
-/// A downloaded result in f64 for the check, converted on every core (about 120M entries at 500K
-/// nodes: a serial pass and its page faults cost a sizeable part of a case's host time).
-pub(crate) fn widened<T: Real>(v: Vec<T>) -> Vec<f64> {
-    use rayon::prelude::*;
-    v.par_iter().map(|x| x.to_f64()).collect()
+/// Entries of a result the check holds on the host at once: 2^26 values and their indices
+/// (about 1 GB in f64, against 2 billion entries at the largest box a 32-bit index reaches).
+pub const CHECK_ENTRIES: usize = 1 << 26;
+
+/// Checks a format's result where it lies, on the device, a run of nodes at a time: each run's
+/// parts of the row-side (`r`; none for ELL and ELLM), column-side and value arrays are
+/// downloaded into host buffers reused from run to run, then compared with the reference.
+/// A run holds at most `part_entries` values (at least one node's).
+pub fn check_on_device<T: Real>(
+    dev: &dyn Device,
+    format: Format,
+    (r, c, vals): (Option<&Buffer>, &Buffer, &Buffer),
+    prep: &Prepared,
+    part_entries: usize,
+) -> DeviceResult<Check> {
+    let (nb, p) = (&prep.nb, &prep.pattern);
+    let n = nb.nodes();
+    // A node has at most 27 neighbours: 243 values in every format.
+    let step = (part_entries / 243).max(1);
+    let (mut br, mut bc, mut bv) = (Vec::<i32>::new(), Vec::<i32>::new(), Vec::<T>::new());
+    let mut check = Check { worst: 0.0, structure: None };
+    for a0 in (0..n).step_by(step) {
+        let nodes = a0..(a0 + step).min(n);
+        let [sr, sc, sv] = formats::spans(format, nb, p, nodes.clone());
+        match r {
+            Some(r) => fetch(dev, r, sr, &mut br)?,
+            None => br.clear(),
+        }
+        fetch(dev, c, sc, &mut bc)?;
+        fetch(dev, vals, sv, &mut bv)?;
+        let part = (Window::new(&br, sr), Window::new(&bc, sc), Window::new(&bv, sv));
+        check = check.and(formats::check_part(format, nb, nodes, part, p, &prep.reference, &prep.scale));
+    }
+    Ok(check)
+}
+
+/// Downloads a span's runs, one after another, into `out` (its memory reused from part to part).
+/// A new buffer comes zeroed from the allocator, untouched: its pages fault in during the
+/// download's copy, on every core, rather than in a one-thread fill (0.3 s a check at 256K nodes).
+fn fetch<T: bytemuck::Pod + Default>(dev: &dyn Device, buf: &Buffer, span: Span, out: &mut Vec<T>) -> DeviceResult<()> {
+    let s = std::mem::size_of::<T>();
+    if out.len() < span.entries() {
+        *out = vec![T::default(); span.entries()];
+    }
+    out.truncate(span.entries());
+    for ((first, len), part) in span.runs().zip(out.chunks_mut(span.len.max(1))) {
+        dev.download_at(buf, first * s, bytemuck::cast_slice_mut(&mut part[..len]))?;
+    }
+    Ok(())
 }
 
 fn cover(n: usize) -> Launch {
@@ -155,11 +199,11 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
             ctx.modules.poison(dev, b)?;
         }
         body(&mut |_, f| f())?;
-        let got = widened(dev.download_vec::<T>(&vals, nnz)?);
+        // The pattern on the device: the check reads the values through it, and the SpMV uses
+        // it (the baseline's slots already point into it).
         let (rp, cl) = (p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(), bytemuck::cast_slice::<u32, i32>(&p.col));
-        let check = formats::check(Format::Csr, nb, &rp, cl, &got, p, &prep.reference, &prep.scale);
-        // The SpMV needs the pattern on the device (the baseline's slots already point into it).
         let (rp, cl) = (dev.upload_slice(&rp)?, dev.upload_slice(cl)?);
+        let check = check_on_device::<T>(dev, Format::Csr, (Some(&rp), &cl, &vals), prep, CHECK_ENTRIES)?;
         let a = Assembled { format: Format::Csr, idx_r: &rp, idx_c: &cl, vals: &vals, vendor: Some(VendorInput::Csr(&rp, &cl, &vals)) };
         let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
         return Ok(DeviceRun {
@@ -279,19 +323,13 @@ pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Pr
     body(&mut |_, f| f())?;
     dev.synchronize()?;
     mark("sanfui: checked pass on poisoned buffers");
-    let r: Vec<i32> = if lr > 0 { dev.download_vec(&idx_r, lr)? } else { Vec::new() };
-    let c: Vec<i32> = dev.download_vec(&idx_c, lc)?;
-    let got = widened(dev.download_vec::<T>(&vals, lv)?);
-    mark("sanfui: downloaded");
-    let mut check = formats::check(format, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
-    mark("sanfui: checked");
+    let mut check = check_on_device::<T>(dev, format, ((lr > 0).then_some(&idx_r), &idx_c, &vals), prep, CHECK_ENTRIES)?;
+    mark("sanfui: downloaded and checked");
     // The converted matrix is checked too; the row takes the worse of the two.
     if let Some((rp, cl, cv, _)) = &csr {
-        let (r, c): (Vec<i32>, Vec<i32>) = (dev.download_vec(rp, 3 * nn + 1)?, dev.download_vec(cl, nnz)?);
-        let got = widened(dev.download_vec::<T>(cv, nnz)?);
-        let converted = formats::check(Format::Csr, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
-        check.worst = if check.worst.is_nan() || converted.worst.is_nan() { f64::NAN } else { check.worst.max(converted.worst) };
-        check.structure = check.structure.or(converted.structure.map(|e| format!("converted to CSR: {e}")));
+        let converted = check_on_device::<T>(dev, Format::Csr, (Some(rp), cl, cv), prep, CHECK_ENTRIES)?;
+        let converted = Check { structure: converted.structure.map(|e| format!("converted to CSR: {e}")), ..converted };
+        check = check.and(converted);
         mark("sanfui: converted CSR downloaded and checked");
     }
     let vendor = match (format, &csr) {

@@ -4,13 +4,13 @@
 //! permutation). Stages: elements, triplets, sort (cuSPARSE), sum (ours).
 
 use super::formats::{self, Check};
-use super::gpu::{stages_of, DeviceRun, Elements, SANFUI};
+use super::gpu::{check_on_device, stages_of, DeviceRun, Elements, CHECK_ENTRIES, SANFUI};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
-use crate::device::{Arg, Device, DeviceExt, DeviceResult, Launch};
+use crate::device::{Arg, Device, DeviceResult, Launch};
 use crate::kernels::Defines;
 use crate::measure::{run_staged, CacheMode};
 use crate::real::Real;
@@ -61,9 +61,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         ctx.modules.poison(dev, b)?;
     }
     body(&mut |_, f| f())?;
-    let (rp, cl): (Vec<i32>, Vec<i32>) = (dev.download_vec(&out_ptr, rows + 1)?, dev.download_vec(&out_col, nnz)?);
-    let got = super::gpu::widened(dev.download_vec::<T>(&out_val, nnz)?);
-    let check: Check = formats::check(Format::Csr, nb, &rp, &cl, &got, &prep.pattern, &prep.reference, &prep.scale);
+    let check: Check = check_on_device::<T>(dev, Format::Csr, (Some(&out_ptr), &out_col, &out_val), prep, CHECK_ENTRIES)?;
     let a = Assembled {
         format: Format::Csr,
         idx_r: &out_ptr,

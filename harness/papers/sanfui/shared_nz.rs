@@ -29,7 +29,7 @@ pub use fembench_fem::lpt::{Packed, SharedPlan};
 
 use super::cost::{self, Cost};
 use super::formats::{self, Neighbours};
-use super::gpu::{stages_of, widened, DeviceRun, SANFUI};
+use super::gpu::{check_on_device, stages_of, DeviceRun, CHECK_ENTRIES, SANFUI};
 use super::hex8;
 use super::reference::Prepared;
 use super::spec::{Format, Method, Problem_};
@@ -235,9 +235,7 @@ pub(crate) fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared,
         ctx.modules.poison(dev, b)?;
     }
     body(&mut |_, f| f())?;
-    let (r, c): (Vec<i32>, Vec<i32>) = (dev.download_vec(&row_ptr, rows + 1)?, dev.download_vec(&col, nnz)?);
-    let got = widened(dev.download_vec::<T>(&vals, nnz)?);
-    let check = formats::check(Format::Csr, nb, &r, &c, &got, &prep.pattern, &prep.reference, &prep.scale);
+    let check = check_on_device::<T>(dev, Format::Csr, (Some(&row_ptr), &col, &vals), prep, CHECK_ENTRIES)?;
     mark("shared-nz: checked");
     let a =
         Assembled { format: Format::Csr, idx_r: &row_ptr, idx_c: &col, vals: &vals, vendor: Some(VendorInput::Csr(&row_ptr, &col, &vals)) };
