@@ -10,7 +10,8 @@
 //! Here: the element ([`hex8`]), the formats, Eq. 6, Table 1 and the check of a device result
 //! ([`formats`]), the box's f64 reference and the CPU methods ([`reference`]), the device
 //! methods ([`gpu`]), the bytes and flops per stage ([`cost`]), the cases ([`benchmark`]) and
-//! the reports ([`report`]); the solved beam against Timoshenko's deflection ([`beam`]).
+//! the reports ([`report`], where each method stops fitting: [`limits`]); the solved beam
+//! against Timoshenko's deflection ([`beam`]).
 //! Kernels: `kernels/sanfui.kern`.
 //! The paper's GPU baseline, Cecka et al.'s SharedNZ for hex8, is [`shared_nz`].
 
@@ -21,6 +22,7 @@ pub mod formats;
 pub mod gpu;
 pub mod hex8;
 pub mod kernel;
+pub mod limits;
 pub mod peer;
 pub mod reference;
 pub mod report;

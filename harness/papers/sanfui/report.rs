@@ -115,6 +115,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
             TableName::Counts => counts(id, &r),
             TableName::Largest => largest(id, &r, &keys, ctx),
             TableName::Claims => claims(id, &r, &keys, ctx),
+            TableName::MemoryLimit => super::limits::memory_limit(id, df, ctx)?,
         }));
     }
     for &f in &outputs.figures {

@@ -172,6 +172,9 @@ pub enum TableName {
     Largest,
     /// The paper's findings, each marked as holding or not in this run.
     Claims,
+    /// Where each method stops fitting: the largest box that ran and its device bytes, the
+    /// first that did not and why, and where the bytes per node would fill the device.
+    MemoryLimit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
