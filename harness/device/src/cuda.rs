@@ -223,7 +223,7 @@ impl CudaDevice {
         let base = self.device_ptr(src)? + offset as u64;
         for (i, chunk) in out.chunks_mut(STAGING_BYTES).enumerate() {
             let n = chunk.len();
-            // SAFETY: the chunk lies inside `src` (checked above) and inside the staging buffer;
+            // SAFETY: the chunk lies inside `src` (checked by download_at) and inside the staging buffer;
             // the staging buffer is read only after the stream is synchronised.
             unsafe {
                 cudarc::driver::result::memcpy_dtoh_async(

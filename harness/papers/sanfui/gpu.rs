@@ -382,7 +382,7 @@ impl Gather {
     }
     fn plan(&self, dev: &dyn Device, conn: &Buffer, gamma: &Buffer, nn: usize) -> DeviceResult<()> {
         let args = [Arg::Buf(&self.nadj), Arg::Buf(conn), Arg::Buf(gamma), Arg::Buf(&self.plan), Arg::I64(nn as i64)];
-        dev.launch(&self.plan_kernel, cover(formats::ELLM_WIDTH * nn), &args)
+        dev.launch(&self.plan_kernel, cover(nn), &args)
     }
     fn numeric(&self, dev: &dyn Device, ke: &Buffer, ne: usize, vals: &Buffer, nn: usize) -> DeviceResult<()> {
         let args = [Arg::Buf(&self.nadj), Arg::Buf(&self.plan), Arg::Buf(ke), Arg::I64(ne as i64), Arg::Buf(vals), Arg::I64(nn as i64)];
