@@ -148,6 +148,12 @@ impl HostBuffer {
     pub fn pinned(&self) -> bool {
         self.pinned
     }
+    /// Writes the buffer back from the CPU's caches and evicts it (`host_cache`), so that the
+    /// upload that follows reads memory, not lines dirty in the cores that wrote them. Returns
+    /// whether the platform could.
+    pub fn write_back_cpu_caches(&self) -> bool {
+        crate::host_cache::write_back(self.as_slice())
+    }
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: from_raw's contract.
         unsafe { std::slice::from_raw_parts(self.ptr, self.bytes) }

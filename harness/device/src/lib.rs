@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod cuda;
 mod cuda_blas;
 mod cuda_sparse;
+pub mod host_cache;
 pub mod kernel_cache;
 pub mod kernels;
 mod nvrtc;

@@ -14,7 +14,10 @@
 //! launches are never counted, on either API. Events are created once per device, not per
 //! repetition. Gaps *between* the body's commands on the device (launch-to-launch latency once
 //! queued) are counted on both. Allocation, freeing and host-side page faults never happen
-//! inside a timed body: callers allocate and fill every buffer before they measure.
+//! inside a timed body: callers allocate and fill every buffer before they measure. A timed
+//! upload reads host memory the host wrote back from its caches first
+//! (`HostBuffer::write_back_cpu_caches`): DMA from lines dirty in the writing cores' caches
+//! runs at a speed that depends on where those threads ran.
 //!
 //! Staged timing (a pass of named stages, each by its own clock, repeated as whole passes) is
 //! [`stages`].

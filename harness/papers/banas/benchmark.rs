@@ -195,6 +195,8 @@ fn run_gpu<T: Real>(
     let mut rows = Vec::new();
     let mut worst: f64 = 0.0;
     let mut passes_checked = 0usize;
+    let mut written_back = false;
+    let from_cache = fembench_device::host_cache::upload_from_cache();
     for &mode in ctx.policy.modes.iter() {
         let flusher = match mode {
             CacheMode::Cold => Some(ctx.flusher.ok_or_else(|| CaseError::Failed("cold mode asked for, but no cache flusher".into()))?),
@@ -206,6 +208,9 @@ fn run_gpu<T: Real>(
         let modules = &mut *ctx.modules;
         let staged = run_staged(ctx.policy, mode, &STAGE_CLOCKS, "kernel", |pass| -> Result<(), CaseError> {
             pass.host("prepare", || prepare_inputs::<T>(&prep, variant.jac(), &mut host_in));
+            // Untimed: the upload reads memory, not lines dirty in the caches of the cores that
+            // wrote them (their DMA speed depends on where the threads ran; host_cache.rs).
+            written_back = !from_cache && host_in.iter().all(|h| h.write_back_cpu_caches());
             // A real allocation each pass: memory pooled by the last pass goes back first.
             dev.release_pooled_memory()?;
             let mut bufs = pass.host("allocate", || -> Result<Vec<Buffer>, CaseError> {
@@ -265,6 +270,7 @@ fn run_gpu<T: Real>(
         ("checked_elements", prep.checked.len() as f64),
         ("checked_passes", passes_checked as f64),
         ("pinned_host", pinned as u8 as f64),
+        ("host_written_back", written_back as u8 as f64),
         ("group_size", plan.group_size as f64),
         ("parts", plan.parts as f64),
         ("blocks_per_thread", plan.blocks_per_thread as f64),

@@ -271,7 +271,7 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
             rows,
             notes: vec![
                 "Median over repetitions of whole passes. prepare and allocate by the host's wall clock; upload, kernel and download by device events (the paper timed every stage on the host). Every output was poisoned before the pass and checked after it.".into(),
-                "upload and download from page-locked (pinned) host memory, allocated once outside the timers.".into(),
+                "upload and download from page-locked (pinned) host memory, allocated once outside the timers; the inputs are written back from the CPU caches before the upload, outside the timers (DMA from lines dirty in the writing cores' caches ran 38-48 GB/s, differently in each process, against 50-54 GB/s from memory).".into(),
                 format!("allocate: {}", if g.0 == "cuda" {
                     "cuMemAllocAsync from a memory pool trimmed to zero before every pass (the memory comes from the driver each time), stream synchronised"
                 } else {
