@@ -313,3 +313,21 @@ fn a_stored_run_gets_the_claims_ledgers_of_todays_experiment_files() {
     // Fig. 3 on the H200: 12 -> 24 colors costs 48%, so the claim holds only in part.
     assert_eq!(row("Doubling the number of colors", "cuda f32").0, "partly");
 }
+
+/// The Banaś stage tables say that uploads read memory written back from the CPU caches only
+/// where the rows say so (`host_written_back`): two committed H100 runs, one made with
+/// `FEMBENCH_UPLOAD_FROM_CACHE=1`.
+#[test]
+fn the_upload_note_follows_the_rows() {
+    for (id, written_back) in [("20261125-082953-all", true), ("20261125-082727-all", false)] {
+        let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results").join(id);
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("run");
+        copy_tree(&stored, &run);
+        let out = report_run(&run, &tmp.path().join("plots")).unwrap();
+        assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
+        let text = std::fs::read_to_string(run.join("report.md")).unwrap();
+        assert!(text.contains("upload and download from page-locked (pinned) host memory"), "{id}");
+        assert_eq!(text.contains("written back from the CPU caches before the upload"), written_back, "{id}");
+    }
+}

@@ -66,7 +66,7 @@ pub(crate) struct Rows {
     degrees: Vec<i64>,
 }
 
-pub(crate) const EXTRA_COLUMNS: [&str; 11] = [
+pub(crate) const EXTRA_COLUMNS: [&str; 12] = [
     "elements",
     "group_size",
     "parts",
@@ -78,6 +78,7 @@ pub(crate) const EXTRA_COLUMNS: [&str; 11] = [
     "threads",
     "groups",
     "shared_bytes",
+    "host_written_back",
 ];
 
 impl Rows {
@@ -220,6 +221,13 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
     let degrees = r.degrees();
     let mut tables = Vec::new();
     for g in r.gpu_groups() {
+        // Whether this group's uploads read memory written back from the CPU caches (rows made
+        // before that was done have no such column).
+        let written_back = (0..r.metric.len()).any(|i| {
+            r.metric[i] == "upload"
+                && (&r.backend[i], &r.device[i], &r.precision[i], &r.mode[i]) == (&g.0, &g.1, &g.2, &g.3)
+                && r.extra("host_written_back", i) == 1.0
+        });
         let mut header = vec!["variant".to_string(), "per element".into()];
         header.extend(degrees.iter().map(|d| format!("p={d}")));
         let mut rows = Vec::new();
@@ -271,7 +279,11 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
             rows,
             notes: vec![
                 "Median over repetitions of whole passes. prepare and allocate by the host's wall clock; upload, kernel and download by device events (the paper timed every stage on the host). Every output was poisoned before the pass and checked after it.".into(),
-                "upload and download from page-locked (pinned) host memory, allocated once outside the timers; the inputs are written back from the CPU caches before the upload, outside the timers (DMA from lines dirty in the writing cores' caches ran 38-48 GB/s, differently in each process, against 50-54 GB/s from memory).".into(),
+                if written_back {
+                    "upload and download from page-locked (pinned) host memory, allocated once outside the timers; the inputs are written back from the CPU caches before the upload, outside the timers (DMA from lines dirty in the writing cores' caches ran 38-48 GB/s, differently in each process, against 50-54 GB/s from memory).".into()
+                } else {
+                    "upload and download from page-locked (pinned) host memory, allocated once outside the timers.".into()
+                },
                 format!("allocate: {}", if g.0 == "cuda" {
                     "cuMemAllocAsync from a memory pool trimmed to zero before every pass (the memory comes from the driver each time), stream synchronised"
                 } else {
