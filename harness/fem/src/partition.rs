@@ -269,19 +269,32 @@ pub fn metis_blocks(m: Elements, cap: usize) -> Result<(Vec<i32>, usize), String
 
 /// Greedy blocking (Klöckner et al., the "greedy partitioner" of Huthwaite 2014, section 3.1):
 /// blocks of at most `cap` nodes, each grown breadth-first over the node graph from one seed, so
-/// every block is connected. The next seed is the first unassigned node met on the previous
-/// block's frontier, so blocks lie next to each other; when a frontier is used up (a component
+/// every block is connected. The next seed lies on the previous block's frontier, so blocks lie
+/// next to each other: the unassigned frontier node with the most assigned neighbours (the most
+/// enclosed, ties to the lowest number), so that blocks fill the notches between earlier blocks
+/// instead of leaving them as small blocks of their own. When a frontier is used up (a component
 /// is done), the lowest-numbered unassigned node. Returns each node's block.
+///
+/// The seed rule is ours; Huthwaite does not give one. With the first unassigned node met on
+/// the frontier instead, RCM-numbered Delaunay rectangles of 0.4-0.8M nodes blocked at 81-82%
+/// efficiency (a fifth of the blocks under half full), and the weld model at 81% (78% after
+/// arrangement, against the paper's 88.3%); with this rule, 89-92% on the same rectangles and
+/// 88.1% on the weld after arrangement. Ties matter: on RCM-numbered meshes they follow the RCM
+/// front (README, "The greedy blocker's seed rule").
 pub fn greedy_nodes(m: Elements, cap: usize) -> Vec<u32> {
     assert!(cap > 0, "a block holds at least one node");
     let (xadj, adj) = node_graph(m);
     let n = m.num_nodes;
     let mut block = vec![u32::MAX; n];
+    // Assigned neighbours of each node, the seed rule's key.
+    let mut assigned = vec![0u32; n];
     let (mut next_unassigned, mut blocks) = (0usize, 0u32);
-    let mut seed: Option<usize> = None;
     let mut queue = std::collections::VecDeque::new();
+    // Unassigned nodes next to the last block (with repeats; filtered when the seed is picked).
+    let mut frontier: Vec<usize> = Vec::new();
     loop {
-        let start = match seed.take().filter(|&s| block[s] == u32::MAX) {
+        let seed = frontier.iter().copied().filter(|&w| block[w] == u32::MAX).max_by_key(|&w| (assigned[w], std::cmp::Reverse(w)));
+        let start = match seed {
             Some(s) => s,
             None => {
                 while next_unassigned < n && block[next_unassigned] != u32::MAX {
@@ -293,22 +306,33 @@ pub fn greedy_nodes(m: Elements, cap: usize) -> Vec<u32> {
                 next_unassigned
             }
         };
-        let (b, mut size) = (blocks, 1);
+        frontier.clear();
+        let b = blocks;
         blocks += 1;
-        block[start] = b;
+        let mut assign = |v: usize, block: &mut [u32], frontier: &mut Vec<usize>| {
+            block[v] = b;
+            for &w in &adj[xadj[v]..xadj[v + 1]] {
+                let w = w as usize;
+                assigned[w] += 1;
+                if block[w] == u32::MAX {
+                    frontier.push(w);
+                }
+            }
+        };
+        assign(start, &mut block, &mut frontier);
+        let mut size = 1;
         queue.clear();
         queue.push_back(start);
-        while let Some(v) = queue.pop_front() {
+        'grow: while let Some(v) = queue.pop_front() {
             for &w in &adj[xadj[v]..xadj[v + 1]] {
                 let w = w as usize;
                 if block[w] != u32::MAX {
                     continue;
                 }
                 if size == cap {
-                    seed = seed.or(Some(w));
-                    continue;
+                    break 'grow;
                 }
-                block[w] = b;
+                assign(w, &mut block, &mut frontier);
                 size += 1;
                 queue.push_back(w);
             }
@@ -425,6 +449,30 @@ mod tests {
         // 88% on the weld model at 512 nodes a block.
         let eta = nn as f64 / (nb * cap) as f64;
         assert!(eta > 0.6, "efficiency {eta}");
+    }
+
+    /// The seed rule fills the notches between blocks: on an unstructured (Delaunay) square of
+    /// about 195K nodes, blocks of 512 reach over 88% efficiency (90.0%; the first-met seed: 79.7%).
+    #[test]
+    fn greedy_blocks_of_an_unstructured_mesh_are_mostly_full() {
+        let outer = vec![(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)];
+        let tm = crate::trimesh::delaunay_with_interfaces(&[outer], &[], 25.0, 4e-6);
+        let n = tm.points.len();
+        // Numbered by RCM first, as the Pogo models are.
+        let flat: Vec<u32> = tm.tris.iter().flatten().copied().collect();
+        let (xadj, adj) = node_graph(Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: n });
+        let mut new_of = vec![0u32; n];
+        crate::ordering::rcm(&xadj, &adj).iter().enumerate().for_each(|(k, &v)| new_of[v as usize] = k as u32);
+        let nodes: Vec<u32> = flat.iter().map(|&v| new_of[v as usize]).collect();
+        let m = Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: n };
+        let block = greedy_nodes(m, 512);
+        let nb = *block.iter().max().unwrap() as usize + 1;
+        let mut sizes = vec![0usize; nb];
+        block.iter().for_each(|&b| sizes[b as usize] += 1);
+        assert!(sizes.iter().all(|&s| (1..=512).contains(&s)));
+        let eta = n as f64 / (nb * 512) as f64;
+        eprintln!("{n} nodes, {nb} blocks, eta {eta:.3}");
+        assert!(n > 150_000 && eta > 0.88, "{n} nodes, {nb} blocks, efficiency {eta}");
     }
 
     #[test]
