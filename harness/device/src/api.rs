@@ -120,6 +120,17 @@ impl Buffer {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+    /// Refuses a transfer of `len` bytes from byte `offset` that does not lie inside the buffer.
+    pub(crate) fn check_range(&self, offset: usize, len: usize) -> DeviceResult<()> {
+        if offset.checked_add(len).is_none_or(|end| end > self.bytes) {
+            return Err(DeviceError::Unsupported(format!(
+                "download of bytes {offset}..{} from a buffer of {}",
+                offset.saturating_add(len),
+                self.bytes
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Host memory for transfers: page-locked (pinned) where the backend can give it, so that a

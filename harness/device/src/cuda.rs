@@ -280,13 +280,7 @@ impl Device for CudaDevice {
 
     fn download_at(&self, src: &Buffer, offset: usize, out: &mut [u8]) -> DeviceResult<()> {
         self.refuse_inside_gate("cuMemcpyDtoH")?;
-        if offset + out.len() > src.bytes {
-            return Err(DeviceError::Unsupported(format!(
-                "download of bytes {offset}..{} from a buffer of {}",
-                offset + out.len(),
-                src.bytes
-            )));
-        }
+        src.check_range(offset, out.len())?;
         if out.len() > STAGED_ABOVE {
             let staging =
                 self.staging.get_or_init(|| self.alloc_host(STAGING_BYTES).map(std::cell::RefCell::new).map_err(|e| e.to_string()));

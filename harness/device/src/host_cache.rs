@@ -2,10 +2,11 @@
 //!
 //! An upload is the GPU reading host memory. When the host has just written that memory, its
 //! lines are dirty in the CPU's last-level cache, and the DMA reads are served from the caches
-//! of whichever cores wrote them: on the H200 host (a 16-core VM with 300 MiB of L3), 51 MB
-//! written by 8 or 16 threads uploaded at 38-48 GB/s, a different figure in each process, where
-//! the same memory written back first (clflush) uploaded at 50-54 GB/s in every process
-//! (scratch program, 3 processes x 3 buffers x 15 copies, session 15). A timed upload therefore
+//! of whichever cores wrote them. On the GPU machine of the NVIDIA H100 80GB HBM3 (a 16-core
+//! Xeon VM with 300 MiB of L3), 51 MB written by 8 or 16 threads uploaded at 38-48 GB/s, a
+//! different figure in each process, where the same memory written back first (clflush)
+//! uploaded at 50-54 GB/s in every process (scratch program, 3 processes x 3 buffers x 15
+//! copies, session 15). A timed upload therefore
 //! starts from memory written back: the figure is the link's, not the cache state's.
 
 use rayon::prelude::*;
@@ -41,9 +42,9 @@ pub fn write_back(bytes: &[u8]) -> bool {
             unsafe { flush_line(p as *const u8, opt) };
             p += LINE;
         }
+        // Each thread waits for its own lines; the parallel loop returns after every thread.
         fence();
     });
-    fence();
     true
 }
 

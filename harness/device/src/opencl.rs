@@ -183,13 +183,7 @@ impl Device for OpenClDevice {
 
     fn download_at(&self, src: &Buffer, offset: usize, out: &mut [u8]) -> DeviceResult<()> {
         self.refuse_inside_gate("clEnqueueReadBuffer")?;
-        if offset + out.len() > src.bytes {
-            return Err(DeviceError::Unsupported(format!(
-                "download of bytes {offset}..{} from a buffer of {}",
-                offset + out.len(),
-                src.bytes
-            )));
-        }
+        src.check_range(offset, out.len())?;
         let b = self.mem(src)?;
         // SAFETY: blocking read into a live slice, inside the buffer (checked above).
         unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, offset, out, &[]) }.map_err(api("clEnqueueReadBuffer"))?;
