@@ -70,7 +70,7 @@ fn every_shipped_experiment_is_valid() {
         }
         large += 1;
     }
-    assert!(large >= 3, "acoo-capacitor-large, sanfui-large, pogo-gear");
+    assert!(large >= 5, "acoo-capacitor-large, sanfui-large, sanfui-memory, pogo-gear, pogo-gear-full");
 }
 
 #[test]
@@ -280,6 +280,28 @@ fn a_full_run_shorter_than_its_window_is_refused_at_its_line() {
     let e = refused(&path);
     assert_eq!(e.line, Some(line_of(&path, "steps: 100}")), "{e}");
     assert!(e.message.contains("full_run.steps"), "{e}");
+}
+
+#[test]
+fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_at_its_line() {
+    // The shipped gear: sell in f64 goes all the way, the others stop after 25,000.
+    let gear = load(&shipped().join("large/pogo-gear.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(gear.points(false).len() > 1);
+    for (line, wants) in [
+        ("    every_increment: [{method: csr-cusparse, precision: f64}]", "csr-cusparse makes no full run"),
+        ("    every_increment: [{method: sell-kf32, precision: f32}]", "sell-kf32 runs in f64 only"),
+        ("    every_increment: [{method: sell, precision: f16}]", "f16"),
+    ] {
+        let (_d, path) = variant_of("large/pogo-gear.yaml", "    every_increment:", line);
+        let e = refused(&path);
+        assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
+        assert!(e.message.contains(wants), "{e}");
+    }
+    // Without `steps`, every run already goes through every increment.
+    let (_d, path) = variant_of("large/pogo-gear.yaml", "    steps:", "    # (no steps)");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
+    assert!(e.message.contains("without full_run.steps"), "{e}");
 }
 
 #[test]

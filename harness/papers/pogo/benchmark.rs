@@ -131,6 +131,22 @@ impl Benchmark for PogoStepping {
                     format!("{at}.full_run.steps must lie in window..=10000000 (the window's steps are part of the run)"),
                 ));
             }
+            let field = format!("{at}.full_run.every_increment");
+            if !f.every_increment.is_empty() && f.steps.is_none() {
+                return Err((field.clone(), format!("{field}: without full_run.steps every run already goes through every increment")));
+            }
+            for r in &f.every_increment {
+                let m = r.method.as_str();
+                if !r.method.full_runs() {
+                    return Err((field.clone(), format!("{field}: {m} makes no full run (sell, sell-kf32 and pogo-aligned do)")));
+                }
+                if !sweep.method.iter().any(|&s| s == r.method) {
+                    return Err((field.clone(), format!("{field}: {m} is not in the sweep's methods")));
+                }
+                if r.method.kf32() && r.precision == Precision::F32 {
+                    return Err((field.clone(), format!("{field}: {m} runs in f64 only")));
+                }
+            }
         }
         if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
             return Err((
@@ -187,8 +203,8 @@ impl Benchmark for PogoStepping {
         let full = problem
             .full_run
             .as_ref()
-            .filter(|f| f.coarsen == point.coarsen && matches!(point.method, Method::Sell | Method::SellKf32 | Method::PogoAligned))
-            .map(|f| (f.window, f.steps.unwrap_or(usize::MAX)));
+            .filter(|f| f.coarsen == point.coarsen && point.method.full_runs())
+            .map(|f| (f.window, f.cap(point.method, ctx.precision)));
         let mut run = match ctx.target {
             Target::Cpu => run_cpu(ctx, prep, point.method, problem.cpu_timed_steps)?,
             Target::Gpu(dev) => match ctx.precision {

@@ -159,6 +159,36 @@ pub struct FullRunSpec {
     /// and marks it. Absent: all of the model's increments.
     #[serde(default)]
     pub steps: Option<usize>,
+    /// Runs that go through every increment although `steps` stops the others (the f64 run
+    /// that Table 2 and the budget ask for, while the rest are extrapolated).
+    #[serde(default)]
+    pub every_increment: Vec<RunOf>,
+}
+
+/// One method in one precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOf {
+    pub method: Method,
+    pub precision: crate::Precision,
+}
+
+impl FullRunSpec {
+    /// The increments a full run of `method` in `precision` stops after (`usize::MAX`: all).
+    pub fn cap(&self, method: Method, precision: crate::Precision) -> usize {
+        if self.every_increment.contains(&RunOf { method, precision }) {
+            usize::MAX
+        } else {
+            self.steps.unwrap_or(usize::MAX)
+        }
+    }
+}
+
+impl Method {
+    /// The methods that make a full-length run (ours and the paper's kernel on aligned blocks).
+    pub fn full_runs(self) -> bool {
+        matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned)
+    }
 }
 
 impl Default for Problem_ {
@@ -197,4 +227,25 @@ pub struct Point {
     pub method: Method,
     pub model: ModelName,
     pub coarsen: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Precision;
+
+    #[test]
+    fn only_the_named_runs_go_through_every_increment() {
+        let f = FullRunSpec {
+            coarsen: 1.0,
+            window: 1500,
+            steps: Some(25_000),
+            every_increment: vec![RunOf { method: Method::Sell, precision: Precision::F64 }],
+        };
+        assert_eq!(f.cap(Method::Sell, Precision::F64), usize::MAX);
+        assert_eq!(f.cap(Method::Sell, Precision::F32), 25_000);
+        assert_eq!(f.cap(Method::PogoAligned, Precision::F64), 25_000);
+        let all = FullRunSpec { steps: None, every_increment: vec![], ..f };
+        assert_eq!(all.cap(Method::PogoAligned, Precision::F32), usize::MAX);
+    }
 }
