@@ -82,7 +82,7 @@ impl Benchmark for PogoStepping {
                 let mut methods: Vec<Method> = sweep.method.iter().copied().collect();
                 methods.sort_by_key(|m| match m {
                     _ if m.on_cpu() => 2,
-                    Method::Sell | Method::SellKf32 | Method::PogoAligned => 1,
+                    _ if m.full_runs() => 1,
                     _ => 0,
                 });
                 out.extend(methods.into_iter().map(|method| Point { method, model, coarsen }));

@@ -60,6 +60,10 @@ impl Method {
     pub fn kf32(self) -> bool {
         matches!(self, Method::SellKf32 | Method::PogoAlignedKf32)
     }
+    /// The methods that make a full-length run (ours and the paper's kernel on aligned blocks).
+    pub fn full_runs(self) -> bool {
+        matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned)
+    }
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
     }
@@ -181,13 +185,6 @@ impl FullRunSpec {
         } else {
             self.steps.unwrap_or(usize::MAX)
         }
-    }
-}
-
-impl Method {
-    /// The methods that make a full-length run (ours and the paper's kernel on aligned blocks).
-    pub fn full_runs(self) -> bool {
-        matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned)
     }
 }
 
