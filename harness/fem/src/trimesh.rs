@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementParameters, Triangulation};
 
 use crate::elements::Elements;
@@ -122,32 +124,54 @@ fn triangulate(
     let result = cdt.refine(params);
     assert!(max_new_vertices.is_none() || result.refinement_complete, "the mesh refinement ran out of vertices");
     let excluded: std::collections::HashSet<_> = result.excluded_faces.iter().map(|f| f.index()).collect();
+    // The faces kept, as vertex indices and positions, in spade's order.
+    let faces: Vec<[(usize, [f64; 2]); 3]> = cdt
+        .inner_faces()
+        .filter(|face| !excluded.contains(&face.fix().index()))
+        .map(|face| {
+            face.vertices().map(|v| {
+                let p = v.position();
+                (v.fix().index(), [p.x, p.y])
+            })
+        })
+        .collect();
+    // With interfaces, a face is kept when its centroid lies inside an odd number of loops
+    // (the gear's 2.8M faces against its outline of thousands of edges: on every core, each
+    // loop's bounding box first).
+    let keep: Vec<bool> = if interfaces.is_empty() {
+        vec![true; faces.len()]
+    } else {
+        let boxes: Vec<[f64; 4]> = loops.iter().map(|l| bounding_box(l)).collect();
+        faces
+            .par_iter()
+            .map(|f| {
+                let c = f.iter().fold((0.0, 0.0), |(x, y), (_, p)| (x + p[0] / 3.0, y + p[1] / 3.0));
+                let within = |b: &[f64; 4]| c.0 >= b[0] && c.0 <= b[2] && c.1 >= b[1] && c.1 <= b[3];
+                loops.iter().zip(&boxes).filter(|(l, b)| within(b) && inside(l, c)).count() % 2 == 1
+            })
+            .collect()
+    };
     let mut used: HashMap<usize, u32> = HashMap::new();
     let mut points = Vec::new();
     let mut tris = Vec::new();
-    for face in cdt.inner_faces() {
-        if excluded.contains(&face.fix().index()) {
-            continue;
-        }
-        let vs = face.vertices();
-        if !interfaces.is_empty() {
-            let c = vs.iter().fold((0.0, 0.0), |(x, y), v| (x + v.position().x / 3.0, y + v.position().y / 3.0));
-            if loops.iter().filter(|l| inside(l, c)).count() % 2 == 0 {
-                continue;
-            }
-        }
+    for (f, _) in faces.iter().zip(&keep).filter(|(_, &k)| k) {
         let mut t = [0u32; 3];
-        for (slot, v) in t.iter_mut().zip(vs.iter()) {
-            let id = v.fix().index();
+        for (slot, &(id, p)) in t.iter_mut().zip(f.iter()) {
             *slot = *used.entry(id).or_insert_with(|| {
-                let p = v.position();
-                points.push([p.x, p.y]);
+                points.push(p);
                 (points.len() - 1) as u32
             });
         }
         tris.push(orient_ccw(&points, t));
     }
     TriMesh { points, tris, dirichlet: Vec::new() }
+}
+
+/// The smallest box holding the polygon: [min x, min y, max x, max y].
+fn bounding_box(poly: &[(f64, f64)]) -> [f64; 4] {
+    poly.iter().fold([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY], |b, &(x, y)| {
+        [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)]
+    })
 }
 
 /// Whether `p` lies inside the closed polygon (even-odd rule).
