@@ -76,9 +76,11 @@ impl Benchmark for PogoStepping {
         let mut out = Vec::new();
         for &model in sweep.model.iter() {
             for &coarsen in sweep.coarsen.iter() {
-                // At each size: the GPU methods without a full run first, then those with one
-                // (their CPU window, started by the first GPU case of the size, overlaps the
-                // others), then the host methods (timed with the cores to themselves).
+                // One size at a time (the cache holds one model: going back to a size builds
+                // it again). At each size: the GPU methods without a full run first, then those
+                // with one (their CPU window, started by the first GPU case of the size, overlaps
+                // the others and their own device runs), then the host methods (timed with the
+                // cores to themselves).
                 let mut methods: Vec<Method> = sweep.method.iter().copied().collect();
                 methods.sort_by_key(|m| match m {
                     _ if m.on_cpu() => 2,
@@ -195,7 +197,7 @@ impl Benchmark for PogoStepping {
         }
         let prep = shared.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
         if matches!(ctx.target, Target::Cpu) {
-            prep.quiet();
+            Prepared::quiet();
         }
         let steps = problem.timed_steps;
         // The full-length run: ours and the paper's kernel on aligned blocks, at the element size

@@ -457,3 +457,30 @@ fn both_blockers_arrange_every_model_and_every_link_is_served() {
         assert!(a.data.arr.eta() > 0.5 && g.data.arr.eta() > 0.4, "{name:?}: {} {}", a.data.arr.eta(), g.data.arr.eta());
     }
 }
+
+#[test]
+fn each_size_runs_in_one_stretch_with_the_full_runs_after_the_other_gpu_cases_and_the_host_last() {
+    use super::benchmark::PogoStepping;
+    use super::spec::{Method, Sweep};
+    use crate::benchmark::Benchmark;
+    use crate::experiment::NonEmpty;
+    let sweep = Sweep {
+        method: NonEmpty(vec![Method::Sell, Method::CpuSerial, Method::PogoGreedy, Method::PogoAligned]),
+        model: NonEmpty(vec![ModelName::Weld]),
+        coarsen: NonEmpty(vec![2.0, 1.0]),
+    };
+    let order: Vec<(Method, f64)> = PogoStepping::points(&sweep).iter().map(|p| (p.method, p.coarsen)).collect();
+    // The cache holds one model: a size left is built again when it comes back. Within a size,
+    // the window that starts with the first GPU case runs beside the cases without a full run.
+    let expected = [
+        (Method::PogoGreedy, 2.0),
+        (Method::Sell, 2.0),
+        (Method::PogoAligned, 2.0),
+        (Method::CpuSerial, 2.0),
+        (Method::PogoGreedy, 1.0),
+        (Method::Sell, 1.0),
+        (Method::PogoAligned, 1.0),
+        (Method::CpuSerial, 1.0),
+    ];
+    assert_eq!(order, expected);
+}
