@@ -286,7 +286,8 @@ fn a_full_run_shorter_than_its_window_is_refused_at_its_line() {
 fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_at_its_line() {
     // The shipped gear: sell in f64 goes all the way, the others stop after 25,000.
     let gear = load(&shipped().join("large/pogo-gear.yaml")).unwrap_or_else(|e| panic!("{e}"));
-    assert!(gear.points(false).len() > 1);
+    // One size of one model: a point per method.
+    assert_eq!(gear.points(false).len(), 8);
     for (line, wants) in [
         ("    every_increment: [{method: csr-cusparse, precision: f64}]", "csr-cusparse makes no full run"),
         ("    every_increment: [{method: sell-kf32, precision: f32}]", "sell-kf32 runs in f64 only"),
@@ -297,6 +298,11 @@ fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_
         assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
         assert!(e.message.contains(wants), "{e}");
     }
+    // A precision the experiment does not run.
+    let (_d, path) = variant_of("large/pogo-gear.yaml", "precisions:", "precisions: [f32]");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
+    assert!(e.message.contains("f64 is not in the experiment's precisions"), "{e}");
     // Without `steps`, every run already goes through every increment.
     let (_d, path) = variant_of("large/pogo-gear.yaml", "    steps:", "    # (no steps)");
     let e = refused(&path);

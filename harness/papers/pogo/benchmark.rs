@@ -148,6 +148,9 @@ impl Benchmark for PogoStepping {
                 if r.method.kf32() && r.precision == Precision::F32 {
                     return Err((field.clone(), format!("{field}: {m} runs in f64 only")));
                 }
+                if !spec.precisions.iter().any(|&p| p == r.precision) {
+                    return Err((field.clone(), format!("{field}: {} is not in the experiment's precisions", r.precision.as_str())));
+                }
             }
         }
         if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
