@@ -70,7 +70,7 @@ enum Command {
     /// and F' as Matrix Market, and model.json.
     Export {
         /// A Pogo model instead of the Cecka system: weld, gear or geophysical.
-        #[arg(long, value_name = "weld|geophysical")]
+        #[arg(long, value_name = "weld|gear|geophysical")]
         model: Option<String>,
         /// With --model: the element size over the paper's (1: the paper's size, 1.9-2.0M DOFs).
         #[arg(long, default_value_t = 1.0)]
