@@ -376,36 +376,27 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
                 let owns = |v: u32| part[v as usize] == k as i32;
                 let mut slots: Vec<(u32, u32, u32)> = Vec::with_capacity(es.len() * pairs.len());
                 slots.extend(es.iter().flat_map(|&e| (0..pairs.len()).filter_map(move |q| pair(e as usize, q, &owns))));
-                // One accumulator per key; its targets: every owned target any element named
-                // (at most four candidates, kept on the stack: this runs for every pair of every
-                // element, at every part count tried).
+                // One accumulator per key; its targets: the two smallest distinct owned targets
+                // any element named (kept in place: this runs for every pair of every element, at
+                // every part count tried).
                 slots.sort_unstable();
                 let mut merged: Vec<(u32, u32, u32)> = Vec::with_capacity(slots.len() / 2);
                 for (key, a, b) in slots {
-                    let mut ts = [u32::MAX; 4];
-                    let mut n = 0;
-                    let mut add = |t: u32| {
-                        if t != u32::MAX {
-                            ts[n] = t;
-                            n += 1;
-                        }
-                    };
-                    add(a);
-                    add(b);
-                    match merged.last_mut() {
-                        Some(last) if last.0 == key => {
-                            add(last.1);
-                            add(last.2);
-                        }
-                        _ => merged.push((key, u32::MAX, u32::MAX)),
+                    if !matches!(merged.last(), Some(last) if last.0 == key) {
+                        merged.push((key, u32::MAX, u32::MAX));
                     }
-                    let ts = &mut ts[..n];
-                    ts.sort_unstable();
-                    // The two smallest distinct targets, as a sort and dedup would give.
                     let last = merged.last_mut().expect("pushed above");
-                    let first = ts.first().copied().unwrap_or(u32::MAX);
-                    last.1 = first;
-                    last.2 = ts.iter().copied().find(|&t| t != first).unwrap_or(u32::MAX);
+                    for t in [a, b] {
+                        if t == last.1 || t == last.2 {
+                            continue;
+                        }
+                        if t < last.1 {
+                            last.2 = last.1;
+                            last.1 = t;
+                        } else if t < last.2 {
+                            last.2 = t;
+                        }
+                    }
                 }
                 Block { elements: es, nodes, slots: merged }
             })
