@@ -96,3 +96,66 @@ fn a_new_benchmark_is_one_registry_line() {
     assert!(out.terminal.contains("3 rows of the sum test"), "{}", out.terminal);
     assert!(out.terminal.contains("Failed cases of sum (1)") && out.terminal.contains("verification failed"), "{}", out.terminal);
 }
+
+/// A benchmark whose cases leave a deferred rest (as a Pogo full run's check against its CPU
+/// window does): every case logs when it runs and when its rest runs.
+struct DeferBench;
+
+static LOG: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+impl Benchmark for DeferBench {
+    const NAME: &'static str = "defer-test";
+    type Sweep = Sweep;
+    type Problem = Problem;
+    type Outputs = Outputs;
+    type Point = u64;
+
+    fn points(sweep: &Sweep) -> Vec<u64> {
+        sweep.n.to_vec()
+    }
+    fn params(n: &u64) -> Params {
+        Params::default().push("n", ParamValue::Int(*n as i64))
+    }
+    fn case_exists(_: &u64, backend: fembench::Backend, _: fembench::Precision) -> bool {
+        backend == fembench::Backend::Cpu
+    }
+    fn run(ctx: &mut CaseCtx, _: &Problem, &n: &u64) -> Result<Vec<Measured>, CaseError> {
+        LOG.lock().unwrap().push(format!("run {n}"));
+        let timing = measure_host::<()>(ctx.policy, &mut || Ok(())).unwrap();
+        if n % 2 == 1 {
+            ctx.deferred = Some(Box::new(move |mut rows: Vec<Measured>| {
+                LOG.lock().unwrap().push(format!("rest {n}"));
+                let timing = rows[0].timing.clone().expect("the case's timing");
+                rows.push(Measured::verified("later", timing, if n == 3 { 1.0 } else { 0.0 }, 0.5));
+                rows
+            }));
+        }
+        Ok(vec![Measured::verified("now", timing, 0.0, 1.0)])
+    }
+    fn report(_: &Spec<Self>, _: &DataFrame, _: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        Ok(vec![])
+    }
+}
+
+static DEFER_REGISTRY: Registry = Registry(&[entry::<DeferBench>()]);
+
+#[test]
+fn a_deferred_rest_runs_before_the_next_host_timed_case_and_before_the_experiment_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("defer.yaml");
+    std::fs::write(
+        &file,
+        "id: defer\ntitle: defer\nbenchmark: defer-test\nsweep: { n: [1, 2, 3] }\nbackends: [cpu]\nprecisions: [f64]\n\
+         measure: { warmup: 0, min_reps: 1, max_reps: 1, min_time_s: 0 }\noutputs: {}\n",
+    )
+    .unwrap();
+    let exps = DEFER_REGISTRY.load_all(&[&file]).unwrap_or_else(|e| panic!("{e:?}"));
+    let s = run(&exps, &RunOptions { out_dir: dir.path().join("results"), ..Default::default() }).unwrap();
+    // Case 1's rest before case 2 (timed on the host), case 3's before the run ends.
+    assert_eq!(*LOG.lock().unwrap(), ["run 1", "rest 1", "run 2", "run 3", "rest 3"]);
+    // Rows: 1 now + later, 2 now, 3 now + a later row that fails its check.
+    assert_eq!((s.rows_ok, s.rows_failed), (4, 1));
+    let dir_run = RunDir::open(&s.run_dir).unwrap();
+    assert_eq!(dir_run.read_experiment("defer").unwrap().unwrap().height(), 5);
+    assert!(dir_run.crashed_cases("defer").unwrap().is_empty(), "every case's started marker was cleared");
+}

@@ -106,7 +106,16 @@ pub struct CaseCtx<'a> {
     /// benchmark may prepare their host-side work together, before anything is timed (Cecka
     /// builds all the partitions of a problem in parallel).
     pub upcoming: &'a [Upcoming],
+    /// The rest of the case, where it waits for host work in the background ([`Deferred`]).
+    pub deferred: Option<Deferred>,
 }
+
+/// The rest of a case that waits for host work running in the background (a Pogo full run's
+/// check against its CPU window), so that the device is not held idle meanwhile: it gets the
+/// case's rows and returns them completed. The runner calls it before the next host-timed case
+/// and before the experiment ends, and only then writes the case's rows (the case stays marked
+/// as started until then, so a crash still records it as failed).
+pub type Deferred = Box<dyn FnOnce(Vec<Measured>) -> Vec<Measured> + Send>;
 
 /// A case still to run: its backend, precision and parameters.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
-use crate::benchmark::{CaseCtx, CaseError, Experiment, Measured, ModuleCache, Target, Upcoming};
+use crate::benchmark::{CaseCtx, CaseError, Deferred, Experiment, Measured, ModuleCache, Target, Upcoming};
 use crate::experiment::Params;
 use crate::results::{now_string, ExperimentRecord, ResultsError, Row, RunDir, RunMeta, Status};
 use fembench_core::Precision;
@@ -238,6 +238,9 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     }
     let mut opened: BTreeMap<Backend, Opened> = BTreeMap::new();
     let telemetry = fembench_device::telemetry::Telemetry::open();
+    // Cases whose rows wait for their deferred rest (see [`Deferred`]).
+    let run_id = meta.run_id.clone();
+    let mut pending: Vec<Finished> = Vec::new();
     let run_start = std::time::Instant::now();
     for (ci, case) in cases.iter().enumerate() {
         if opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit) {
@@ -245,6 +248,10 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             break;
         }
         let e = &experiments[case.exp];
+        // No background job of one experiment runs into the next.
+        if ci > 0 && cases[ci - 1].exp != case.exp {
+            crate::background::quiet();
+        }
         let iteration_start = std::time::Instant::now();
         bar.set_message(format!("{} {}", e.id(), case.id));
         let target = opened.entry(case.backend).or_insert_with(|| open_backend(case.backend, device_index, &mut meta));
@@ -259,11 +266,11 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
         let case_start = std::time::Instant::now();
         fembench_measure::trace::begin(&format!("{} {}", e.id(), case.id));
-        let mut outcome: Result<Vec<Measured>, CaseError> = match target {
-            _ if too_big.is_some() => Err(CaseError::Failed(too_big.unwrap_or_default())),
-            Opened::Unavailable(reason) => Err(CaseError::Skipped(reason.clone())),
+        let (mut outcome, deferred): (Result<Vec<Measured>, CaseError>, Option<Deferred>) = match target {
+            _ if too_big.is_some() => (Err(CaseError::Failed(too_big.unwrap_or_default())), None),
+            Opened::Unavailable(reason) => (Err(CaseError::Skipped(reason.clone())), None),
             Opened::Gpu { dev, .. } if case.precision == Precision::F64 && !dev.info().fp64 => {
-                Err(CaseError::Skipped(format!("{} has no fp64 support", dev.info().name)))
+                (Err(CaseError::Skipped(format!("{} has no fp64 support", dev.info().name))), None)
             }
             Opened::Gpu { dev, modules, flusher } => {
                 inject_sticky_fault(dev.as_ref(), &case.id);
@@ -273,7 +280,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 }
                 match flusher {
                     Some(Err(why)) if needs_flush => {
-                        Err(CaseError::Failed(format!("cold mode asked for, but the cache flusher could not be made: {why}")))
+                        (Err(CaseError::Failed(format!("cold mode asked for, but the cache flusher could not be made: {why}"))), None)
                     }
                     _ => {
                         let mut ctx = CaseCtx {
@@ -283,12 +290,18 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                             flusher: flusher.as_ref().and_then(|f| f.as_ref().ok()),
                             modules,
                             upcoming,
+                            deferred: None,
                         };
-                        guarded(|| e.run_point(&mut ctx, quick, case.point))
+                        let outcome = guarded(|| e.run_point(&mut ctx, quick, case.point));
+                        (outcome, ctx.deferred.take())
                     }
                 }
             }
             Opened::Cpu => {
+                // Host-timed: no background job (a model's CPU window, a problem built ahead)
+                // may share the cores, and the cases that waited for one are settled first.
+                settle(&mut pending, &mut |p| finish_case(p, &mut summary, &bar))?;
+                crate::background::quiet();
                 let mut modules = ModuleCache::default();
                 let mut ctx = CaseCtx {
                     target: Target::Cpu,
@@ -297,8 +310,10 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                     flusher: None,
                     modules: &mut modules,
                     upcoming,
+                    deferred: None,
                 };
-                guarded(|| e.run_point(&mut ctx, quick, case.point))
+                let outcome = guarded(|| e.run_point(&mut ctx, quick, case.point));
+                (outcome, ctx.deferred.take())
             }
         };
         // Where a case's wall time goes besides its timed repetitions: compiling (or loading
@@ -325,19 +340,22 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             }
         }
         let failed_on_gpu = outcome.is_err() && matches!(target, Opened::Gpu { .. });
-        let rows = to_rows(&meta.run_id, e.id(), &case.id, case.backend, &device_name, case.precision, &case.params, outcome);
-        for r in &rows {
-            match r.status {
-                Status::Ok => summary.rows_ok += 1,
-                Status::Failed => {
-                    summary.rows_failed += 1;
-                    bar.println(format!("FAILED {} {} {}: {}", e.id(), case.id, r.metric, r.reason.as_deref().unwrap_or("")));
-                }
-                Status::Skipped => summary.rows_skipped += 1,
-            }
+        let done = Finished {
+            run: &run,
+            run_id: &run_id,
+            exp: e.id(),
+            id: &case.id,
+            backend: case.backend,
+            device: device_name.clone(),
+            precision: case.precision,
+            params: &case.params,
+            outcome,
+            rest: None,
+        };
+        match (deferred, &done.outcome) {
+            (Some(rest), Ok(_)) => pending.push(Finished { rest: Some(rest), ..done }),
+            _ => finish_case(done, &mut summary, &bar)?,
         }
-        run.write_case(e.id(), &rows)?;
-        run.clear_started(e.id(), &case.id)?;
         fembench_measure::trace::mark("rows written");
         if kernel_cache::request_count() != noted_kernels {
             let compiled = kernel_cache::requests();
@@ -356,18 +374,70 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             }
         }
         summary.cases_run += 1;
+        // The experiment's last case (or the last before the time limit): the cases that waited
+        // for background work are settled, and the experiment's wall time goes to meta.json now,
+        // so a run stopped later keeps it.
+        let last = cases.get(ci + 1).is_none_or(|next| next.exp != case.exp)
+            || opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit);
+        if last {
+            settle(&mut pending, &mut |p| finish_case(p, &mut summary, &bar))?;
+        }
         *meta.experiment_wall_s.entry(e.id().to_string()).or_default() += iteration_start.elapsed().as_secs_f64();
-        // The experiment's last case: its wall time goes to meta.json now, so a run stopped later
-        // keeps it.
-        if cases.get(ci + 1).is_none_or(|next| next.exp != case.exp) {
+        if last {
             run.write_meta(&meta)?;
         }
         bar.inc(1);
     }
+    settle(&mut pending, &mut |p| finish_case(p, &mut summary, &bar))?;
     bar.finish_and_clear();
     meta.finished = Some(now_string());
     run.write_meta(&meta)?;
     Ok(summary)
+}
+
+/// A case that returned: its identity, its outcome, and the rest it left to run ([`Deferred`]).
+struct Finished<'r> {
+    run: &'r RunDir,
+    run_id: &'r str,
+    exp: &'r str,
+    id: &'r str,
+    backend: Backend,
+    device: String,
+    precision: Precision,
+    params: &'r Params,
+    outcome: Result<Vec<Measured>, CaseError>,
+    rest: Option<Deferred>,
+}
+
+/// Runs the deferred rest of every pending case, in order, and writes their rows.
+fn settle<'r>(pending: &mut Vec<Finished<'r>>, finish: &mut dyn FnMut(Finished<'r>) -> Result<(), RunError>) -> Result<(), RunError> {
+    for mut p in pending.drain(..) {
+        if let (Some(rest), Ok(rows)) = (p.rest.take(), &mut p.outcome) {
+            let rows = std::mem::take(rows);
+            p.outcome = guarded(|| Ok(rest(rows)));
+        }
+        finish(p)?;
+    }
+    Ok(())
+}
+
+/// A case's rows: counted, reported where they failed, written, and the case's started marker
+/// cleared.
+fn finish_case(done: Finished, summary: &mut RunSummary, bar: &ProgressBar) -> Result<(), RunError> {
+    let rows = to_rows(done.run_id, done.exp, done.id, done.backend, &done.device, done.precision, done.params, done.outcome);
+    for r in &rows {
+        match r.status {
+            Status::Ok => summary.rows_ok += 1,
+            Status::Failed => {
+                summary.rows_failed += 1;
+                bar.println(format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
+            }
+            Status::Skipped => summary.rows_skipped += 1,
+        }
+    }
+    done.run.write_case(done.exp, &rows)?;
+    done.run.clear_started(done.exp, done.id)?;
+    Ok(())
 }
 
 /// A hook for the GPU test of the re-open and relaunch path: with `FEMBENCH_TEST_STICKY_FAULT`

@@ -4,7 +4,7 @@
 use polars::prelude::DataFrame;
 use std::sync::Arc;
 
-use super::gpu::{run_device, FullRun, StepRun, POGO};
+use super::gpu::{run_device, CheckedFullRun, StepRun, POGO};
 use super::prepared::Prepared;
 use super::spec::*;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
@@ -199,9 +199,6 @@ impl Benchmark for PogoStepping {
             Prepared::window_in_background(&shared, f.window);
         }
         let prep = shared.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
-        if matches!(ctx.target, Target::Cpu) {
-            Prepared::quiet();
-        }
         let steps = problem.timed_steps;
         // The full-length run: ours and the paper's kernel on aligned blocks, at the element size
         // the experiment names.
@@ -220,10 +217,21 @@ impl Benchmark for PogoStepping {
         let timed = if matches!(ctx.target, Target::Cpu) { problem.cpu_timed_steps } else { steps };
         let full = run.full.take();
         let mut rows = vec![row(prep, point, ctx.precision, run, timed)];
-        if let Some(f) = full {
-            rows.push(full_row(prep, point, ctx.precision, f, &rows[0]));
-        }
         rows.extend(prep.metis_row());
+        // The full run's check waits for the CPU window: after the case, so that the next GPU
+        // cases run meanwhile (the runner settles it before any host-timed case).
+        if let Some(f) = full {
+            let (shared, point, precision) = (shared.clone(), *point, ctx.precision);
+            ctx.deferred = Some(Box::new(move |mut rows: Vec<Measured>| {
+                if let Ok(prep) = shared.as_ref() {
+                    let window = prep.window(f.window);
+                    let checked = f.check(&window);
+                    let full = full_row(prep, &point, precision, checked, &rows[0]);
+                    rows.push(full);
+                }
+                rows
+            }));
+        }
         Ok(rows)
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
@@ -313,7 +321,7 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
 
 /// The full run's row: its time for all increments, checked against the CPU window (U after
 /// the window's steps), with the receivers' traces as series and the step row's model columns.
-fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: FullRun, step: &Measured) -> Measured {
+fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: CheckedFullRun, step: &Measured) -> Measured {
     let f32_rounding = precision == Precision::F32 || point.method.kf32();
     let tol = long_run_tolerance(f32_rounding, prep.sys.row_bound, f.window);
     let per_step = step.bytes.unwrap_or(f64::NAN);

@@ -267,23 +267,16 @@ pub fn run_device<T: Real>(
             let at_window = to_dofs(dev.download_vec::<T>(&u[(window + 1) % 3], ndof)?.into_iter().map(|v| v.to_f64()).collect());
             let rest = run(window, steps)?;
             let trace: Vec<f64> = dev.download_vec::<T>(&full_trace, steps * nrec)?.into_iter().map(|v| v.to_f64()).collect();
-            // The CPU window (computed in the background since the first GPU case of this size)
-            // is waited for only now, so that the device run overlaps it.
-            let reference = prep.window(window);
-            let field_error = crate::fem::verify::relative_l2(&at_window, &reference.field);
-            let trace_error = receiver_discrepancy(&trace[..window * nrec], &reference.trace, nrec, 0.0);
-            let stride = (steps / 4000).max(1);
-            let strided = |v: &[f64]| v.chunks(nrec).step_by(stride).flatten().copied().collect::<Vec<f64>>();
+            // Checked against the CPU window (computed in the background since the first GPU
+            // case of this size) only after the case, so that the device goes on meanwhile
+            // ([`FullRun::check`], called from the case's deferred rest).
             Some(FullRun {
                 timing: Timing { samples: vec![first + rest], timer: Timer::DeviceEvent, mode: CacheMode::Warm },
                 steps,
                 window,
-                window_cpu_s: reference.seconds,
-                field_error: if trace.iter().any(|v| v.is_nan()) { f64::NAN } else { field_error },
-                trace_error,
-                stride,
-                trace: strided(&trace),
-                reference_trace: strided(&reference.trace),
+                at_window,
+                trace,
+                width: nrec,
             })
         }
         None => None,
@@ -291,8 +284,44 @@ pub fn run_device<T: Real>(
     Ok(StepRun { per_step, error, trace_error, device_bytes, vendor_version, col16, full, checked_steps: prep.check_steps })
 }
 
-/// A full-length run on the device and its check against the CPU reference's window.
+/// A full-length run on the device, before its check against the CPU reference's window.
 pub struct FullRun {
+    /// One sample: seconds for all the increments.
+    pub timing: Timing,
+    pub steps: usize,
+    /// Steps of the CPU reference's window.
+    pub window: usize,
+    /// U after the window's steps (f64, node-major x, y).
+    pub at_window: Vec<f64>,
+    /// The receivers' values at every step (`width` values a step, step-major).
+    pub trace: Vec<f64>,
+    pub width: usize,
+}
+
+impl FullRun {
+    /// The run checked against the CPU reference's window of its model (`reference`).
+    pub fn check(self, reference: &super::prepared::Window) -> CheckedFullRun {
+        let (window, nrec) = (self.window, self.width);
+        let field_error = crate::fem::verify::relative_l2(&self.at_window, &reference.field);
+        let trace_error = receiver_discrepancy(&self.trace[..window * nrec], &reference.trace, nrec, 0.0);
+        let stride = (self.steps / 4000).max(1);
+        let strided = |v: &[f64]| v.chunks(nrec).step_by(stride).flatten().copied().collect::<Vec<f64>>();
+        CheckedFullRun {
+            field_error: if self.trace.iter().any(|v| v.is_nan()) { f64::NAN } else { field_error },
+            trace_error,
+            stride,
+            trace: strided(&self.trace),
+            reference_trace: strided(&reference.trace),
+            window_cpu_s: reference.seconds,
+            timing: self.timing,
+            steps: self.steps,
+            window,
+        }
+    }
+}
+
+/// A full-length run on the device and its check against the CPU reference's window.
+pub struct CheckedFullRun {
     /// One sample: seconds for all the increments.
     pub timing: Timing,
     pub steps: usize,

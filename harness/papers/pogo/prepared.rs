@@ -54,26 +54,6 @@ pub struct Prepared {
     graph: std::sync::OnceLock<(Vec<usize>, Vec<u32>)>,
 }
 
-/// Windows being computed in the background, over every model, and the signal that one ended.
-static BACKGROUND: (std::sync::Mutex<usize>, std::sync::Condvar) = (std::sync::Mutex::new(0), std::sync::Condvar::new());
-
-/// One background window in [`BACKGROUND`]'s count, from its start until dropped (a panic too).
-struct Background;
-
-impl Background {
-    fn start() -> Background {
-        *BACKGROUND.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        Background
-    }
-}
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        *BACKGROUND.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-        BACKGROUND.1.notify_all();
-    }
-}
-
 /// A memory arrangement with the paper's kernel's data, and the host seconds it took.
 pub struct Arranged {
     pub data: BlockData,
@@ -220,24 +200,13 @@ impl Prepared {
         }
         let this = this.clone();
         // Counted before the thread starts, so that a host-timed case cannot slip in before it.
-        let running = Background::start();
+        let running = crate::background::Job::start();
         std::thread::spawn(move || {
             let _running = running;
             if let Ok(p) = this.as_ref() {
                 p.window(steps);
             }
         });
-    }
-
-    /// Waits until no window of any model is being computed in the background (a host-timed
-    /// case must not share the cores, and the windows of one size run beside the cases of the
-    /// others).
-    pub fn quiet() {
-        let (count, done) = &BACKGROUND;
-        let mut n = count.lock().unwrap_or_else(|e| e.into_inner());
-        while *n > 0 {
-            n = done.wait(n).unwrap_or_else(|e| e.into_inner());
-        }
     }
 
     /// The CPU reference of the first `steps` steps of the full run, made once per length.
