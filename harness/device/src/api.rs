@@ -43,6 +43,12 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// Whether the device's kernels run on the host's cores (PoCL): host work beside its cases
+    /// would then enter their timings.
+    pub fn runs_on_host(&self) -> bool {
+        self.platform.contains("Portable Computing Language") || self.backend == Some(Backend::Cpu)
+    }
+
     /// The shared memory a block may use: the device's limit per block, or `requested` if an
     /// experiment asks for less (more is refused).
     pub fn shared_limit(&self, requested: Option<u64>) -> Result<usize, String> {

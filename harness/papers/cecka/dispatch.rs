@@ -15,7 +15,7 @@ use crate::Precision;
 /// Runs the method of `point` on the case's GPU and checks every entry of its system.
 pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
     let dev = gpu_of(ctx)?;
-    warm(ctx, problem, prep, point, dev.info().backend, shared_limit(dev, problem)?);
+    warm(ctx, problem, prep, point, dev.info().backend, shared_limit(dev, problem)?, !dev.info().runs_on_host());
     let run = match point.method.family() {
         Family::Elem => run_elem::<T>(ctx, problem, prep, point)?,
         Family::GlobalNz => run_global_nz::<T>(ctx, problem, prep, point)?,

@@ -4,8 +4,12 @@
 use super::nz_plans::{self, Packed};
 use super::prepared::*;
 use super::spec::*;
-use crate::benchmark::{CaseCtx, CaseError};
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use crate::benchmark::{CaseCtx, CaseError, Upcoming};
 use crate::device::Backend;
+use crate::experiment::{ParamValue, Params};
 
 /// GlobalNZ's plan for `limit` bytes of shared memory and reals of `s` bytes.
 pub(crate) fn global_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<nz_plans::GlobalPlan> {
@@ -51,35 +55,37 @@ pub(crate) fn local_plan_for(prep: &Prepared, problem: &Problem_) -> Timed<Packe
     cached(&prep.local, [gs, tpb], || nz_plans::local_plan(&prep.problem, gs, tpb))
 }
 
-/// Before the first GPU case of a problem on a backend: builds, in parallel, the references
-/// and every plan that this case and the experiment's later cases of the same problem on the
-/// same backend will use (the runner lists them in `ctx.upcoming`). Each plan keeps its own
-/// build time as its set-up; plans that run beside each other share the host's cores.
-/// `backend`: the case's; `limit`: its device's shared memory per block (bytes).
-pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point, backend: Option<Backend>, limit: usize) {
-    if !prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
-        return;
-    }
-    let int = |params: &crate::experiment::Params, k: &str| {
-        params.0.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-            crate::experiment::ParamValue::Int(i) => Some(*i),
-            _ => None,
-        })
-    };
-    let mut wanted: std::collections::BTreeSet<(Method, usize, u32)> = Default::default();
-    wanted.insert((point.method.full(), ctx.precision.bytes(), point.colors));
-    let mut dummies = point.method.dummy();
-    for u in ctx.upcoming.iter().filter(|u| Some(u.backend) == backend) {
-        let same = int(&u.params, "level") == Some(point.level as i64) && int(&u.params, "order") == Some(point.order as i64);
-        let method = u.params.0.iter().find(|(n, _)| n == "method").and_then(|(_, v)| match v {
-            crate::experiment::ParamValue::Str(m) => Method::ALL.into_iter().find(|x| x.as_str() == m),
-            _ => None,
-        });
-        if let (true, Some(m)) = (same, method) {
+/// The methods (with their real size and colors) that the cases of the problem (`level`,
+/// `order`) on `backend` will use among `cases`, and whether any of them is a dummy.
+fn wanted_by(cases: &[Upcoming], backend: Option<Backend>, level: u32, order: u32) -> (BTreeSet<(Method, usize, u32)>, bool) {
+    let mut wanted = BTreeSet::new();
+    let mut dummies = false;
+    for u in cases.iter().filter(|u| Some(u.backend) == backend) {
+        let same = int(&u.params, "level") == Some(level as i64) && int(&u.params, "order") == Some(order as i64);
+        if let (true, Some(m)) = (same, method_of(&u.params)) {
             wanted.insert((m.full(), u.precision.bytes(), int(&u.params, "min_colors").unwrap_or(0) as u32));
             dummies |= m.dummy();
         }
     }
+    (wanted, dummies)
+}
+
+fn int(params: &Params, k: &str) -> Option<i64> {
+    params.0.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
+        ParamValue::Int(i) => Some(*i),
+        _ => None,
+    })
+}
+
+fn method_of(params: &Params) -> Option<Method> {
+    params.0.iter().find(|(n, _)| n == "method").and_then(|(_, v)| match v {
+        ParamValue::Str(m) => Method::ALL.into_iter().find(|x| x.as_str() == m),
+        _ => None,
+    })
+}
+
+/// Builds, in parallel, the references and the plans of `wanted` (see [`warm`]).
+fn build_plans(problem: &Problem_, prep: &Prepared, wanted: &BTreeSet<(Method, usize, u32)>, dummies: bool, limit: usize) {
     // A job that panics leaves nothing cached, so the case that needs it makes it again and
     // fails on its own; it must not fail this case.
     let quietly = |job: &(dyn Fn() + Sync)| drop(std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)));
@@ -98,7 +104,7 @@ pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &P
                 })
             });
         }
-        for &(m, s, colors) in &wanted {
+        for &(m, s, colors) in wanted {
             match m.family() {
                 Family::GlobalNz => sc.spawn(move |_| quietly(&|| drop(global_plan_for(prep, problem, limit, s)))),
                 Family::SharedNz => sc.spawn(move |_| quietly(&|| drop(shared_plan_for(prep, problem, limit, s)))),
@@ -109,4 +115,120 @@ pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &P
             }
         }
     });
+}
+
+/// The next problem built ahead, on a thread of its own, while the cases of the problem in hand
+/// run: its key and its thread.
+static AHEAD: Mutex<Option<(ProblemKey, std::thread::JoinHandle<()>)>> = Mutex::new(None);
+
+/// Waits for the problem being built ahead, if it is `key`'s: its case must not build the same
+/// plans a second time beside it.
+fn join_ahead(key: &ProblemKey) {
+    let mut ahead = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
+    if ahead.as_ref().is_some_and(|(k, _)| k == key) {
+        if let Some((_, thread)) = ahead.take() {
+            // A panic there cached nothing: the case builds what it needs and fails on its own.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Starts building the first problem after `key` among `upcoming` on `backend` (its problem,
+/// references and plans, as [`warm`] would), on every core but two, while this problem's
+/// cases run on the GPU. The runner waits for it before any host-timed case
+/// ([`crate::background::quiet`]); its plans' seconds count cores shared with those cases.
+fn build_ahead(problem: &Problem_, key: &ProblemKey, upcoming: &[Upcoming], backend: Option<Backend>, limit: usize) {
+    let next = upcoming.iter().filter(|u| Some(u.backend) == backend).find_map(|u| {
+        let (level, order) = (int(&u.params, "level")? as u32, int(&u.params, "order")? as u32);
+        ((level, order) != (key.1, key.2)).then_some((level, order))
+    });
+    let Some((level, order)) = next else { return };
+    let next_key: ProblemKey = (problem.mesh.clone(), level, order);
+    let mut ahead = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
+    if ahead.as_ref().is_some_and(|(k, t)| *k == next_key || !t.is_finished()) || is_cached(&next_key) {
+        return;
+    }
+    let (problem, cases) = (problem.clone(), upcoming.to_vec());
+    let job = crate::background::Job::start();
+    let thread = std::thread::spawn(move || {
+        let _job = job;
+        crate::background::pool().install(|| {
+            let Ok(prep) = prepared(problem.mesh.as_ref(), level, order) else { return };
+            let (wanted, dummies) = wanted_by(&cases, backend, level, order);
+            if prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
+                build_plans(&problem, &prep, &wanted, dummies, limit);
+            }
+        })
+    });
+    *ahead = Some((next_key, thread));
+}
+
+/// Before the first GPU case of a problem on a backend: builds, in parallel, the references
+/// and every plan that this case and the experiment's later cases of the same problem on the
+/// same backend will use (the runner lists them in `ctx.upcoming`). Each plan keeps its own
+/// build time as its set-up; plans that run beside each other share the host's cores. Then
+/// starts the next problem of the experiment ([`build_ahead`]), so that its plans are made
+/// while this problem's cases run.
+/// `backend`: the case's; `limit`: its device's shared memory per block (bytes); `ahead`:
+/// whether to build the next problem ahead (not where the device's kernels run on the host's
+/// cores, as PoCL's do).
+pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point, backend: Option<Backend>, limit: usize, ahead: bool) {
+    let key: ProblemKey = (problem.mesh.clone(), point.level, point.order);
+    join_ahead(&key);
+    if prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
+        let (mut wanted, dummies) = wanted_by(ctx.upcoming, backend, point.level, point.order);
+        wanted.insert((point.method.full(), ctx.precision.bytes(), point.colors));
+        build_plans(problem, prep, &wanted, dummies || point.method.dummy(), limit);
+    }
+    if ahead {
+        build_ahead(problem, &key, ctx.upcoming, backend, limit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Precision;
+
+    fn case(method: &str, order: i64, precision: Precision) -> Upcoming {
+        let params = Params::default()
+            .push("method", ParamValue::Str(method.into()))
+            .push("level", ParamValue::Int(1))
+            .push("order", ParamValue::Int(order))
+            .push("min_colors", ParamValue::Int(0));
+        Upcoming { backend: Backend::OpenCl, precision, params }
+    }
+
+    #[test]
+    fn the_next_problem_and_its_plans_are_built_ahead_and_waited_for() {
+        let problem = Problem_::default();
+        let upcoming = [
+            case("elem-color", 2, Precision::F32),
+            case("global-nz", 3, Precision::F32),
+            case("local-nz-dummy", 3, Precision::F64),
+            case("elem-atomic", 3, Precision::F64),
+        ];
+        let (key, next): (ProblemKey, ProblemKey) = ((None, 1, 2), (None, 1, 3));
+        let (wanted, dummies) = wanted_by(&upcoming, Some(Backend::OpenCl), 1, 3);
+        assert!(dummies);
+        assert_eq!(wanted.len(), 3, "{wanted:?}");
+        assert!(wanted.contains(&(Method::LocalNz, 8, 0)), "a dummy wants its full method's plan");
+        build_ahead(&problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
+        assert!(AHEAD.lock().unwrap().as_ref().is_some_and(|(k, _)| *k == next));
+        // A second call while it runs starts nothing more.
+        build_ahead(&problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
+        join_ahead(&next);
+        assert!(AHEAD.lock().unwrap().is_none(), "joined");
+        assert!(is_cached(&next));
+        let prep = prepared(None, 1, 3).expect("built ahead");
+        assert!(prep.warmed.lock().unwrap().contains(&Some(Backend::OpenCl)));
+        assert!(prep.reference.get().is_some() && prep.dummy_reference.get().is_some());
+        assert_eq!(prep.global.lock().unwrap().len(), 1);
+        assert_eq!(prep.local.lock().unwrap().len(), 1);
+        assert!(prep.shared.lock().unwrap().is_empty() && prep.shared_atomic.lock().unwrap().is_empty(), "only what the cases use");
+        // From the last problem, nothing is ahead; another backend's cases are not this one's.
+        build_ahead(&problem, &next, &upcoming[1..], Some(Backend::OpenCl), 48 * 1024);
+        build_ahead(&problem, &key, &upcoming, Some(Backend::Cuda), 48 * 1024);
+        assert!(AHEAD.lock().unwrap().is_none());
+    }
 }

@@ -74,6 +74,11 @@ pub(crate) type ProblemKey = (Option<MeshFile>, u32, u32);
 /// Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
 static CACHE: ProblemCache<ProblemKey, Prepared> = ProblemCache::new(2);
 
+/// Whether the problem of `key` is built.
+pub(crate) fn is_cached(key: &ProblemKey) -> bool {
+    CACHE.contains(key)
+}
+
 pub(crate) fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
     CACHE.get_or_build((mesh.cloned(), level, order), || build(mesh, level, order))
 }
