@@ -350,11 +350,11 @@ fn pogo_geophysical_steps_match_the_oracle_on_opencl() {
     pogo_rows_match_the_oracle("pogo-geophysical");
 }
 
-/// The same for the gear (experiments/large): internal boundaries (a bore, holes, opened
+/// The same for the gear (experiments/pogo-gear.yaml): internal boundaries (a bore, holes, opened
 /// cracks), a force on every node of a tooth face, and a full run of a stated number of steps.
 #[test]
 fn pogo_gear_steps_match_the_oracle_on_opencl() {
-    pogo_rows_match_the_oracle("large/pogo-gear");
+    pogo_rows_match_the_oracle("pogo-gear");
 }
 
 fn pogo_rows_match_the_oracle(file: &str) {

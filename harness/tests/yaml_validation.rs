@@ -70,7 +70,7 @@ fn every_shipped_experiment_is_valid() {
         }
         large += 1;
     }
-    assert!(large >= 5, "acoo-capacitor-large, sanfui-large, sanfui-memory, pogo-gear, pogo-gear-full");
+    assert!(large >= 4, "acoo-capacitor-large, sanfui-large, sanfui-memory, pogo-gear-full");
 }
 
 #[test]
@@ -285,7 +285,7 @@ fn a_full_run_shorter_than_its_window_is_refused_at_its_line() {
 #[test]
 fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_at_its_line() {
     // The shipped gear: sell in f64 goes all the way, the others stop after 25,000.
-    let gear = load(&shipped().join("large/pogo-gear.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let gear = load(&shipped().join("pogo-gear.yaml")).unwrap_or_else(|e| panic!("{e}"));
     // One size of one model: a point per method.
     assert_eq!(gear.points(false).len(), 8);
     for (line, wants) in [
@@ -293,18 +293,18 @@ fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_
         ("    every_increment: [{method: sell-kf32, precision: f32}]", "sell-kf32 runs in f64 only"),
         ("    every_increment: [{method: sell, precision: f16}]", "f16"),
     ] {
-        let (_d, path) = variant_of("large/pogo-gear.yaml", "    every_increment:", line);
+        let (_d, path) = variant_of("pogo-gear.yaml", "    every_increment:", line);
         let e = refused(&path);
         assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
         assert!(e.message.contains(wants), "{e}");
     }
     // A precision the experiment does not run.
-    let (_d, path) = variant_of("large/pogo-gear.yaml", "precisions:", "precisions: [f32]");
+    let (_d, path) = variant_of("pogo-gear.yaml", "precisions:", "precisions: [f32]");
     let e = refused(&path);
     assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
     assert!(e.message.contains("f64 is not in the experiment's precisions"), "{e}");
     // Without `steps`, every run already goes through every increment.
-    let (_d, path) = variant_of("large/pogo-gear.yaml", "    steps:", "    # (no steps)");
+    let (_d, path) = variant_of("pogo-gear.yaml", "    steps:", "    # (no steps)");
     let e = refused(&path);
     assert_eq!(e.line, Some(line_of(&path, "every_increment:")), "{e}");
     assert!(e.message.contains("without full_run.steps"), "{e}");
