@@ -9,6 +9,7 @@
 pub mod background;
 pub mod benchmark;
 pub mod cache;
+mod case_rows;
 pub mod compare;
 pub mod experiment;
 pub mod hardware;

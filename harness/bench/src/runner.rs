@@ -2,15 +2,15 @@
 //! A failing case becomes rows with its status and reason, and the run goes on.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
 use crate::benchmark::{CaseCtx, CaseError, Deferred, Experiment, Measured, ModuleCache, Target, Upcoming};
+use crate::case_rows::{finish_case, guarded, settle, to_rows, Finished};
 use crate::experiment::Params;
-use crate::results::{now_string, ExperimentRecord, ResultsError, Row, RunDir, RunMeta, Status};
+use crate::results::{now_string, ExperimentRecord, ResultsError, RunDir, RunMeta};
 use fembench_core::Precision;
 use fembench_device::{self as device, kernel_cache, Backend, Device};
 use fembench_measure::CacheFlusher;
@@ -300,7 +300,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             Opened::Cpu => {
                 // Host-timed: no background job (a model's CPU window, a problem built ahead)
                 // may share the cores, and the cases that waited for one are settled first.
-                settle(&mut pending, &mut |p| finish_case(p, &mut summary, &bar))?;
+                settle(&mut pending, &mut |p| finish_counted(p, &mut summary, &bar))?;
                 crate::background::quiet();
                 let mut modules = ModuleCache::default();
                 let mut ctx = CaseCtx {
@@ -354,7 +354,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         };
         match (deferred, &done.outcome) {
             (Some(rest), Ok(_)) => pending.push(Finished { rest: Some(rest), ..done }),
-            _ => finish_case(done, &mut summary, &bar)?,
+            _ => finish_counted(done, &mut summary, &bar)?,
         }
         fembench_measure::trace::mark("rows written");
         if kernel_cache::request_count() != noted_kernels {
@@ -377,10 +377,10 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         // The experiment's last case (or the last before the time limit): the cases that waited
         // for background work are settled, and the experiment's wall time goes to meta.json now,
         // so a run stopped later keeps it.
-        let last = cases.get(ci + 1).is_none_or(|next| next.exp != case.exp)
-            || opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit);
+        let last =
+            cases.get(ci + 1).is_none_or(|next| next.exp != case.exp) || opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit);
         if last {
-            settle(&mut pending, &mut |p| finish_case(p, &mut summary, &bar))?;
+            settle(&mut pending, &mut |p| finish_counted(p, &mut summary, &bar))?;
         }
         *meta.experiment_wall_s.entry(e.id().to_string()).or_default() += iteration_start.elapsed().as_secs_f64();
         if last {
@@ -388,56 +388,11 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
         bar.inc(1);
     }
-    settle(&mut pending, &mut |p| finish_case(p, &mut summary, &bar))?;
+    settle(&mut pending, &mut |p| finish_counted(p, &mut summary, &bar))?;
     bar.finish_and_clear();
     meta.finished = Some(now_string());
     run.write_meta(&meta)?;
     Ok(summary)
-}
-
-/// A case that returned: its identity, its outcome, and the rest it left to run ([`Deferred`]).
-struct Finished<'r> {
-    run: &'r RunDir,
-    run_id: &'r str,
-    exp: &'r str,
-    id: &'r str,
-    backend: Backend,
-    device: String,
-    precision: Precision,
-    params: &'r Params,
-    outcome: Result<Vec<Measured>, CaseError>,
-    rest: Option<Deferred>,
-}
-
-/// Runs the deferred rest of every pending case, in order, and writes their rows.
-fn settle<'r>(pending: &mut Vec<Finished<'r>>, finish: &mut dyn FnMut(Finished<'r>) -> Result<(), RunError>) -> Result<(), RunError> {
-    for mut p in pending.drain(..) {
-        if let (Some(rest), Ok(rows)) = (p.rest.take(), &mut p.outcome) {
-            let rows = std::mem::take(rows);
-            p.outcome = guarded(|| Ok(rest(rows)));
-        }
-        finish(p)?;
-    }
-    Ok(())
-}
-
-/// A case's rows: counted, reported where they failed, written, and the case's started marker
-/// cleared.
-fn finish_case(done: Finished, summary: &mut RunSummary, bar: &ProgressBar) -> Result<(), RunError> {
-    let rows = to_rows(done.run_id, done.exp, done.id, done.backend, &done.device, done.precision, done.params, done.outcome);
-    for r in &rows {
-        match r.status {
-            Status::Ok => summary.rows_ok += 1,
-            Status::Failed => {
-                summary.rows_failed += 1;
-                bar.println(format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
-            }
-            Status::Skipped => summary.rows_skipped += 1,
-        }
-    }
-    done.run.write_case(done.exp, &rows)?;
-    done.run.clear_started(done.exp, done.id)?;
-    Ok(())
 }
 
 /// A hook for the GPU test of the re-open and relaunch path: with `FEMBENCH_TEST_STICKY_FAULT`
@@ -529,15 +484,13 @@ fn case_identity(e: &dyn Experiment, quick: bool, id: &str) -> (Backend, Precisi
     (backend, precision, params)
 }
 
-/// A panic inside a case (a bug) is recorded as that case's failure; the run goes on.
-fn guarded(f: impl FnOnce() -> Result<Vec<Measured>, CaseError>) -> Result<Vec<Measured>, CaseError> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-            Err(CaseError::Failed(format!("panic: {msg}")))
-        }
-    }
+/// A case's rows written, and counted in the run's summary.
+fn finish_counted(done: Finished, summary: &mut RunSummary, bar: &ProgressBar) -> Result<(), RunError> {
+    let (ok, failed, skipped) = finish_case(done, bar)?;
+    summary.rows_ok += ok;
+    summary.rows_failed += failed;
+    summary.rows_skipped += skipped;
+    Ok(())
 }
 
 fn open_backend(backend: Backend, index: usize, meta: &mut RunMeta) -> Opened {
@@ -563,62 +516,5 @@ fn open_backend(backend: Backend, index: usize, meta: &mut RunMeta) -> Opened {
             }
             Opened::Unavailable(reason)
         }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn to_rows(
-    run_id: &str,
-    experiment: &str,
-    case_id: &str,
-    backend: Backend,
-    device: &str,
-    precision: Precision,
-    params: &Params,
-    outcome: Result<Vec<Measured>, CaseError>,
-) -> Vec<Row> {
-    let blank = |metric: &str| Row::blank(run_id, experiment, case_id, backend.as_str(), device, precision.as_str(), params, metric);
-    match outcome {
-        Err(e) => {
-            let mut r = blank("case");
-            r.status = e.status();
-            r.reason = Some(e.reason());
-            vec![r]
-        }
-        Ok(measured) => measured
-            .into_iter()
-            .map(|m| {
-                let mut r = blank(&m.metric);
-                r.status = m.status;
-                r.reason = m.reason;
-                r.bytes = m.bytes;
-                r.executed_flops = m.flops;
-                r.paper_flops = m.paper_flops;
-                r.error = m.error;
-                r.tolerance = m.tolerance;
-                r.memory_bytes = m.memory_bytes;
-                r.extras = m.extras;
-                r.series = m.series;
-                if let Some(t) = &m.timing {
-                    let med = t.median();
-                    r.timer = Some(t.timer.as_str().into());
-                    r.mode = Some(t.mode.as_str().into());
-                    r.reps = t.samples.len() as u32;
-                    r.time_median_s = Some(med);
-                    r.time_min_s = Some(t.min());
-                    r.time_max_s = Some(t.max());
-                    r.time_mean_s = Some(t.mean());
-                    r.time_stddev_s = Some(t.stddev());
-                    let ci = t.median_ci();
-                    r.time_ci_low_s = Some(ci.low);
-                    r.time_ci_high_s = Some(ci.high);
-                    r.samples_s = t.samples.clone();
-                    r.bandwidth_gbs = m.bytes.map(|b| b / med / 1e9);
-                    r.gflops = m.flops.map(|f| f / med / 1e9);
-                    r.paper_gflops = m.paper_flops.map(|f| f / med / 1e9);
-                }
-                r
-            })
-            .collect(),
     }
 }

@@ -1,0 +1,127 @@
+//! A case's rows: what a case returned, made into rows, counted and written; and the cases whose
+//! rows wait for their deferred rest ([`Deferred`]), settled in order.
+
+use indicatif::ProgressBar;
+
+use crate::benchmark::{CaseError, Deferred, Measured};
+use crate::experiment::Params;
+use crate::results::{Row, RunDir, Status};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::results::ResultsError;
+use fembench_core::Precision;
+use fembench_device::Backend;
+
+/// A case that returned: its identity, its outcome, and the rest it left to run ([`Deferred`]).
+pub(crate) struct Finished<'r> {
+    pub run: &'r RunDir,
+    pub run_id: &'r str,
+    pub exp: &'r str,
+    pub id: &'r str,
+    pub backend: Backend,
+    pub device: String,
+    pub precision: Precision,
+    pub params: &'r Params,
+    pub outcome: Result<Vec<Measured>, CaseError>,
+    pub rest: Option<Deferred>,
+}
+
+/// Runs the deferred rest of every pending case, in order, and hands each case to `finish`.
+pub(crate) fn settle<'r, E>(pending: &mut Vec<Finished<'r>>, finish: &mut dyn FnMut(Finished<'r>) -> Result<(), E>) -> Result<(), E> {
+    for mut p in pending.drain(..) {
+        if let (Some(rest), Ok(rows)) = (p.rest.take(), &mut p.outcome) {
+            let rows = std::mem::take(rows);
+            p.outcome = guarded(|| Ok(rest(rows)));
+        }
+        finish(p)?;
+    }
+    Ok(())
+}
+
+/// A case's rows: reported where they failed, written, and the case's started marker cleared;
+/// returns how many were ok, failed and skipped.
+pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<(usize, usize, usize), ResultsError> {
+    let rows = to_rows(done.run_id, done.exp, done.id, done.backend, &done.device, done.precision, done.params, done.outcome);
+    let mut counts = (0, 0, 0);
+    for r in &rows {
+        match r.status {
+            Status::Ok => counts.0 += 1,
+            Status::Failed => {
+                counts.1 += 1;
+                bar.println(format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
+            }
+            Status::Skipped => counts.2 += 1,
+        }
+    }
+    done.run.write_case(done.exp, &rows)?;
+    done.run.clear_started(done.exp, done.id)?;
+    Ok(counts)
+}
+
+/// A panic inside a case (a bug) is recorded as that case's failure; the run goes on.
+pub(crate) fn guarded(f: impl FnOnce() -> Result<Vec<Measured>, CaseError>) -> Result<Vec<Measured>, CaseError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            Err(CaseError::Failed(format!("panic: {msg}")))
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn to_rows(
+    run_id: &str,
+    experiment: &str,
+    case_id: &str,
+    backend: Backend,
+    device: &str,
+    precision: Precision,
+    params: &Params,
+    outcome: Result<Vec<Measured>, CaseError>,
+) -> Vec<Row> {
+    let blank = |metric: &str| Row::blank(run_id, experiment, case_id, backend.as_str(), device, precision.as_str(), params, metric);
+    match outcome {
+        Err(e) => {
+            let mut r = blank("case");
+            r.status = e.status();
+            r.reason = Some(e.reason());
+            vec![r]
+        }
+        Ok(measured) => measured
+            .into_iter()
+            .map(|m| {
+                let mut r = blank(&m.metric);
+                r.status = m.status;
+                r.reason = m.reason;
+                r.bytes = m.bytes;
+                r.executed_flops = m.flops;
+                r.paper_flops = m.paper_flops;
+                r.error = m.error;
+                r.tolerance = m.tolerance;
+                r.memory_bytes = m.memory_bytes;
+                r.extras = m.extras;
+                r.series = m.series;
+                if let Some(t) = &m.timing {
+                    let med = t.median();
+                    r.timer = Some(t.timer.as_str().into());
+                    r.mode = Some(t.mode.as_str().into());
+                    r.reps = t.samples.len() as u32;
+                    r.time_median_s = Some(med);
+                    r.time_min_s = Some(t.min());
+                    r.time_max_s = Some(t.max());
+                    r.time_mean_s = Some(t.mean());
+                    r.time_stddev_s = Some(t.stddev());
+                    let ci = t.median_ci();
+                    r.time_ci_low_s = Some(ci.low);
+                    r.time_ci_high_s = Some(ci.high);
+                    r.samples_s = t.samples.clone();
+                    r.bandwidth_gbs = m.bytes.map(|b| b / med / 1e9);
+                    r.gflops = m.flops.map(|f| f / med / 1e9);
+                    r.paper_gflops = m.paper_flops.map(|f| f / med / 1e9);
+                }
+                r
+            })
+            .collect(),
+    }
+}
