@@ -22,7 +22,9 @@ pub mod cecka;
 pub mod pogo;
 pub mod sanfui;
 
-pub use fembench_bench::{background, benchmark, cache, compare, experiment, hardware, precompile, publish, registry, report, results, runner};
+pub use fembench_bench::{
+    background, benchmark, cache, compare, experiment, hardware, precompile, publish, registry, report, results, runner,
+};
 pub use fembench_core::{real, stats, Backend, Precision};
 pub use fembench_device::{self as device, kernels, telemetry};
 pub use fembench_fem as fem;
