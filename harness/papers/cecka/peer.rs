@@ -66,8 +66,7 @@ pub(crate) fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let outputs = [&ke, &row, &col, &perm, &row_ptr_dup, &scratch.head, &scratch.slot, &out_ptr, &out_col, &out_val, &rhs];
     // Its region is open: the host's cuSPARSE calls are inside it, so no background work (the
-    // next problem built ahead) may share the cores while it is timed. Before this wait, a
-    // problem built beside it made it 20-29% slower at 15K-74K elements (H200, f32).
+    // next problem built ahead) may share the cores while it is timed.
     crate::background::quiet();
     let timings = time_modes_as(ctx, dev, Gate::Open, &outputs, &mut || {
         dev.launch(&zero, Launch::cover(p.n_free.max(1), 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
