@@ -13,7 +13,8 @@ for l in sys.stdin:
         print(m["executable"])')
 mkdir -p .bundle
 # -9e: the device tool takes 64 MiB of tree and carried files, and the tracked results and
-# figures take about 50 MB of it (harness: 15.3 MB at -9e against 16.2 MB at -6).
+# figures take about 65 MB (harness: 15.4 MB at -9e against 16.2 MB at -6): scripts/gpu-slim.sh
+# moves the committed figures out of the tree for a device call.
 xz -T0 -9e -c target/release/harness > .bundle/harness.xz
 xz -T0 -9e -c "$gpu_test" > .bundle/gpu-tests.xz
 ls -la .bundle
