@@ -26,11 +26,6 @@ impl Drop for Job {
     }
 }
 
-/// Jobs running now.
-pub fn running() -> usize {
-    *COUNT.0.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Waits until no background job runs.
 pub fn quiet() {
     let (count, done) = &COUNT;

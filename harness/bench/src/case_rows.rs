@@ -1,14 +1,13 @@
 //! A case's rows: what a case returned, made into rows, counted and written; and the cases whose
 //! rows wait for their deferred rest ([`Deferred`]), settled in order.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use indicatif::ProgressBar;
 
 use crate::benchmark::{CaseError, Deferred, Measured};
 use crate::experiment::Params;
-use crate::results::{Row, RunDir, Status};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-use crate::results::ResultsError;
+use crate::results::{ResultsError, Row, RunDir, Status};
 use fembench_core::Precision;
 use fembench_device::Backend;
 

@@ -140,6 +140,10 @@ impl Params {
     pub fn key(&self) -> String {
         self.0.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
+    /// The value of the parameter `name`, if the case has one.
+    pub fn get(&self, name: &str) -> Option<&ParamValue> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
 }
 
 /// Cartesian product of sweep axes, first axis outermost.

@@ -71,17 +71,17 @@ fn wanted_by(cases: &[Upcoming], backend: Option<Backend>, level: u32, order: u3
 }
 
 fn int(params: &Params, k: &str) -> Option<i64> {
-    params.0.iter().find(|(n, _)| n == k).and_then(|(_, v)| match v {
-        ParamValue::Int(i) => Some(*i),
+    match params.get(k) {
+        Some(ParamValue::Int(i)) => Some(*i),
         _ => None,
-    })
+    }
 }
 
 fn method_of(params: &Params) -> Option<Method> {
-    params.0.iter().find(|(n, _)| n == "method").and_then(|(_, v)| match v {
-        ParamValue::Str(m) => Method::ALL.into_iter().find(|x| x.as_str() == m),
+    match params.get("method") {
+        Some(ParamValue::Str(m)) => Method::ALL.into_iter().find(|x| x.as_str() == m),
         _ => None,
-    })
+    }
 }
 
 /// Builds, in parallel, the references and the plans of `wanted` (see [`warm`]).
