@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release harness and the GPU-only test binary and packs them for a GPU machine
-# without a Rust toolchain: .bundle/ travels with the tree (carry it), scripts/gpu-unpack.sh
-# unpacks it there.
+# without a Rust toolchain (a cluster node, say): copy .bundle/ there with the checkout, and
+# scripts/gpu-unpack.sh unpacks it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin harness
@@ -12,9 +12,7 @@ for l in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "gpu" and m.get("executable"):
         print(m["executable"])')
 mkdir -p .bundle
-# -9e: the device tool takes 64 MiB of tree and carried files, and the tracked results and
-# figures take about 65 MB (harness: 15.4 MB at -9e against 16.2 MB at -6): scripts/gpu-slim.sh
-# moves the committed figures out of the tree for a device call.
+# -9e: the smallest bundle (harness: 15.4 MB at -9e against 16.2 MB at -6).
 xz -T0 -9e -c target/release/harness > .bundle/harness.xz
 xz -T0 -9e -c "$gpu_test" > .bundle/gpu-tests.xz
 ls -la .bundle

@@ -23,7 +23,8 @@ pub mod pogo;
 pub mod sanfui;
 
 pub use fembench_bench::{
-    background, benchmark, cache, compare, experiment, hardware, precompile, publish, registry, report, results, runner,
+    background, benchmark, cache, compare, experiment, hardware, history, interrupt, merge, precompile, publish, registry, report, results,
+    runner, shard,
 };
 pub use fembench_core::{real, stats, Backend, Precision};
 pub use fembench_device::{self as device, kernels, telemetry};
@@ -47,7 +48,8 @@ pub fn load(path: &std::path::Path) -> Result<Box<dyn benchmark::Experiment>, ex
     REGISTRY.load(path)
 }
 
-/// Writes the report of a run folder (tables, figures, `report.md`) with this build's registry.
-pub fn report_run(run: &std::path::Path, plots: &std::path::Path) -> Result<publish::ReportOutput, report::ReportError> {
-    publish::report_run(&REGISTRY, run, plots)
+/// Writes the report of a run folder (`report.md` and its `figures/`, in the run folder) with
+/// this build's registry.
+pub fn report_run(run: &std::path::Path) -> Result<publish::ReportOutput, report::ReportError> {
+    publish::report_run(&REGISTRY, run)
 }

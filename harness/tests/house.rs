@@ -1,6 +1,7 @@
 //! The house rules, checked on the sources: crates depend on each other one way (and polars
-//! only where rows and reports are), no module imports one that imports it back, and no source
-//! file grows past 600 lines.
+//! only where rows and reports are), no module imports one that imports it back, no source
+//! file grows past 600 lines; and what users read: every link of every tracked Markdown file
+//! resolves, only published runs are tracked, and project files describe the software.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -176,4 +177,100 @@ fn no_source_file_is_over_600_lines() {
         }
     }
     assert!(long.is_empty(), "split these files:\n{}", long.join("\n"));
+}
+
+/// The files git tracks, relative to the repository root (a fresh clone, as in CI).
+fn tracked_files() -> Vec<PathBuf> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(harness_dir().join(".."))
+        .output()
+        .expect("git runs (the link and layout rules read the tracked files)");
+    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()).map(|p| PathBuf::from(String::from_utf8_lossy(p).to_string())).collect()
+}
+
+/// The relative link targets of a Markdown text, `#anchor`s cut; addresses with a scheme left out.
+fn markdown_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].split('#').next().unwrap_or("").trim();
+        let scheme = target.split_once(':').is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic()));
+        if !target.is_empty() && !scheme && !target.contains(char::is_whitespace) {
+            out.push(target.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_link_in_tracked_markdown_resolves() {
+    let root = harness_dir().join("..");
+    let tracked: BTreeSet<PathBuf> = tracked_files().into_iter().collect();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for md in tracked.iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+        let text = std::fs::read_to_string(root.join(md)).unwrap();
+        for link in markdown_links(&text) {
+            checked += 1;
+            let target = md.parent().unwrap_or(Path::new("")).join(&link);
+            // Normalised by hand: a link to a folder or through `..` must still name a real place.
+            let mut parts: Vec<std::ffi::OsString> = Vec::new();
+            for c in target.components() {
+                match c {
+                    std::path::Component::ParentDir => {
+                        parts.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    c => parts.push(c.as_os_str().to_os_string()),
+                }
+            }
+            let norm: PathBuf = parts.iter().collect();
+            let is_tracked = tracked.contains(&norm) || tracked.iter().any(|t| t.starts_with(&norm));
+            if !is_tracked {
+                broken.push(format!("{} -> {link}", md.display()));
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} links found: the reader is wrong");
+    assert!(broken.is_empty(), "{} broken links in tracked Markdown, e.g.:\n{}", broken.len(), broken[..broken.len().min(20)].join("\n"));
+}
+
+#[test]
+fn link_reading_finds_relative_targets_only() {
+    let text = "see [a](docs/a.md#x), ![f](figures/b.svg) and [web](https://example.org) [m](mailto:x@y)";
+    assert_eq!(markdown_links(text), vec!["docs/a.md".to_string(), "figures/b.svg".to_string()]);
+}
+
+/// Only curated runs are tracked: every tracked file under results/ or plots/ is a published one
+/// (or the folder's README), and the tracked tree stays under 30 MB.
+#[test]
+fn only_published_runs_are_tracked_and_the_tree_is_small() {
+    let root = harness_dir().join("..");
+    let files = tracked_files();
+    for f in &files {
+        let top = f.components().next().map(|c| c.as_os_str().to_string_lossy().to_string()).unwrap_or_default();
+        if top == "results" || top == "plots" {
+            let second = f.components().nth(1).map(|c| c.as_os_str().to_string_lossy().to_string()).unwrap_or_default();
+            assert!(second == "published" || second == "README.md", "{} is tracked outside published/", f.display());
+        }
+    }
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(root.join(f)).ok()).map(|m| m.len()).sum();
+    assert!(bytes < 30_000_000, "the tracked tree holds {bytes} bytes");
+}
+
+/// Project files describe the software, not how it was made: no tracked text speaks of the
+/// sittings in which it was written (the word is built from parts, so this file passes too).
+#[test]
+fn tracked_files_describe_the_software() {
+    let root = harness_dir().join("..");
+    let word = ["ses", "sion"].concat();
+    for f in tracked_files() {
+        let Ok(text) = std::fs::read_to_string(root.join(&f)) else { continue };
+        let hit = text.to_lowercase().split(|c: char| !c.is_alphanumeric()).any(|w| w == word || w == format!("{word}s"));
+        assert!(!hit, "{} speaks of a {word}", f.display());
+    }
 }

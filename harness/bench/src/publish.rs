@@ -22,26 +22,69 @@ pub struct ReportOutput {
     pub not_reported: Vec<(String, String)>,
 }
 
-/// Builds every table and figure of a run folder: Markdown to `<run>/report.md`, figures to
-/// `<plots>/<run-id>/`.
-pub fn report_run(registry: &Registry, run_path: &Path, plots_root: &Path) -> Result<ReportOutput, ReportError> {
-    report_run_with(registry, run_path, plots_root, None)
+/// The folder, inside a report's folder, that holds its figures (SVG and PNG).
+pub const FIGURES: &str = "figures";
+
+/// Builds every table and figure of a run folder into the run folder itself: `report.md`, with
+/// its figures in `figures/` beside it.
+pub fn report_run(registry: &Registry, run_path: &Path) -> Result<ReportOutput, ReportError> {
+    report_run_with(registry, run_path, None, None)
 }
 
-/// [`report_run`], where `outputs_from` (a folder of experiment files) may give each experiment
-/// the `outputs:` block (which tables and figures) of its namesake there: a stored run then gets
-/// tables added since it was measured. Everything else, and every row, stays the run's own.
+/// [`report_run`], into `out` instead of the run folder (a read-only run, a second copy of a
+/// report) where given; and where `outputs_from` (a folder of experiment files) is given, each
+/// experiment takes the `outputs:` block (which tables and figures) of its namesake there: a
+/// stored run then gets tables added since it was measured. Everything else, and every row,
+/// stays the run's own. Links in the report are relative: the report's folder can move.
 pub fn report_run_with(
     registry: &Registry,
     run_path: &Path,
-    plots_root: &Path,
+    out: Option<&Path>,
     outputs_from: Option<&Path>,
 ) -> Result<ReportOutput, ReportError> {
     let run = RunDir::open(run_path)?;
     let meta = run.read_meta()?;
+    let files = run.experiment_files()?;
+    if files.iter().all(|f| f.file_stem().and_then(|s| s.to_str()).map_or(true, |id| !run.has_rows(id))) {
+        return Err(ReportError::Experiment(format!("{}: the run has no rows to report", run_path.display())));
+    }
     let ctx = ReportCtx { meta: meta.clone(), copy_gbs: copy_ceilings(run.read_experiment("device-bandwidth")?.as_ref()) };
-    let plots_dir = plots_root.join(&meta.run_id);
-    let mut out = ReportOutput::default();
+    let report_dir = out.unwrap_or(run_path);
+    let figures_dir = report_dir.join(FIGURES);
+    let mut md = header(&meta);
+    // Experiments are reported side by side (drawing figures is most of the time), then
+    // written in order.
+    let parts: Vec<(String, ReportOutput, String, Result<(), ReportError>)> = files
+        .par_iter()
+        .map(|file| {
+            let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+            let (mut part, mut text) = (ReportOutput::default(), String::new());
+            let r = report_experiment(registry, &run, file, outputs_from, &ctx, &figures_dir, &mut part, &mut text);
+            (id, part, text, r)
+        })
+        .collect();
+    let mut report = ReportOutput::default();
+    for (id, part, text, r) in parts {
+        match r {
+            Ok(()) => {
+                md.push_str(&text);
+                report.terminal.push_str(&part.terminal);
+                report.figure_paths.extend(part.figure_paths);
+            }
+            Err(e) => {
+                let _ = writeln!(md, "\n## {id}\n\nNot reported: {e}\n");
+                report.not_reported.push((id, e.to_string()));
+            }
+        }
+    }
+    let md_path = report_dir.join("report.md");
+    crate::results::write_file_atomic(&md_path, md.as_bytes())?;
+    report.markdown_path = Some(md_path);
+    Ok(report)
+}
+
+/// The report's first lines: the run, its commit and host, and its devices.
+fn header(meta: &crate::results::RunMeta) -> String {
     let mut md = format!(
         "# fembench report: run {}\n\nharness {} (commit {}), host {} ({}), started {}{}.\n\n",
         meta.run_id,
@@ -72,35 +115,7 @@ pub fn report_run_with(
     for (backend, reason) in &meta.unavailable {
         let _ = writeln!(md, "- {backend}: not run ({reason})");
     }
-    // Experiments are reported side by side (drawing figures is most of the time), then
-    // written in order.
-    let files = run.experiment_files()?;
-    let parts: Vec<(String, ReportOutput, String, Result<(), ReportError>)> = files
-        .par_iter()
-        .map(|file| {
-            let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-            let (mut part, mut text) = (ReportOutput::default(), String::new());
-            let r = report_experiment(registry, &run, file, outputs_from, &ctx, run_path, &plots_dir, &mut part, &mut text);
-            (id, part, text, r)
-        })
-        .collect();
-    for (id, part, text, r) in parts {
-        match r {
-            Ok(()) => {
-                md.push_str(&text);
-                out.terminal.push_str(&part.terminal);
-                out.figure_paths.extend(part.figure_paths);
-            }
-            Err(e) => {
-                let _ = writeln!(md, "\n## {id}\n\nNot reported: {e}\n");
-                out.not_reported.push((id, e.to_string()));
-            }
-        }
-    }
-    let md_path = run_path.join("report.md");
-    std::fs::write(&md_path, md).map_err(|source| ReportError::Io { path: md_path.clone(), source })?;
-    out.markdown_path = Some(md_path);
-    Ok(out)
+    md
 }
 
 /// One experiment's tables and figures, appended to the Markdown and the terminal text. The
@@ -112,8 +127,7 @@ fn report_experiment(
     file: &Path,
     outputs_from: Option<&Path>,
     ctx: &ReportCtx,
-    run_path: &Path,
-    plots_dir: &Path,
+    figures_dir: &Path,
     out: &mut ReportOutput,
     md: &mut String,
 ) -> Result<(), ReportError> {
@@ -148,12 +162,9 @@ fn report_experiment(
                 md.push('\n');
             }
             ReportItem::Figure(f) => {
-                std::fs::create_dir_all(plots_dir).map_err(|source| ReportError::Io { path: plots_dir.to_path_buf(), source })?;
-                let paths = figure::draw(&f, plots_dir)?;
-                if let Some(svg) = paths.first() {
-                    let rel = pathdiff(svg, run_path);
-                    let _ = writeln!(md, "![{}]({})\n", f.title, rel);
-                }
+                std::fs::create_dir_all(figures_dir).map_err(|source| ReportError::Io { path: figures_dir.to_path_buf(), source })?;
+                let paths = figure::draw(&f, figures_dir)?;
+                let _ = writeln!(md, "![{}]({FIGURES}/{}.svg)\n", f.title, f.name);
                 out.figure_paths.extend(paths);
             }
         }
@@ -189,24 +200,6 @@ fn failures_table(id: &str, rows: &DataFrame) -> Result<Option<Table>, ReportErr
         rows: (0..failed.height()).map(|i| columns.iter().map(|c| c[i].clone()).collect()).collect(),
         notes: vec![],
     }))
-}
-
-/// A path relative to `base` when both are relative to the same root, else the path as given.
-fn pathdiff(path: &Path, base: &Path) -> String {
-    let (Ok(p), Ok(b)) = (path.canonicalize(), base.canonicalize()) else {
-        return path.display().to_string();
-    };
-    let pc: Vec<_> = p.components().collect();
-    let bc: Vec<_> = b.components().collect();
-    let common = pc.iter().zip(&bc).take_while(|(a, b)| a == b).count();
-    let mut rel = PathBuf::new();
-    for _ in common..bc.len() {
-        rel.push("..");
-    }
-    for c in &pc[common..] {
-        rel.push(c);
-    }
-    rel.display().to_string()
 }
 
 /// The copy ceilings from a run's `device-bandwidth` rows: per (device, backend, precision), the

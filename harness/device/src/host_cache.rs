@@ -6,7 +6,7 @@
 //! Xeon VM with 300 MiB of L3), 51 MB written by 8 or 16 threads uploaded at 38-48 GB/s, a
 //! different figure in each process, where the same memory written back first (clflush)
 //! uploaded at 50-54 GB/s in every process (scratch program, 3 processes x 3 buffers x 15
-//! copies, session 15). A timed upload therefore
+//! copies). A timed upload therefore
 //! starts from memory written back: the figure is the link's, not the cache state's.
 
 use rayon::prelude::*;

@@ -7,7 +7,7 @@ use nvml_wrapper::Nvml;
 
 use crate::DeviceInfo;
 
-/// An NVML session, or why there is none (no NVIDIA driver: CPU and PoCL runs).
+/// An NVML handle, or why there is none (no NVIDIA driver: CPU and PoCL runs).
 pub struct Telemetry {
     nvml: Result<Nvml, String>,
 }

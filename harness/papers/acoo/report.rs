@@ -72,7 +72,11 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
     }
     for f in &outputs.figures {
         for key in &keys {
-            out.push(ReportItem::Figure(figure(id, &r, key, *f)));
+            // A figure with nothing to draw (device memory of the CPU backend) is left out.
+            let fig = figure(id, &r, key, *f);
+            if fig.series.iter().any(|s| s.points.iter().any(|p| p.1.is_finite() && p.1 > 0.0)) {
+                out.push(ReportItem::Figure(fig));
+            }
         }
     }
     Ok(out)
@@ -197,7 +201,8 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
         }
         FigureName::Memory => {
             for m in Method::ALL {
-                let pts = series_of(m.as_str(), &|i| r.bytes_per_element[i] * r.triangles[i] / 1e6);
+                let mut pts = series_of(m.as_str(), &|i| r.bytes_per_element[i] * r.triangles[i] / 1e6);
+                pts.retain(|p| p.1.is_finite() && p.1 > 0.0);
                 if !pts.is_empty() {
                     series.push(Series { label: m.as_str().into(), points: pts.clone(), reference: false });
                 }

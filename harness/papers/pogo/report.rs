@@ -288,7 +288,12 @@ fn step_time(id: &str, r: &Rows) -> Figure {
         .collect();
     Figure {
         name: format!("{id}-step-time"),
-        title: "Time per explicit step against degrees of freedom".into(),
+        title: {
+            let mut models: Vec<&str> = r.id.model.iter().map(String::as_str).collect();
+            models.sort_unstable();
+            models.dedup();
+            format!("Time per explicit step against degrees of freedom ({} model)", models.join(", "))
+        },
         x_label: "DOFs".into(),
         y_label: "us per step".into(),
         log_x: true,

@@ -418,7 +418,7 @@ fn storage(id: &str, r: &Rows) -> Figure {
     for f in Format::ALL {
         let pts = |g: &dyn Fn([usize; 3]) -> f64| b.iter().map(|&n| (n.iter().product::<usize>() as f64, g(n) / 1e6)).collect::<Vec<_>>();
         series.push(Series { label: f.as_str().into(), points: pts(&|n| storage_bytes_of_box(f, n, 4)), reference: false });
-        series.push(Series { label: format!("{} (Table 1)", f.as_str()), points: pts(&|n| table1_bytes(f, n)), reference: true });
+        series.push(Series { label: format!("{} (paper, Table 1)", f.as_str()), points: pts(&|n| table1_bytes(f, n)), reference: true });
     }
     Figure {
         name: format!("{id}-storage"),

@@ -112,6 +112,9 @@ impl fembench::benchmark::Experiment for Scripted {
             .map(|i| fembench::experiment::Params::default().push("i", fembench::experiment::ParamValue::Int(i as i64)))
             .collect()
     }
+    fn has_quick(&self) -> bool {
+        true
+    }
     fn run_point(
         &self,
         _ctx: &mut fembench::benchmark::CaseCtx,
@@ -145,4 +148,39 @@ pub fn quick_rows_on_opencl(file: &str, id: &str) -> Option<polars::prelude::Dat
     };
     let summary = fembench::runner::run(&[exp], &opts).unwrap();
     Some(fembench::results::RunDir::open(&summary.run_dir).unwrap().read_experiment(id).unwrap().unwrap())
+}
+
+/// A published run folder: `results/published/<gpu>`.
+pub fn published(gpu: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/published").join(gpu)
+}
+
+/// The targets of the relative links (`[text](target)` and `![alt](target)`) of a Markdown text,
+/// without their `#anchor`; addresses with a scheme (`https:`) are left out.
+pub fn markdown_links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].split('#').next().unwrap_or("").trim();
+        let scheme = target.split_once(':').is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic()));
+        if !target.is_empty() && !scheme && !target.contains(char::is_whitespace) {
+            out.push(target.to_string());
+        }
+    }
+    out
+}
+
+/// Sets a numeric column to `value` in every rows file of an experiment's folder (a test's way to
+/// make a run whose rows say something else).
+pub fn set_column(rows_dir: &Path, column: &str, value: f64) {
+    use polars::prelude::*;
+    for e in std::fs::read_dir(rows_dir).unwrap() {
+        let path = e.unwrap().path();
+        let mut df = ParquetReader::new(std::fs::File::open(&path).unwrap()).finish().unwrap();
+        let n = df.height();
+        df.with_column(Column::new(column.into(), vec![value; n])).unwrap();
+        ParquetWriter::new(std::fs::File::create(&path).unwrap()).finish(&mut df).unwrap();
+    }
 }

@@ -1,5 +1,9 @@
 //! Line figures to SVG and PNG with plotters. Text is drawn with the embedded DejaVu Sans, so PNG
 //! output needs no system fonts.
+//!
+//! Every figure is drawn the same way: ticks in SI or powers of ten ([`tick_label`]), the legend in
+//! a panel right of the plot (it never covers data), and point-only series (a paper's values, a
+//! reference) as crosses.
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -20,9 +24,45 @@ fn register_font() {
 
 const WIDTH: u32 = 960;
 const HEIGHT: u32 = 600;
+/// Legend font size and the height of one legend line, in pixels.
+const LEGEND_FONT: u32 = 13;
+const LEGEND_LINE: i32 = 18;
 
-/// Draws `fig` as `<dir>/<name>.svg` and `<dir>/<name>.png`.
+/// What makes a figure readable, checked before it is drawn: a title and both axis labels, at
+/// least one series with a finite point (a positive one on a log axis), every series labelled,
+/// and finite axis ranges whose ticks print as short labels.
+pub fn readable(fig: &Figure) -> Result<(), String> {
+    if fig.title.trim().is_empty() || fig.x_label.trim().is_empty() || fig.y_label.trim().is_empty() {
+        return Err("a figure needs a title and both axis labels".into());
+    }
+    if let Some(s) = fig.series.iter().find(|s| s.label.trim().is_empty()) {
+        return Err(format!("a series of {} points has no label: the legend would hide it", s.points.len()));
+    }
+    let shown = |(x, y): &(f64, f64)| x.is_finite() && y.is_finite() && (!fig.log_x || *x > 0.0) && (!fig.log_y || *y > 0.0);
+    if !fig.series.iter().any(|s| s.points.iter().any(shown)) {
+        return Err("no series has a point that can be drawn".into());
+    }
+    for (log, values) in [
+        (fig.log_x, fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect::<Vec<_>>()),
+        (fig.log_y, fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).collect()),
+    ] {
+        let r = range(values.into_iter(), log);
+        if !(r.0.is_finite() && r.1.is_finite() && r.1 > r.0) {
+            return Err(format!("an axis range is not finite: {r:?}"));
+        }
+        if log {
+            let ticks = log_ticks(r);
+            if ticks.is_empty() || ticks.iter().map(|&t| tick_label(t)).any(|l| l.is_empty() || l.chars().count() > 8) {
+                return Err(format!("a log axis has no short tick labels: {:?}", ticks.iter().map(|&t| tick_label(t)).collect::<Vec<_>>()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Draws `fig` as `<dir>/<name>.svg` and `<dir>/<name>.png`, each whole or not at all.
 pub fn draw(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    readable(fig).map_err(|detail| ReportError::Draw { path: dir.join(format!("{}.svg", fig.name)), detail })?;
     register_font();
     let svg = dir.join(format!("{}.svg", fig.name));
     let png = dir.join(format!("{}.png", fig.name));
@@ -30,17 +70,111 @@ pub fn draw(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
         let path = path.to_path_buf();
         move |e: String| ReportError::Draw { path, detail: e }
     };
+    let size = canvas(fig);
+    let mut text = String::new();
     {
-        let root = SVGBackend::new(&svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
         plot(fig, &root).map_err(err(&svg))?;
         root.present().map_err(|e| e.to_string()).map_err(err(&svg))?;
     }
+    crate::results::write_file_atomic(&svg, text.as_bytes())?;
+    let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
-        let root = BitMapBackend::new(&png, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
         plot(fig, &root).map_err(err(&png))?;
         root.present().map_err(|e| e.to_string()).map_err(err(&png))?;
     }
+    crate::results::write_file_atomic(&png, &encode_png(&pixels, size).map_err(err(&png))?)?;
     Ok(vec![svg, png])
+}
+
+/// RGB pixels as a PNG file's bytes, at the encoder's best compression (figures are committed:
+/// about half the size of plotters' own encoding).
+fn encode_png(pixels: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+    use image::ImageEncoder as _;
+    let mut bytes = Vec::new();
+    PngEncoder::new_with_quality(&mut bytes, CompressionType::Best, FilterType::Adaptive)
+        .write_image(pixels, w, h, image::ColorType::Rgb8)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// The legend panel's width: room for the longest label.
+fn legend_width(fig: &Figure) -> u32 {
+    let chars = fig.series.iter().map(|s| s.label.chars().count()).max().unwrap_or(0) as u32;
+    (chars * 7 + 48).clamp(120, 420)
+}
+
+/// The whole picture's size: the plot keeps [`WIDTH`] x [`HEIGHT`], the legend panel is added
+/// beside it, and a long legend makes the picture taller.
+fn canvas(fig: &Figure) -> (u32, u32) {
+    let rows = fig.series.len() as u32 + 2;
+    (WIDTH + legend_width(fig), HEIGHT.max(rows * LEGEND_LINE as u32 + 60))
+}
+
+/// A tick's text: SI prefixes from a thousand up (10k, 2.5M), plain decimals between 0.01 and a
+/// thousand, powers of ten below (10⁻⁶, 2×10⁻⁹). Never a float's full expansion.
+pub fn tick_label(v: f64) -> String {
+    if !v.is_finite() {
+        return String::new();
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    const SI: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    if let Some((scale, prefix)) = SI.iter().find(|(s, _)| a >= s * 0.9995) {
+        if a < 1e18 {
+            return format!("{}{prefix}", trim(v / scale));
+        }
+    }
+    if a >= 0.00995 {
+        return trim(v);
+    }
+    let exp = a.log10().floor() as i32;
+    let mant = v / 10f64.powi(exp);
+    let (mant, exp) = if (mant.abs() - 10.0).abs() < 5e-3 { (mant / 10.0, exp + 1) } else { (mant, exp) };
+    let power = format!("10{}", superscript(exp));
+    if (mant.abs() - 1.0).abs() < 5e-3 {
+        if mant < 0.0 {
+            format!("-{power}")
+        } else {
+            power
+        }
+    } else {
+        format!("{}×{power}", trim(mant))
+    }
+}
+
+/// Up to three significant digits, without trailing zeros.
+fn trim(v: f64) -> String {
+    let a = v.abs();
+    let decimals = if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        3
+    };
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
+fn superscript(n: i32) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let mut s: String = n.unsigned_abs().to_string().chars().map(|c| DIGITS[c as usize - '0' as usize]).collect();
+    if n < 0 {
+        s.insert(0, '⁻');
+    }
+    s
 }
 
 fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
@@ -50,91 +184,156 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
     let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
     if log {
-        (lo / 1.5, hi * 1.5)
+        // At least one whole decade, so that a log axis always has labelled ticks.
+        let (lo, hi) = (lo / 1.3, hi * 1.3);
+        let short = (10.0 / (hi / lo)).max(1.0).sqrt();
+        (lo / short, hi * short)
     } else {
         let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-12);
         ((lo - pad).min(0.0f64.max(lo - pad)), hi + pad)
     }
 }
 
-/// The corner of the plot area with the fewest data points, so the legend hides as little as
-/// possible.
-fn legend_corner(fig: &Figure, xs: (f64, f64), ys: (f64, f64)) -> SeriesLabelPosition {
-    let norm = |v: f64, (lo, hi): (f64, f64), log: bool| {
-        if log {
-            (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
-        } else {
-            (v - lo) / (hi - lo)
-        }
-    };
-    let pts: Vec<(f64, f64)> =
-        fig.series.iter().flat_map(|s| s.points.iter()).map(|&(x, y)| (norm(x, xs, fig.log_x), norm(y, ys, fig.log_y))).collect();
-    let corners = [
-        (SeriesLabelPosition::UpperRight, 0.55, 1.0, 0.6, 1.0),
-        (SeriesLabelPosition::LowerRight, 0.55, 1.0, 0.0, 0.4),
-        (SeriesLabelPosition::UpperLeft, 0.0, 0.45, 0.6, 1.0),
-        (SeriesLabelPosition::LowerLeft, 0.0, 0.45, 0.0, 0.4),
-    ];
-    corners
-        .into_iter()
-        .min_by_key(|&(_, x0, x1, y0, y1)| pts.iter().filter(|&&(x, y)| x >= x0 && x <= x1 && y >= y0 && y <= y1).count())
-        .map(|c| c.0)
-        .unwrap_or(SeriesLabelPosition::UpperRight)
+/// The ticks a log axis gets: every power of ten inside the range, and 2x and 5x as well when the
+/// range spans few decades.
+fn log_ticks((lo, hi): (f64, f64)) -> Vec<f64> {
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let steps: &[f64] = if b - a <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    (a..=b).flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e))).filter(|v| *v >= lo * 0.999 && *v <= hi * 1.001).collect()
 }
+
+/// The points a series is drawn with: all of them up to [`DRAWN_POINTS`]; beyond that, per
+/// column of pixels, the first, lowest, highest and last point in x order, so that a long trace
+/// keeps its envelope and its file stays small.
+fn drawn_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    if pts.len() <= DRAWN_POINTS {
+        return pts;
+    }
+    let bins = DRAWN_POINTS / 4;
+    let per = pts.len().div_ceil(bins);
+    let mut out = Vec::with_capacity(DRAWN_POINTS);
+    for chunk in pts.chunks(per) {
+        let lo = chunk.iter().enumerate().min_by(|a, b| a.1 .1.total_cmp(&b.1 .1)).map(|(i, _)| i).unwrap_or(0);
+        let hi = chunk.iter().enumerate().max_by(|a, b| a.1 .1.total_cmp(&b.1 .1)).map(|(i, _)| i).unwrap_or(0);
+        let mut keep = vec![0, lo, hi, chunk.len() - 1];
+        keep.sort_unstable();
+        keep.dedup();
+        out.extend(keep.into_iter().map(|i| chunk[i]));
+    }
+    out
+}
+
+/// The most points a series is drawn with before it is thinned to its envelope.
+const DRAWN_POINTS: usize = 4000;
+
+/// Whether every finite value is a whole number.
+fn all_whole(values: impl Iterator<Item = f64>) -> bool {
+    values.filter(|v| v.is_finite()).all(|v| v.fract() == 0.0)
+}
+
+/// One series' colour: the ten strong, distinguishable colours of the usual qualitative palette
+/// ("tab10"), then the same ten darker.
+fn colour(i: usize) -> RGBAColor {
+    const TAB10: [(u8, u8, u8); 10] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+    ];
+    let (r, g, b) = TAB10[i % 10];
+    let dim = |c: u8| if (i / 10) % 2 == 1 { (c as u16 * 3 / 5) as u8 } else { c };
+    RGBColor(dim(r), dim(g), dim(b)).to_rgba()
+}
+
+/// Series with more points than this are drawn as lines without a dot at every point.
+const DOTTED_POINTS: usize = 60;
 
 fn plot<DB: DrawingBackend>(fig: &Figure, root: &DrawingArea<DB, Shift>) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let (w, _) = root.dim_in_pixel();
+    let (area, legend) = root.split_horizontally(w - legend_width(fig));
+    let area = area.shrink((0, 0), (WIDTH, HEIGHT));
     let xs = range(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)), fig.log_x);
     let ys = range(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)), fig.log_y);
-    let mut builder = ChartBuilder::on(root);
-    builder.caption(&fig.title, ("sans-serif", 22)).margin(12).x_label_area_size(48).y_label_area_size(72);
-    // plotters types log and linear axes differently, so each combination is its own chart.
+    let mut builder = ChartBuilder::on(&area);
+    builder.caption(&fig.title, ("sans-serif", 20)).margin(12).x_label_area_size(48).y_label_area_size(80);
+    let fmt = |v: &f64| tick_label(*v);
+    // plotters types log and linear axes differently, so each combination is its own chart. Log
+    // axes take their ticks from `log_ticks`, linear ones from plotters; both print `tick_label`.
     macro_rules! draw_with {
-        ($x:expr, $y:expr) => {{
+        ($x:expr, $y:expr, $x_labels:expr) => {{
             let mut chart = builder.build_cartesian_2d($x, $y).map_err(|e| e.to_string())?;
             chart
                 .configure_mesh()
+                .x_labels($x_labels)
                 .x_desc(fig.x_label.as_str())
                 .y_desc(fig.y_label.as_str())
+                .x_label_formatter(&fmt)
+                .y_label_formatter(&fmt)
                 .label_style(("sans-serif", 14))
+                .bold_line_style(RGBColor(200, 200, 200))
+                .light_line_style(RGBColor(240, 240, 240))
                 .draw()
                 .map_err(|e| e.to_string())?;
             for (i, s) in fig.series.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
-                let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+                let color = colour(i);
+                let pts = drawn_points(&s.points);
                 if s.reference {
-                    chart
-                        .draw_series(pts.iter().map(|&p| Cross::new(p, 6, color.stroke_width(2))))
-                        .map_err(|e| e.to_string())?
-                        .label(s.label.as_str())
-                        .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
+                    chart.draw_series(pts.iter().map(|&p| Cross::new(p, 6, color.stroke_width(2)))).map_err(|e| e.to_string())?;
                 } else {
+                    let dotted = pts.len() <= DOTTED_POINTS;
                     chart
-                        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                        .map_err(|e| e.to_string())?
-                        .label(s.label.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+                        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(if dotted { 2 } else { 1 })))
+                        .map_err(|e| e.to_string())?;
+                    if dotted {
+                        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+                    }
                 }
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 13))
-                .position(legend_corner(fig, xs, ys))
-                .draw()
-                .map_err(|e| e.to_string())?;
         }};
     }
+    let whole_x = all_whole(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
+    let (lx, ly) = (log_ticks(xs), log_ticks(ys));
+    // A linear axis takes plotters' own round ticks; where every x is a whole number (orders,
+    // degrees), as many labels as whole numbers in the range, so that the ticks fall on them.
+    let x_labels = if whole_x && !fig.log_x { ((xs.1 - xs.0).floor() as usize + 1).clamp(2, 12) } else { 10 };
     match (fig.log_x, fig.log_y) {
-        (true, true) => draw_with!((xs.0..xs.1).log_scale(), (ys.0..ys.1).log_scale()),
-        (true, false) => draw_with!((xs.0..xs.1).log_scale(), ys.0..ys.1),
-        (false, true) => draw_with!(xs.0..xs.1, (ys.0..ys.1).log_scale()),
-        (false, false) => draw_with!(xs.0..xs.1, ys.0..ys.1),
+        (true, true) => draw_with!((xs.0..xs.1).log_scale().with_key_points(lx), (ys.0..ys.1).log_scale().with_key_points(ly), x_labels),
+        (true, false) => draw_with!((xs.0..xs.1).log_scale().with_key_points(lx), ys.0..ys.1, x_labels),
+        (false, true) => draw_with!(xs.0..xs.1, (ys.0..ys.1).log_scale().with_key_points(ly), x_labels),
+        (false, false) => draw_with!(xs.0..xs.1, ys.0..ys.1, x_labels),
+    }
+    draw_legend(fig, &legend)
+}
+
+/// The legend, in its own panel: a line with a dot for a measured series, a cross for a point-only
+/// one (a paper's values carry "paper" in their label).
+fn draw_legend<DB: DrawingBackend>(fig: &Figure, panel: &DrawingArea<DB, Shift>) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let font = ("sans-serif", LEGEND_FONT).into_font();
+    let top = 48;
+    for (i, s) in fig.series.iter().enumerate() {
+        let color = colour(i);
+        let y = top + i as i32 * LEGEND_LINE;
+        if s.reference {
+            panel.draw(&Cross::new((18, y), 5, color.stroke_width(2))).map_err(|e| e.to_string())?;
+        } else {
+            panel.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(2))).map_err(|e| e.to_string())?;
+            panel.draw(&Circle::new((18, y), 3, color.filled())).map_err(|e| e.to_string())?;
+        }
+        panel.draw(&Text::new(s.label.clone(), (38, y - 7), font.clone())).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -194,7 +393,9 @@ pub fn draw_bars(b: &super::Bars, path: &Path) -> Result<(), ReportError> {
     let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
     let n = b.groups.len().max(1);
     let width = (WIDTH as usize).max(90 * n) as u32;
-    let root = BitMapBackend::new(path, (width, HEIGHT + 160)).into_drawing_area();
+    let size = (width, HEIGHT + 160);
+    let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let top = b.series.iter().flat_map(|s| s.1.iter()).copied().filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1.0) * 1.15;
     let mut chart = ChartBuilder::on(&root)
@@ -204,19 +405,24 @@ pub fn draw_bars(b: &super::Bars, path: &Path) -> Result<(), ReportError> {
         .y_label_area_size(72)
         .build_cartesian_2d(0.0..n as f64, 0.0..top)
         .map_err(|e| err(e.to_string()))?;
-    let groups = b.groups.clone();
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|x| groups.get(x.floor() as usize).filter(|_| x.fract() > 0.4 && x.fract() < 0.6).cloned().unwrap_or_default())
-        .x_label_style(("sans-serif", 12).into_font().transform(FontTransform::Rotate90))
+        .x_labels(0)
         .y_desc(b.y_label.as_str())
+        .y_label_formatter(&|v| tick_label(*v))
         .draw()
         .map_err(|e| err(e.to_string()))?;
+    // Each group's name under its bars, turned upright, drawn on the whole picture (plotters'
+    // own labels sit at key points, not at the groups' centres).
+    let font = ("sans-serif", 12).into_font().transform(FontTransform::Rotate90);
+    for (g, label) in b.groups.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
+        root.draw(&Text::new(label.clone(), (x - 6, y + 8), font.clone())).map_err(|e| err(e.to_string()))?;
+    }
     let k = b.series.len().max(1) as f64;
     for (si, (label, values)) in b.series.iter().enumerate() {
-        let color = Palette99::pick(si).to_rgba();
+        let color = colour(si);
         let bars = values.iter().enumerate().filter(|(_, v)| v.is_finite()).map(|(g, &v)| {
             let x0 = g as f64 + 0.1 + 0.8 * si as f64 / k;
             Rectangle::new([(x0, 0.0), (x0 + 0.8 / k, v)], color.filled())
@@ -235,5 +441,78 @@ pub fn draw_bars(b: &super::Bars, path: &Path) -> Result<(), ReportError> {
         .draw()
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;
+    drop(chart);
+    drop(root);
+    crate::results::write_file_atomic(path, &encode_png(&pixels, size).map_err(err)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Series;
+    use super::*;
+
+    #[test]
+    fn ticks_read_as_si_or_powers_of_ten() {
+        let cases = [
+            (0.0, "0"),
+            (1.0, "1"),
+            (2.5, "2.5"),
+            (100.0, "100"),
+            (10000.0, "10k"),
+            (25000.0, "25k"),
+            (1e6, "1M"),
+            (4.7e6, "4.7M"),
+            (1e9, "1G"),
+            (0.05, "0.05"),
+            (1e-3, "10⁻³"),
+            (2e-9, "2×10⁻⁹"),
+            (9.999999999e-10, "10⁻⁹"),
+            (-1e-14, "-10⁻¹⁴"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(tick_label(v), want, "{v}");
+        }
+        assert_eq!(tick_label(f64::NAN), "");
+    }
+
+    fn figure(series: Vec<Series>) -> Figure {
+        Figure { name: "f".into(), title: "t".into(), x_label: "x".into(), y_label: "y".into(), log_x: false, log_y: true, series }
+    }
+
+    #[test]
+    fn unreadable_figures_are_refused() {
+        let s = |label: &str, points: Vec<(f64, f64)>| Series { label: label.into(), points, reference: false };
+        assert!(readable(&figure(vec![s("a", vec![(1.0, 2.0), (2.0, 30.0)])])).is_ok());
+        assert!(readable(&figure(vec![])).is_err(), "no series");
+        assert!(readable(&figure(vec![s("a", vec![(1.0, f64::NAN)])])).is_err(), "no finite point");
+        assert!(readable(&figure(vec![s("a", vec![(1.0, -1.0)])])).is_err(), "nothing positive on a log axis");
+        assert!(readable(&figure(vec![s("", vec![(1.0, 1.0)])])).is_err(), "an unlabelled series");
+        let mut f = figure(vec![s("a", vec![(1.0, 1.0)])]);
+        f.y_label = String::new();
+        assert!(readable(&f).is_err(), "an unlabelled axis");
+    }
+
+    #[test]
+    fn long_series_keep_their_envelope() {
+        let pts: Vec<(f64, f64)> =
+            (0..100_000).map(|i| (i as f64, (i as f64 * 0.01).sin() * if i == 54_321 { 5.0 } else { 1.0 })).collect();
+        let drawn = drawn_points(&pts);
+        assert!(drawn.len() <= DRAWN_POINTS, "{}", drawn.len());
+        assert!(drawn.windows(2).all(|w| w[0].0 <= w[1].0), "in x order");
+        let max = |v: &[(f64, f64)]| v.iter().map(|p| p.1).fold(f64::MIN, f64::max);
+        assert_eq!(max(&drawn), max(&pts), "the peak is kept");
+        assert_eq!(drawn.first(), pts.first());
+        assert_eq!(drawn.last(), pts.last());
+        assert_eq!(drawn_points(&pts[..10]).len(), 10);
+    }
+
+    #[test]
+    fn a_log_axis_spans_a_decade_and_gets_ticks() {
+        let r = range([3.0, 4.0].into_iter(), true);
+        assert!(r.1 / r.0 >= 9.99, "{r:?}");
+        assert!(!log_ticks(r).is_empty());
+        let wide = log_ticks((1e-3, 1e6));
+        assert_eq!(wide.len(), 10, "{wide:?}");
+    }
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what fembench's tests and CPU runs need on a Debian or Ubuntu machine:
+# - PoCL and the OpenCL loader (the tests run every kernel on the CPU through OpenCL);
+# - NVRTC from NVIDIA's nvidia-cuda-nvrtc wheel, into ~/.cache/fembench/nvrtc (the tests compile
+#   every kernel to PTX, so a CUDA compile error fails them even without a GPU).
+# A GPU machine needs the NVIDIA driver and NVRTC (CUDA toolkit 13, or the same wheel) instead.
+# Run as root, or with sudo available. Rust comes from rustup (https://rustup.rs), not from here.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install Rust with rustup (https://rustup.rs), then run this again" >&2
+  exit 1
+fi
+if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev >/dev/null 2>&1; then
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq pocl-opencl-icd ocl-icd-opencl-dev >/dev/null
+fi
+nvrtc_dir="${FEMBENCH_NVRTC_DIR:-$HOME/.cache/fembench/nvrtc}"
+if ! find "$nvrtc_dir" -name 'libnvrtc.so.*' 2>/dev/null | grep -q .; then
+  python3 -m pip install -q --disable-pip-version-check --target "$nvrtc_dir" 'nvidia-cuda-nvrtc>=13,<14'
+fi
+echo "setup: PoCL $(dpkg-query -W -f '${Version}' pocl-opencl-icd), NVRTC in $nvrtc_dir"
