@@ -91,7 +91,7 @@ fn a_new_benchmark_is_one_registry_line() {
     assert_eq!((s.rows_ok, s.rows_failed), (2, 1));
     let df = RunDir::open(&s.run_dir).unwrap().read_experiment("sum").unwrap().unwrap();
     assert_eq!(df.height(), 3);
-    let out = fembench::publish::report_run(&REGISTRY, &s.run_dir, &dir.path().join("plots")).unwrap();
+    let out = fembench::publish::report_run(&REGISTRY, &s.run_dir).unwrap();
     assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
     assert!(out.terminal.contains("3 rows of the sum test"), "{}", out.terminal);
     assert!(out.terminal.contains("Failed cases of sum (1)") && out.terminal.contains("verification failed"), "{}", out.terminal);

@@ -158,7 +158,7 @@ fn report_goes_on_past_an_experiment_it_cannot_read() {
     let s = run(&[bandwidth()], &bandwidth_cpu_quick(out.path())).unwrap();
     // A second stored experiment that no longer parses (and a mesh-free schema check only).
     std::fs::write(s.run_dir.join("experiments/broken.yaml"), "id: broken\nbenchmark: no-such-benchmark\n").unwrap();
-    let rep = report_run(&s.run_dir, &out.path().join("plots")).unwrap();
+    let rep = report_run(&s.run_dir).unwrap();
     assert_eq!(rep.not_reported.len(), 1, "{:?}", rep.not_reported);
     assert_eq!(rep.not_reported[0].0, "broken");
     let md = std::fs::read_to_string(rep.markdown_path.unwrap()).unwrap();

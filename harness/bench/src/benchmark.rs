@@ -299,6 +299,8 @@ pub trait Experiment {
     fn policy(&self, quick: bool) -> MeasurePolicy;
     /// Parameters of every sweep point (quick or full).
     fn points(&self, quick: bool) -> Vec<Params>;
+    /// Whether the file has a `quick:` block (without one, `--quick` would run the full sweep).
+    fn has_quick(&self) -> bool;
     fn run_point(&self, ctx: &mut CaseCtx, quick: bool, index: usize) -> Result<Vec<Measured>, CaseError>;
     fn report(&self, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError>;
     /// The memory estimate of one sweep point, if the benchmark makes one.
@@ -373,6 +375,9 @@ impl<B: Benchmark> Experiment for Loaded<B> {
     fn points(&self, quick: bool) -> Vec<Params> {
         B::points(self.sweep(quick)).iter().map(B::params).collect()
     }
+    fn has_quick(&self) -> bool {
+        self.spec.quick.is_some()
+    }
     fn run_point(&self, ctx: &mut CaseCtx, quick: bool, index: usize) -> Result<Vec<Measured>, CaseError> {
         let points = B::points(self.sweep(quick));
         B::run(ctx, self.problem(quick), &points[index])
@@ -408,13 +413,72 @@ pub(crate) fn load_as<B: Benchmark>(path: &Path, text: String, checks: Checks) -
             .check()
             .map_err(|(f, m)| ExperimentError::at(path, &text, &format!("quick.measure.{f}"), format!("quick.measure.{f}: {m}")))?;
     }
+    check_distinct_cases::<B>(&spec).map_err(|(f, m)| ExperimentError::at(path, &text, &f, m))?;
     if checks == Checks::Full {
         B::check(&spec).map_err(|(f, m)| ExperimentError::at(path, &text, &f, m))?;
+        if let Some(view) = quick_view::<B>(&spec) {
+            B::check(&view).map_err(|(f, m)| {
+                let f = in_quick::<B>(&spec, &f);
+                ExperimentError::at(path, &text, &f, format!("under --quick: {m}"))
+            })?;
+        }
         let loaded = Loaded::<B> { spec, path: path.to_path_buf(), text };
         check_memory(&loaded)?;
         return Ok(Box::new(loaded));
     }
     Ok(Box::new(Loaded::<B> { spec, path: path.to_path_buf(), text }))
+}
+
+/// The experiment as `--quick` runs it: the quick sweep and problem in place of the full ones,
+/// the quick measure settings applied. None where the file has no quick block.
+fn quick_view<B: Benchmark>(spec: &Spec<B>) -> Option<Spec<B>> {
+    let q = spec.quick.as_ref()?;
+    let mut view = spec.clone();
+    if let Some(s) = &q.sweep {
+        view.sweep = s.clone();
+    }
+    if let Some(p) = &q.problem {
+        view.problem = p.clone();
+    }
+    if let Some(m) = &q.measure {
+        view.measure = spec.measure.with(m);
+    }
+    view.quick = None;
+    Some(view)
+}
+
+/// Where a field of the quick view is written: under `quick:` where the quick block replaces
+/// that part (its sweep, problem or measure), else at the top level it was taken from.
+fn in_quick<B: Benchmark>(spec: &Spec<B>, field: &str) -> String {
+    let Some(q) = spec.quick.as_ref() else { return field.to_string() };
+    let replaced = match field.split('.').next() {
+        Some("sweep") => q.sweep.is_some(),
+        Some("problem") => q.problem.is_some(),
+        Some("measure") => q.measure.is_some(),
+        _ => false,
+    };
+    if replaced && !field.starts_with("quick.") {
+        format!("quick.{field}")
+    } else {
+        field.to_string()
+    }
+}
+
+/// Refuses a sweep that gives the same case twice (a list that repeats a value): it would run
+/// twice and write two rows of one case id.
+fn check_distinct_cases<B: Benchmark>(spec: &Spec<B>) -> Result<(), (String, String)> {
+    let quick = spec.quick.as_ref().and_then(|q| q.sweep.as_ref());
+    for (field, sweep) in [("sweep", Some(&spec.sweep)), ("quick.sweep", quick)] {
+        let Some(sweep) = sweep else { continue };
+        let mut seen = std::collections::HashSet::new();
+        for p in B::points(sweep) {
+            let key = B::params(&p).key();
+            if !seen.insert(key.clone()) {
+                return Err((field.into(), format!("{field}: the case `{key}` appears twice (a list repeats a value)")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses an experiment any of whose cases needs more host memory than this machine has.

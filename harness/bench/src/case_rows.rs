@@ -52,7 +52,12 @@ pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<(usize, u
             Status::Skipped => counts.2 += 1,
         }
     }
-    done.run.write_case(done.exp, &rows)?;
+    if let Err(e) = done.run.write_case(done.exp, &rows) {
+        // The rows could not be written (a full disk): the case did not crash, so the next
+        // `--resume` runs it again rather than recording it as killed.
+        let _ = done.run.clear_started(done.exp, done.id);
+        return Err(e);
+    }
     done.run.clear_started(done.exp, done.id)?;
     Ok(counts)
 }

@@ -89,7 +89,7 @@ impl fmt::Display for ExperimentError {
 }
 
 impl ExperimentError {
-    fn from_yaml(path: &Path, e: serde_saphyr::Error) -> Self {
+    fn from_yaml(path: &Path, text: &str, e: serde_saphyr::Error) -> Self {
         let loc = e.location();
         // The error's Display carries a snippet with its own line numbers; we keep the message
         // itself and put the location in front, compiler-style.
@@ -100,11 +100,29 @@ impl ExperimentError {
                 message = stripped.to_string();
             }
         }
+        let (line, column) = (loc.as_ref().map(|l| l.line() as u32), loc.as_ref().map(|l| l.column() as u32));
+        // Faults of the whole file (a second document, its size) are in no one field.
+        let whole_file = ["from_str_multiple", "budget breached"].iter().any(|w| message.contains(w));
+        let mut message = plain_words(&message);
+        // Name the field the error is in, unless the message already does.
+        if let Some(field) = line.filter(|_| !whole_file).and_then(|l| field_at(text, l, column.unwrap_or(1))) {
+            if !message.contains(&format!("`{field}`")) && !message.starts_with(&format!("{field}:")) {
+                message = format!("{field}: {message}");
+            }
+        }
+        ExperimentError { path: path.to_path_buf(), line, column, message }
+    }
+
+    /// A file that is not UTF-8 text: the place of its first invalid byte.
+    pub fn not_utf8(path: &Path, bytes: &[u8], e: &std::str::Utf8Error) -> Self {
+        let good = &bytes[..e.valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+        let column = (good.len() - good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)) as u32 + 1;
         ExperimentError {
             path: path.to_path_buf(),
-            line: loc.as_ref().map(|l| l.line() as u32),
-            column: loc.as_ref().map(|l| l.column() as u32),
-            message,
+            line: Some(line),
+            column: Some(column),
+            message: "the file is not UTF-8 text (an experiment file is YAML in UTF-8)".into(),
         }
     }
 
@@ -124,6 +142,83 @@ impl ExperimentError {
         let (line, column) = loc.unwrap_or((1, 1));
         ExperimentError { path: path.to_path_buf(), line: Some(line), column: Some(column), message: message.into() }
     }
+}
+
+/// The YAML parser's words where they name its own API or types, in the project's words.
+fn plain_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 6] = [
+        ("DuplicateKeyPolicy", "a key appears twice in one mapping; keep one"),
+        ("from_str_multiple", "the file holds more than one YAML document (a `---` line); an experiment file is one document"),
+        ("non-finite float", "a number is NaN or infinite; give a finite number"),
+        ("budget breached", "the file is too large or too deeply nested for an experiment file"),
+        ("expected mapping start", "expected a mapping here (`key: value` lines, or `{ key: value }`)"),
+        ("expected sequence start", "expected a list here (`[a, b]`, or `- a` lines)"),
+    ];
+    if let Some((_, plain)) = WORDS.iter().find(|(w, _)| message.contains(w)) {
+        return plain.to_string();
+    }
+    // serde's names of integer types, as a user would say them.
+    let mut out = message.to_string();
+    for (ty, words) in [
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number of 0 or more"),
+        ("usize", "a whole number of 0 or more"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f64", "a number"),
+        ("f32", "a number"),
+    ] {
+        out = out
+            .replace(&format!("invalid {ty}"), &format!("expected {words}, got"))
+            .replace(&format!("expected {ty}"), &format!("expected {words}"));
+    }
+    out.replace("floating point `", "the number `")
+}
+
+/// The dotted path of the field written at a line and column of a YAML text (`measure.warmup`,
+/// `sweep.array_mib`): the key on that line, or the innermost mapping around it; keys of a flow
+/// mapping (`measure: { warmup: x }`) are read up to the column. None outside every mapping.
+pub fn field_at(text: &str, line: u32, column: u32) -> Option<String> {
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    for (ln, raw) in text.lines().enumerate().take(line as usize) {
+        let code = raw.split(" #").next().unwrap_or("");
+        let trimmed = code.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let indent = code.len() - trimmed.len();
+        let here = ln + 1 == line as usize;
+        if !trimmed.starts_with('-') {
+            if let Some((key, _)) = trimmed.split_once(':') {
+                let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+                if !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.')) {
+                    while stack.last().is_some_and(|(i, _)| *i >= indent) {
+                        stack.pop();
+                    }
+                    stack.push((indent, key.to_string()));
+                }
+            }
+        }
+        if here {
+            // In a flow mapping, the `key: value` segment that holds the column.
+            let col = (column.saturating_sub(1) as usize).min(code.len());
+            let before = &code[..code.char_indices().map(|(i, _)| i).take_while(|&i| i <= col).last().unwrap_or(0)];
+            if let Some(brace) = before.rfind('{') {
+                let start = before.rfind(',').filter(|&c| c > brace).unwrap_or(brace) + 1;
+                let end = code[start..].find([',', '}']).map_or(code.len(), |e| start + e);
+                if let Some((k, _)) = code[start..end].split_once(':') {
+                    let k = k.trim();
+                    if !k.is_empty() {
+                        stack.push((usize::MAX, k.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    let path: Vec<String> = stack.into_iter().map(|(_, k)| k).collect();
+    (!path.is_empty()).then(|| path.join("."))
 }
 
 /// Line and column (1-based) of a dotted field path such as `measure.max_reps` in a YAML text,
@@ -194,7 +289,7 @@ pub fn check_id(id: &str) -> Result<(), String> {
 
 /// Parses a whole file as the spec type of its benchmark.
 pub fn parse_spec<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, ExperimentError> {
-    serde_saphyr::from_str(text).map_err(|e| ExperimentError::from_yaml(path, e))
+    serde_saphyr::from_str(text).map_err(|e| ExperimentError::from_yaml(path, text, e))
 }
 
 /// First pass: only the `benchmark:` key, to pick the types of the second pass.
@@ -230,10 +325,12 @@ pub fn experiment_files(path: &Path) -> Result<Vec<PathBuf>, ExperimentError> {
             return Err(ExperimentError::plain(path, "folder holds no .yaml experiment files"));
         }
         Ok(files)
-    } else if path.exists() {
-        Ok(vec![path.to_path_buf()])
     } else {
-        Err(ExperimentError::plain(path, "no such file or folder"))
+        match std::fs::metadata(path) {
+            Ok(_) => Ok(vec![path.to_path_buf()]),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ExperimentError::plain(path, "no such file or folder")),
+            Err(e) => Err(ExperimentError::plain(path, format!("cannot be read: {e}"))),
+        }
     }
 }
 
@@ -252,6 +349,23 @@ mod tests {
         assert_eq!(locate(TEXT, "measure.min_reps"), None);
         let e = ExperimentError::at(Path::new("f.yaml"), TEXT, "measure.min_reps", "m");
         assert_eq!((e.line, e.column), (Some(4), Some(1)), "falls back to the enclosing mapping");
+    }
+
+    #[test]
+    fn the_field_at_a_place_is_named() {
+        assert_eq!(field_at(TEXT, 3, 15).as_deref(), Some("problem.group_size"));
+        assert_eq!(field_at(TEXT, 4, 25).as_deref(), Some("measure.max_reps"));
+        assert_eq!(field_at(TEXT, 4, 14).as_deref(), Some("measure.warmup"));
+        assert_eq!(field_at(TEXT, 6, 16).as_deref(), Some("quick.measure.min_reps"));
+        assert_eq!(field_at("sweep:\n  n: [1, x]\n", 2, 10).as_deref(), Some("sweep.n"));
+        assert_eq!(field_at("", 1, 1), None);
+    }
+
+    #[test]
+    fn parser_words_become_the_projects() {
+        assert!(!plain_words("duplicate key: set DuplicateKeyPolicy in Options if acceptable").contains("Policy"));
+        assert_eq!(plain_words("invalid u32: `abc`"), "expected a whole number from 0 to 4294967295, got: `abc`");
+        assert!(plain_words("budget breached: Nodes { nodes: 250001 }").starts_with("the file is too large"));
     }
 
     #[test]

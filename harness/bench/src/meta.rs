@@ -33,6 +33,12 @@ pub struct RunMeta {
     /// ones built into the binary: the commit alone does not say what ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_dir: Option<String>,
+    /// The part of the case list this run holds (`harness run --shard K/N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
+    /// The shards a merged run was joined from (`harness merge`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -40,6 +46,11 @@ pub struct ExperimentRecord {
     pub id: String,
     pub file: String,
     pub sha256: String,
+}
+
+/// The date and time as run folders are named (`20261126-113909`).
+pub fn stamp() -> String {
+    chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()
 }
 
 pub fn now_string() -> String {

@@ -53,7 +53,8 @@ impl Registry {
     /// Parses one experiment file with the given checks: first its `benchmark:` key, then the
     /// whole file against that benchmark's own types.
     pub fn load_with(&self, path: &Path, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::plain(path, e.to_string()))?;
+        let bytes = std::fs::read(path).map_err(|e| ExperimentError::plain(path, format!("cannot be read: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| ExperimentError::not_utf8(path, e.as_bytes(), &e.utf8_error()))?;
         self.load_text(path, text, checks)
     }
 

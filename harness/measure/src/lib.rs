@@ -57,8 +57,12 @@ impl CacheMode {
 /// Which clock produced a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Timer {
-    /// CUDA events or OpenCL profiling timestamps around the enqueued work.
+    /// CUDA events or OpenCL profiling timestamps around the enqueued work, released at once
+    /// behind a gate: no host time inside.
     DeviceEvent,
+    /// Device events around work the host enqueues while it runs (library calls that wait on
+    /// the stream, long runs of launches): host gaps inside count, as for a user.
+    DeviceEventOpen,
     /// `Instant` around host work (CPU reference, host stages).
     HostWall,
     /// The sum of a pass's stage times, each by its own timer (Banaś' "total").
@@ -69,6 +73,7 @@ impl Timer {
     pub fn as_str(self) -> &'static str {
         match self {
             Timer::DeviceEvent => "device-event",
+            Timer::DeviceEventOpen => "device-event-open",
             Timer::HostWall => "host-wall",
             Timer::StageSum => "stage-sum",
         }
@@ -124,6 +129,13 @@ pub struct MeasureOverride {
 }
 
 impl MeasurePolicy {
+    /// The most warm-up repetitions a case may ask for.
+    pub const MAX_WARMUP: u32 = 10_000;
+    /// The most timed repetitions a case may ask for.
+    pub const MAX_REPS: u32 = 1_000_000;
+    /// The longest `min_time_s` or `max_time_s` a case may ask for, in seconds.
+    pub const MAX_SECONDS: f64 = 3600.0;
+
     pub fn with(&self, o: &MeasureOverride) -> MeasurePolicy {
         MeasurePolicy {
             warmup: o.warmup.unwrap_or(self.warmup),
@@ -138,6 +150,19 @@ impl MeasurePolicy {
 
     /// Relations serde cannot check: (field, message) of the first broken one.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
+        // Every case must end: repetitions and seconds are bounded, whatever else is set.
+        if self.warmup > Self::MAX_WARMUP {
+            return Err(("warmup", format!("warmup must be at most {} (got {})", Self::MAX_WARMUP, self.warmup)));
+        }
+        if self.max_reps > Self::MAX_REPS {
+            return Err(("max_reps", format!("max_reps must be at most {} (got {})", Self::MAX_REPS, self.max_reps)));
+        }
+        if self.min_time_s > Self::MAX_SECONDS {
+            return Err(("min_time_s", format!("min_time_s must be at most {} s (got {})", Self::MAX_SECONDS, self.min_time_s)));
+        }
+        if self.max_time_s > Self::MAX_SECONDS {
+            return Err(("max_time_s", format!("max_time_s must be at most {} s (got {})", Self::MAX_SECONDS, self.max_time_s)));
+        }
         if self.min_reps == 0 {
             return Err(("min_reps", "min_reps must be at least 1".into()));
         }
@@ -296,7 +321,11 @@ pub fn measure_device(
             Gate::Open => dev.time_events_open(body),
         }
     })?;
-    Ok(Timing { samples, timer: Timer::DeviceEvent, mode })
+    let timer = match gate {
+        Gate::Closed => Timer::DeviceEvent,
+        Gate::Open => Timer::DeviceEventOpen,
+    };
+    Ok(Timing { samples, timer, mode })
 }
 
 /// Times host work with the wall clock under `policy` (cache mode is always warm on the host).

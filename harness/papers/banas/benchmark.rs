@@ -9,7 +9,7 @@ use super::elasticity::{element_dofs, element_flops, element_matrices_into, rigi
 use super::plan::BANAS;
 use super::plan::{Plan, Tuning, Variant};
 use super::prism::MAX_DEGREE;
-use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::{Arg, Backend, Buffer, Device, HostBuffer, Launch};
 use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
@@ -87,6 +87,13 @@ impl Benchmark for BanasIntegration {
             (Backend::Cpu, _) => point.method.variant().is_none() && precision == Precision::F64,
             _ => point.method.variant().is_some(),
         }
+    }
+
+    /// A launch's output (`output_mib`) on the device with its inputs, and on the host its pinned
+    /// staging buffer and the copies the check reads.
+    fn memory_estimate(problem: &Problem_, _: &Point) -> Option<MemoryEstimate> {
+        let output = problem.output_mib * (1u64 << 20) as f64;
+        Some(MemoryEstimate { host_bytes: 3.0 * output, device_bytes: 2.0 * output })
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {

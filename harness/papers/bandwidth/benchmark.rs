@@ -2,7 +2,7 @@
 
 use polars::prelude::DataFrame;
 
-use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec};
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec};
 use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
 
@@ -67,6 +67,13 @@ impl Benchmark for DeviceBandwidth {
             }
         }
         Ok(())
+    }
+
+    /// Three arrays of `array_mib` and a gather's index array on the device; on the host the
+    /// initial values, the downloaded result and the expected one.
+    fn memory_estimate(_: &Problem, p: &Point) -> Option<MemoryEstimate> {
+        let array = p.mib * (1u64 << 20) as f64;
+        Some(MemoryEstimate { host_bytes: 4.0 * array, device_bytes: 4.0 * array })
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem, point: &Point) -> Result<Vec<Measured>, CaseError> {

@@ -94,8 +94,9 @@ impl<'de> Deserialize<'de> for Mib {
         let v = f64::deserialize(d)?;
         // Above 1 TiB no device holds the arrays; such a number is a typo.
         if !(v > 0.0 && v <= (1u64 << 20) as f64) {
+            let given = format!("{v}");
             return Err(serde::de::Error::invalid_value(
-                serde::de::Unexpected::Float(v),
+                serde::de::Unexpected::Other(&given),
                 &"a size in MiB greater than 0 and at most 1048576 (1 TiB)",
             ));
         }

@@ -8,292 +8,19 @@
 //!   as soon as the case finishes, so an interrupted run keeps every finished case and
 //!   `harness run --resume` runs only the rest.
 
+mod rows;
+mod upkeep;
+pub use rows::{rows_to_frame, Row, Status};
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
-use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::experiment::{ParamValue, Params};
-pub use crate::meta::{now_string, ExperimentRecord, RunMeta};
+pub use crate::meta::{now_string, stamp, ExperimentRecord, RunMeta};
 use fembench_device::kernel_cache::Request;
-
-/// How a case ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Verified against the reference; its time counts.
-    Ok,
-    /// Wrong answer, compile or launch error, out of memory...: `reason` says which.
-    Failed,
-    /// Not run on purpose (no such device, no fp64): `reason` says why.
-    Skipped,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-        }
-    }
-}
-
-/// One measured quantity of one case: the unit of the results tables.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub run_id: String,
-    pub experiment: String,
-    pub case_id: String,
-    pub backend: String,
-    pub device: String,
-    pub precision: String,
-    pub params: Params,
-    /// What was timed: a kernel, a stage, or a whole method.
-    pub metric: String,
-    pub status: Status,
-    pub reason: Option<String>,
-    pub timer: Option<String>,
-    pub mode: Option<String>,
-    pub reps: u32,
-    pub time_median_s: Option<f64>,
-    pub time_min_s: Option<f64>,
-    pub time_max_s: Option<f64>,
-    pub time_mean_s: Option<f64>,
-    pub time_stddev_s: Option<f64>,
-    /// 95% bootstrap interval of the median.
-    pub time_ci_low_s: Option<f64>,
-    pub time_ci_high_s: Option<f64>,
-    /// Every timed repetition, in order (a list column in Parquet).
-    pub samples_s: Vec<f64>,
-    /// Bytes the cost model says the timed work must move.
-    pub bytes: Option<f64>,
-    /// Floating-point operations the timed work executes, counted from the code.
-    pub executed_flops: Option<f64>,
-    /// The paper's count for the same work, where the paper gives one.
-    pub paper_flops: Option<f64>,
-    /// bytes / median time, GB/s (1e9).
-    pub bandwidth_gbs: Option<f64>,
-    /// executed_flops / median time (share of peak is computed from this), and the paper's count
-    /// over the same time (to compare with the paper's GFLOP/s).
-    pub gflops: Option<f64>,
-    pub paper_gflops: Option<f64>,
-    /// Verification error against the reference, and the tolerance it was held to.
-    pub error: Option<f64>,
-    pub tolerance: Option<f64>,
-    /// Device memory the case allocated.
-    pub memory_bytes: Option<f64>,
-    /// Benchmark-specific figures (e.g. Cecka's Table VI error), one column each.
-    pub extras: Vec<(String, f64)>,
-    /// Benchmark-specific series (e.g. Pogo's receiver traces), one list column each (empty
-    /// in the rows that have none).
-    pub series: Vec<(String, Vec<f64>)>,
-}
-
-impl Row {
-    /// A row with identity filled in and every measurement empty.
-    pub fn blank(
-        run_id: &str,
-        experiment: &str,
-        case_id: &str,
-        backend: &str,
-        device: &str,
-        precision: &str,
-        params: &Params,
-        metric: &str,
-    ) -> Row {
-        Row {
-            run_id: run_id.into(),
-            experiment: experiment.into(),
-            case_id: case_id.into(),
-            backend: backend.into(),
-            device: device.into(),
-            precision: precision.into(),
-            params: params.clone(),
-            metric: metric.into(),
-            status: Status::Ok,
-            reason: None,
-            timer: None,
-            mode: None,
-            reps: 0,
-            time_median_s: None,
-            time_min_s: None,
-            time_max_s: None,
-            time_mean_s: None,
-            time_stddev_s: None,
-            time_ci_low_s: None,
-            time_ci_high_s: None,
-            samples_s: Vec::new(),
-            bytes: None,
-            executed_flops: None,
-            paper_flops: None,
-            bandwidth_gbs: None,
-            gflops: None,
-            paper_gflops: None,
-            error: None,
-            tolerance: None,
-            memory_bytes: None,
-            extras: Vec::new(),
-            series: Vec::new(),
-        }
-    }
-}
-
-/// Identity columns that a parameter may not be named after.
-pub const FIXED_COLUMNS: &[&str] = &[
-    "run_id",
-    "experiment",
-    "case_id",
-    "backend",
-    "device",
-    "precision",
-    "metric",
-    "status",
-    "reason",
-    "timer",
-    "mode",
-    "reps",
-    "time_median_s",
-    "time_min_s",
-    "time_max_s",
-    "time_mean_s",
-    "time_stddev_s",
-    "time_ci_low_s",
-    "time_ci_high_s",
-    "samples_s",
-    "bytes",
-    "executed_flops",
-    "paper_flops",
-    "bandwidth_gbs",
-    "gflops",
-    "paper_gflops",
-    "error",
-    "tolerance",
-    "memory_bytes",
-];
-
-/// A column name for `name` that no fixed or earlier column has: parameters keep their own
-/// names where they can (reports read them), extras that clash get `prefix`.
-fn unique_column(name: &str, prefix: &str, taken: &mut Vec<String>) -> String {
-    let mut candidate = if FIXED_COLUMNS.contains(&name) { format!("{prefix}{name}") } else { name.to_string() };
-    while taken.contains(&candidate) {
-        candidate = format!("{prefix}{candidate}");
-    }
-    taken.push(candidate.clone());
-    candidate
-}
-
-/// Rows to a DataFrame: fixed columns, then one typed column per parameter.
-pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
-    let n = rows.len();
-    let s = |name: &str, f: &dyn Fn(&Row) -> String| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
-    let os = |name: &str, f: &dyn Fn(&Row) -> Option<String>| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
-    let of = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
-    let mut cols = vec![
-        s("run_id", &|r| r.run_id.clone()),
-        s("experiment", &|r| r.experiment.clone()),
-        s("case_id", &|r| r.case_id.clone()),
-        s("backend", &|r| r.backend.clone()),
-        s("device", &|r| r.device.clone()),
-        s("precision", &|r| r.precision.clone()),
-        s("metric", &|r| r.metric.clone()),
-        s("status", &|r| r.status.as_str().to_string()),
-        os("reason", &|r| r.reason.clone()),
-        os("timer", &|r| r.timer.clone()),
-        os("mode", &|r| r.mode.clone()),
-        Column::new("reps".into(), rows.iter().map(|r| r.reps).collect::<Vec<_>>()),
-        of("time_median_s", &|r| r.time_median_s),
-        of("time_min_s", &|r| r.time_min_s),
-        of("time_max_s", &|r| r.time_max_s),
-        of("time_mean_s", &|r| r.time_mean_s),
-        of("time_stddev_s", &|r| r.time_stddev_s),
-        of("time_ci_low_s", &|r| r.time_ci_low_s),
-        of("time_ci_high_s", &|r| r.time_ci_high_s),
-        Column::new("samples_s".into(), rows.iter().map(|r| Series::new("".into(), &r.samples_s)).collect::<Vec<_>>()),
-        of("bytes", &|r| r.bytes),
-        of("executed_flops", &|r| r.executed_flops),
-        of("paper_flops", &|r| r.paper_flops),
-        of("bandwidth_gbs", &|r| r.bandwidth_gbs),
-        of("gflops", &|r| r.gflops),
-        of("paper_gflops", &|r| r.paper_gflops),
-        of("error", &|r| r.error),
-        of("tolerance", &|r| r.tolerance),
-        of("memory_bytes", &|r| r.memory_bytes),
-    ];
-    // Parameter columns, typed by the first row that has the parameter.
-    let mut names: Vec<String> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.params.0 {
-            if !names.contains(k) {
-                names.push(k.clone());
-            }
-        }
-    }
-    let mut extra_names: Vec<String> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.extras {
-            if !extra_names.contains(k) {
-                extra_names.push(k.clone());
-            }
-        }
-    }
-    // Parameters first (their names are what reports group by), then extras; no two columns
-    // may share a name, whatever a benchmark calls its figures.
-    let mut taken: Vec<String> = FIXED_COLUMNS.iter().map(|s| s.to_string()).collect();
-    let param_names: Vec<String> = names.iter().map(|n| unique_column(n, "param_", &mut taken)).collect();
-    for name in &extra_names {
-        let values: Vec<Option<f64>> = rows.iter().map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v)).collect();
-        cols.push(Column::new(unique_column(name, "extra_", &mut taken).into(), values));
-    }
-    let mut series_names: Vec<&str> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.series {
-            if !series_names.contains(&k.as_str()) {
-                series_names.push(k);
-            }
-        }
-    }
-    for name in series_names {
-        let values: Vec<Series> = rows
-            .iter()
-            .map(|r| Series::new("".into(), r.series.iter().find(|(k, _)| k == name).map_or(&[][..], |(_, v)| &v[..])))
-            .collect();
-        cols.push(Column::new(unique_column(name, "series_", &mut taken).into(), values));
-    }
-    for (name, col_name) in names.into_iter().zip(param_names) {
-        let values: Vec<Option<&ParamValue>> = rows.iter().map(|r| r.params.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)).collect();
-        let first = values.iter().flatten().next();
-        let col = match first {
-            Some(ParamValue::Int(_)) => Column::new(
-                col_name.into(),
-                values
-                    .iter()
-                    .map(|v| match v {
-                        Some(ParamValue::Int(i)) => Some(*i),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-            Some(ParamValue::Float(_)) => Column::new(
-                col_name.into(),
-                values
-                    .iter()
-                    .map(|v| match v {
-                        Some(ParamValue::Float(f)) => Some(*f),
-                        Some(ParamValue::Int(i)) => Some(*i as f64),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-            _ => Column::new(col_name.into(), values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>()),
-        };
-        cols.push(col);
-    }
-    DataFrame::new(n, cols)
-}
 
 /// A run's folder on disk.
 pub struct RunDir {
@@ -310,6 +37,16 @@ pub enum ResultsError {
     Json { path: PathBuf, source: serde_json::Error },
     #[error("{0} is not a run folder (no meta.json)")]
     NotARun(PathBuf),
+    #[error(
+        "{path}: a rows file that cannot be read ({detail}); its case's rows are lost. Delete the file \
+         (rm '{path}') and `--resume` runs that case again"
+    )]
+    Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "{path} is being written by another harness process ({holder}); one run folder takes one writer at a time: \
+         wait for it to end, or resume another folder"
+    )]
+    Locked { path: PathBuf, holder: String },
 }
 
 /// A `kernels.json` file of compilations.
@@ -346,7 +83,8 @@ impl RunDir {
         unreachable!("an unbounded search ends in a free name")
     }
 
-    fn marker(&self, experiment: &str, case_id: &str) -> PathBuf {
+    /// The started marker of a case (see [`RunDir::mark_started`]).
+    pub fn marker(&self, experiment: &str, case_id: &str) -> PathBuf {
         let digest = sha2::Sha256::digest(case_id.as_bytes());
         let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
         self.rows_dir(experiment).join(format!("started-{hex}.json"))
@@ -406,7 +144,7 @@ impl RunDir {
                 continue;
             }
             let file = fs::File::open(&p).map_err(io(&p))?;
-            let df = ParquetReader::new(file).finish().map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
+            let df = ParquetReader::new(file).finish().map_err(|e| ResultsError::Corrupt { path: p.clone(), detail: e.to_string() })?;
             let ids =
                 df.column("case_id").and_then(|c| c.str().cloned()).map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
             if ids.iter().flatten().any(|id| case_ids.contains(id)) {
@@ -498,10 +236,18 @@ impl RunDir {
             .map_or(0, |m| m + 1);
         let path = dir.join(format!("{seq:06}.parquet"));
         let mut df = rows_to_frame(rows).map_err(|source| ResultsError::Polars { path: path.clone(), source })?;
-        let tmp = path.with_extension("parquet.tmp");
-        let file = fs::File::create(&tmp).map_err(io(&tmp))?;
-        ParquetWriter::new(file).finish(&mut df).map_err(|source| ResultsError::Polars { path: tmp.clone(), source })?;
-        fs::rename(&tmp, &path).map_err(io(&path))
+        // Encoded in memory first, so that a full disk or a failed write shows the operating
+        // system's own error, not the encoder's.
+        let mut bytes = Vec::new();
+        ParquetWriter::new(&mut bytes).finish(&mut df).map_err(|source| ResultsError::Polars { path: path.clone(), source })?;
+        write_file_atomic(&path, &bytes)
+    }
+
+    /// Whether an experiment of this run has any rows file.
+    pub fn has_rows(&self, experiment: &str) -> bool {
+        fs::read_dir(self.rows_dir(experiment))
+            .map(|d| d.filter_map(|e| e.ok()).any(|e| e.path().extension().is_some_and(|x| x == "parquet")))
+            .unwrap_or(false)
     }
 
     /// All rows of one experiment of this run, or None if it has none yet.
@@ -519,7 +265,7 @@ impl RunDir {
         let mut frames = Vec::with_capacity(parts.len());
         for p in &parts {
             let file = fs::File::open(p).map_err(io(p))?;
-            let df = ParquetReader::new(file).finish().map_err(|source| ResultsError::Polars { path: p.clone(), source })?;
+            let df = ParquetReader::new(file).finish().map_err(|e| ResultsError::Corrupt { path: p.clone(), detail: e.to_string() })?;
             frames.push(df);
         }
         if frames.is_empty() {
@@ -538,6 +284,34 @@ impl RunDir {
         }
         Ok(done)
     }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+    write_file_atomic(path, bytes)
+}
+
+/// This machine's name, as run folders record it.
+pub fn hostname() -> String {
+    fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+}
+
+/// Writes a file whole or not at all: into `<name>.tmp` beside it, synced to the disk, then
+/// renamed over it. A failure (a full disk) leaves the old file as it was, removes the partial
+/// one and names the operating system's error.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
+    use std::io::Write as _;
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".tmp");
+    let tmp = path.with_file_name(name);
+    let written = fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(ResultsError::Io { path: path.to_path_buf(), source: e });
+    }
+    fs::rename(&tmp, path).map_err(io(path))
 }
 
 /// Stacks frames whose columns may differ (a failed case has no extra columns): missing columns
@@ -571,10 +345,4 @@ fn align_and_stack(frames: Vec<DataFrame>) -> PolarsResult<DataFrame> {
         }
     }
     Ok(out.unwrap_or_default())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError> {
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes).map_err(io(&tmp))?;
-    fs::rename(&tmp, path).map_err(io(path))
 }

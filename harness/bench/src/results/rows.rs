@@ -1,0 +1,282 @@
+//! A result row and its columns: identity, timer, every repetition, cost-model figures and the
+//! benchmark's own extras; `rows_to_frame` lays rows out as one Parquet table.
+
+use polars::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::{ParamValue, Params};
+
+/// How a case ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Verified against the reference; its time counts.
+    Ok,
+    /// Wrong answer, compile or launch error, out of memory...: `reason` says which.
+    Failed,
+    /// Not run on purpose (no such device, no fp64): `reason` says why.
+    Skipped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One measured quantity of one case: the unit of the results tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub run_id: String,
+    pub experiment: String,
+    pub case_id: String,
+    pub backend: String,
+    pub device: String,
+    pub precision: String,
+    pub params: Params,
+    /// What was timed: a kernel, a stage, or a whole method.
+    pub metric: String,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub timer: Option<String>,
+    pub mode: Option<String>,
+    pub reps: u32,
+    pub time_median_s: Option<f64>,
+    pub time_min_s: Option<f64>,
+    pub time_max_s: Option<f64>,
+    pub time_mean_s: Option<f64>,
+    pub time_stddev_s: Option<f64>,
+    /// 95% bootstrap interval of the median.
+    pub time_ci_low_s: Option<f64>,
+    pub time_ci_high_s: Option<f64>,
+    /// Every timed repetition, in order (a list column in Parquet).
+    pub samples_s: Vec<f64>,
+    /// Bytes the cost model says the timed work must move.
+    pub bytes: Option<f64>,
+    /// Floating-point operations the timed work executes, counted from the code.
+    pub executed_flops: Option<f64>,
+    /// The paper's count for the same work, where the paper gives one.
+    pub paper_flops: Option<f64>,
+    /// bytes / median time, GB/s (1e9).
+    pub bandwidth_gbs: Option<f64>,
+    /// executed_flops / median time (share of peak is computed from this), and the paper's count
+    /// over the same time (to compare with the paper's GFLOP/s).
+    pub gflops: Option<f64>,
+    pub paper_gflops: Option<f64>,
+    /// Verification error against the reference, and the tolerance it was held to.
+    pub error: Option<f64>,
+    pub tolerance: Option<f64>,
+    /// Device memory the case allocated.
+    pub memory_bytes: Option<f64>,
+    /// Benchmark-specific figures (e.g. Cecka's Table VI error), one column each.
+    pub extras: Vec<(String, f64)>,
+    /// Benchmark-specific series (e.g. Pogo's receiver traces), one list column each (empty
+    /// in the rows that have none).
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+impl Row {
+    /// A row with identity filled in and every measurement empty.
+    pub fn blank(
+        run_id: &str,
+        experiment: &str,
+        case_id: &str,
+        backend: &str,
+        device: &str,
+        precision: &str,
+        params: &Params,
+        metric: &str,
+    ) -> Row {
+        Row {
+            run_id: run_id.into(),
+            experiment: experiment.into(),
+            case_id: case_id.into(),
+            backend: backend.into(),
+            device: device.into(),
+            precision: precision.into(),
+            params: params.clone(),
+            metric: metric.into(),
+            status: Status::Ok,
+            reason: None,
+            timer: None,
+            mode: None,
+            reps: 0,
+            time_median_s: None,
+            time_min_s: None,
+            time_max_s: None,
+            time_mean_s: None,
+            time_stddev_s: None,
+            time_ci_low_s: None,
+            time_ci_high_s: None,
+            samples_s: Vec::new(),
+            bytes: None,
+            executed_flops: None,
+            paper_flops: None,
+            bandwidth_gbs: None,
+            gflops: None,
+            paper_gflops: None,
+            error: None,
+            tolerance: None,
+            memory_bytes: None,
+            extras: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+}
+
+/// Identity columns that a parameter may not be named after.
+pub const FIXED_COLUMNS: &[&str] = &[
+    "run_id",
+    "experiment",
+    "case_id",
+    "backend",
+    "device",
+    "precision",
+    "metric",
+    "status",
+    "reason",
+    "timer",
+    "mode",
+    "reps",
+    "time_median_s",
+    "time_min_s",
+    "time_max_s",
+    "time_mean_s",
+    "time_stddev_s",
+    "time_ci_low_s",
+    "time_ci_high_s",
+    "samples_s",
+    "bytes",
+    "executed_flops",
+    "paper_flops",
+    "bandwidth_gbs",
+    "gflops",
+    "paper_gflops",
+    "error",
+    "tolerance",
+    "memory_bytes",
+];
+
+/// A column name for `name` that no fixed or earlier column has: parameters keep their own
+/// names where they can (reports read them), extras that clash get `prefix`.
+fn unique_column(name: &str, prefix: &str, taken: &mut Vec<String>) -> String {
+    let mut candidate = if FIXED_COLUMNS.contains(&name) { format!("{prefix}{name}") } else { name.to_string() };
+    while taken.contains(&candidate) {
+        candidate = format!("{prefix}{candidate}");
+    }
+    taken.push(candidate.clone());
+    candidate
+}
+
+/// Rows to a DataFrame: fixed columns, then one typed column per parameter.
+pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
+    let n = rows.len();
+    let s = |name: &str, f: &dyn Fn(&Row) -> String| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
+    let os = |name: &str, f: &dyn Fn(&Row) -> Option<String>| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
+    let of = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
+    let mut cols = vec![
+        s("run_id", &|r| r.run_id.clone()),
+        s("experiment", &|r| r.experiment.clone()),
+        s("case_id", &|r| r.case_id.clone()),
+        s("backend", &|r| r.backend.clone()),
+        s("device", &|r| r.device.clone()),
+        s("precision", &|r| r.precision.clone()),
+        s("metric", &|r| r.metric.clone()),
+        s("status", &|r| r.status.as_str().to_string()),
+        os("reason", &|r| r.reason.clone()),
+        os("timer", &|r| r.timer.clone()),
+        os("mode", &|r| r.mode.clone()),
+        Column::new("reps".into(), rows.iter().map(|r| r.reps).collect::<Vec<_>>()),
+        of("time_median_s", &|r| r.time_median_s),
+        of("time_min_s", &|r| r.time_min_s),
+        of("time_max_s", &|r| r.time_max_s),
+        of("time_mean_s", &|r| r.time_mean_s),
+        of("time_stddev_s", &|r| r.time_stddev_s),
+        of("time_ci_low_s", &|r| r.time_ci_low_s),
+        of("time_ci_high_s", &|r| r.time_ci_high_s),
+        Column::new("samples_s".into(), rows.iter().map(|r| Series::new("".into(), &r.samples_s)).collect::<Vec<_>>()),
+        of("bytes", &|r| r.bytes),
+        of("executed_flops", &|r| r.executed_flops),
+        of("paper_flops", &|r| r.paper_flops),
+        of("bandwidth_gbs", &|r| r.bandwidth_gbs),
+        of("gflops", &|r| r.gflops),
+        of("paper_gflops", &|r| r.paper_gflops),
+        of("error", &|r| r.error),
+        of("tolerance", &|r| r.tolerance),
+        of("memory_bytes", &|r| r.memory_bytes),
+    ];
+    // Parameter columns, typed by the first row that has the parameter.
+    let mut names: Vec<String> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.params.0 {
+            if !names.contains(k) {
+                names.push(k.clone());
+            }
+        }
+    }
+    let mut extra_names: Vec<String> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.extras {
+            if !extra_names.contains(k) {
+                extra_names.push(k.clone());
+            }
+        }
+    }
+    // Parameters first (their names are what reports group by), then extras; no two columns
+    // may share a name, whatever a benchmark calls its figures.
+    let mut taken: Vec<String> = FIXED_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let param_names: Vec<String> = names.iter().map(|n| unique_column(n, "param_", &mut taken)).collect();
+    for name in &extra_names {
+        let values: Vec<Option<f64>> = rows.iter().map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v)).collect();
+        cols.push(Column::new(unique_column(name, "extra_", &mut taken).into(), values));
+    }
+    let mut series_names: Vec<&str> = Vec::new();
+    for r in rows {
+        for (k, _) in &r.series {
+            if !series_names.contains(&k.as_str()) {
+                series_names.push(k);
+            }
+        }
+    }
+    for name in series_names {
+        let values: Vec<Series> = rows
+            .iter()
+            .map(|r| Series::new("".into(), r.series.iter().find(|(k, _)| k == name).map_or(&[][..], |(_, v)| &v[..])))
+            .collect();
+        cols.push(Column::new(unique_column(name, "series_", &mut taken).into(), values));
+    }
+    for (name, col_name) in names.into_iter().zip(param_names) {
+        let values: Vec<Option<&ParamValue>> = rows.iter().map(|r| r.params.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)).collect();
+        let first = values.iter().flatten().next();
+        let col = match first {
+            Some(ParamValue::Int(_)) => Column::new(
+                col_name.into(),
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Some(ParamValue::Int(i)) => Some(*i),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Some(ParamValue::Float(_)) => Column::new(
+                col_name.into(),
+                values
+                    .iter()
+                    .map(|v| match v {
+                        Some(ParamValue::Float(f)) => Some(*f),
+                        Some(ParamValue::Int(i)) => Some(*i as f64),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            _ => Column::new(col_name.into(), values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>()),
+        };
+        cols.push(col);
+    }
+    DataFrame::new(n, cols)
+}
