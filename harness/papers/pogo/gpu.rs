@@ -271,7 +271,7 @@ pub fn run_device<T: Real>(
             // case of this size) only after the case, so that the device goes on meanwhile
             // ([`FullRun::check`], called from the case's deferred rest).
             Some(FullRun {
-                timing: Timing { samples: vec![first + rest], timer: Timer::DeviceEvent, mode: CacheMode::Warm },
+                timing: Timing { samples: vec![first + rest], timer: Timer::DeviceEventOpen, mode: CacheMode::Warm },
                 steps,
                 window,
                 at_window,

@@ -11,9 +11,21 @@
 //! - `regression`: verified before, failed now (whatever the time); `fixed`: the reverse;
 //! - `added` / `removed`: a row on one side only; `untimed`: a row without samples on a side.
 //!
+//! A change must also exceed the row's between-run envelope ([`noise`]): the spread of its
+//! median over earlier runs where there are enough of them, else its class's floor (kernels 3%,
+//! host-clocked stages 50%). So host stages, transfers and open regions are reported but fail a
+//! job only beyond what real A/A pairs show.
+//!
+//! Failures count: a case that crashed or failed in NEW is a regression of every row BASE had
+//! for it; a row BASE had and NEW lacks is a regression unless NEW ran a narrower selection of
+//! backends; an empty NEW, or one cut short (not finished), fails the comparison.
+//!
 //! Runs made on different devices, or from experiment files that differ, are refused unless
 //! `force`; the refusal says what differs. Output: a terminal table, Markdown (a pull-request
 //! comment) or Bencher Metric Format JSON.
+
+pub mod noise;
+pub mod plant;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,6 +36,7 @@ use polars::prelude::*;
 use crate::report::Table;
 use crate::results::{ResultsError, RunDir, RunMeta};
 use fembench_core::stats::{self, Interval};
+use noise::NoiseClass;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
@@ -77,6 +90,7 @@ pub enum FailOn {
 /// One row of one run, as compared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Side {
+    pub class: NoiseClass,
     pub status: String,
     pub median_s: Option<f64>,
     pub ci_low_s: Option<f64>,
@@ -102,6 +116,11 @@ pub struct Entry {
     pub ratio: Option<f64>,
     pub interval: Option<Interval>,
     pub verdict: Verdict,
+    /// The row's class and the between-run envelope its change had to exceed.
+    pub class: NoiseClass,
+    pub envelope: f64,
+    /// Why a verdict was given where the sides alone do not say (a case that failed whole).
+    pub note: Option<String>,
 }
 
 impl Entry {
@@ -170,8 +189,12 @@ pub enum CompareError {
 
 #[derive(Debug, Clone, Default)]
 pub struct CompareOptions {
-    /// Relative change below which a significant difference still counts as the same (0.05).
+    /// Relative change below which a significant difference still counts as the same, on top
+    /// of each row's between-run envelope (0: the envelope alone decides).
     pub threshold: f64,
+    /// Earlier runs of the same experiments on the same kind of device: each row's envelope
+    /// comes from its medians there where it has [`noise::HISTORY_MIN`] of them.
+    pub history: Vec<PathBuf>,
     /// Only these experiments (empty: every experiment in both runs).
     pub experiments: Vec<String>,
     pub force: bool,
@@ -185,6 +208,10 @@ pub struct Comparison {
     pub entries: Vec<Entry>,
     /// What differs between the runs, when `force` let them be compared anyway.
     pub warnings: Vec<String>,
+    /// What makes NEW unfit to pass whatever its rows say: empty, or cut short.
+    pub problems: Vec<String>,
+    /// How many history runs gave envelopes.
+    pub history_runs: usize,
 }
 
 impl Comparison {
@@ -196,8 +223,10 @@ impl Comparison {
     pub fn fails(&self, on: FailOn) -> bool {
         match on {
             FailOn::Never => false,
-            FailOn::Regression => self.entries.iter().any(|e| matches!(e.verdict, Verdict::Regression | Verdict::Slower)),
-            FailOn::Any => self.entries.iter().any(|e| e.verdict.is_change()),
+            FailOn::Regression => {
+                !self.problems.is_empty() || self.entries.iter().any(|e| matches!(e.verdict, Verdict::Regression | Verdict::Slower))
+            }
+            FailOn::Any => !self.problems.is_empty() || self.entries.iter().any(|e| e.verdict.is_change()),
         }
     }
 
@@ -219,16 +248,25 @@ impl Comparison {
             (n > 0).then(|| format!("{n} {v}"))
         })
         .collect();
-        format!(
-            "{} ({}) -> {} ({}): {} rows compared at a {:.0}% threshold: {}",
+        let mut s = format!(
+            "{} ({}) -> {} ({}): {} rows compared (threshold {:.0}% above each row's envelope; {}): {}",
             self.base.run_id,
             self.base.git_commit,
             self.new.run_id,
             self.new.git_commit,
             self.entries.len(),
             100.0 * self.threshold,
+            if self.history_runs >= noise::HISTORY_MIN {
+                format!("envelopes from {} earlier runs where a row has them", self.history_runs)
+            } else {
+                "class floors as envelopes".to_string()
+            },
             counts.join(", ")
-        )
+        );
+        for p in &self.problems {
+            s.push_str(&format!("; FAILS: {p}"));
+        }
+        s
     }
 
     /// The rows worth a reader's attention (every row with `all`), as a report table.
@@ -242,24 +280,26 @@ impl Comparison {
         Table {
             name: "compare".into(),
             title: format!("Comparison: {} -> {}", self.base.run_id, self.new.run_id),
-            header: ["verdict", "row", "base µs", "new µs", "new/base", "95% interval"].map(String::from).to_vec(),
+            header: ["verdict", "row", "class", "base µs", "new µs", "new/base", "95% interval", "envelope"].map(String::from).to_vec(),
             rows: entries
                 .iter()
                 .map(|e| {
                     vec![
                         e.verdict.to_string(),
                         e.name(),
+                        e.class.as_str().to_string(),
                         fmt_t(&e.base),
                         fmt_t(&e.new),
-                        e.ratio.map(|r| format!("{r:.3}")).unwrap_or_default(),
+                        e.ratio.map(|r| format!("{r:.3}")).unwrap_or_else(|| e.note.clone().unwrap_or_default()),
                         e.interval.filter(|i| !i.low.is_nan()).map(|i| format!("[{:.3}, {:.3}]", i.low, i.high)).unwrap_or_default(),
+                        format!("±{:.0}%", 100.0 * e.envelope),
                     ]
                 })
                 .collect(),
             notes: {
                 let mut n = vec![
                     self.summary(),
-                    "Ratio of medians with a 95% bootstrap interval from both runs' stored samples; slower/faster: the interval excludes 1 and the change exceeds the threshold; noisy: the interval is too wide to tell.".into(),
+                    "Ratio of medians with a 95% bootstrap interval from both runs' stored samples; slower/faster: the interval excludes 1 and the change exceeds the row's between-run envelope (its class's floor, or its own spread over earlier runs) and the threshold; noisy: the interval is too wide to tell.".into(),
                 ];
                 n.extend(self.warnings.iter().map(|w| format!("warning: {w}")));
                 if !all {
@@ -275,8 +315,19 @@ impl Comparison {
     pub fn to_bmf(&self) -> serde_json::Value {
         let mut out = serde_json::Map::new();
         for e in &self.entries {
-            let Some(new) = e.new.as_ref().filter(|s| s.ok()) else { continue };
-            let Some(m) = new.median_s else { continue };
+            // Every row NEW has, or lost, carries `verified` (1: checked and ok, 0: failed or
+            // missing), so a dashboard shows a failure as a drop, not as a gap.
+            let verified = e.new.as_ref().is_some_and(|s| s.ok()) as u8 as f64;
+            if e.new.is_none() && e.verdict != Verdict::Regression {
+                continue;
+            }
+            let mut measures = serde_json::Map::new();
+            measures.insert("verified".into(), serde_json::json!({ "value": verified }));
+            let timed = e.new.as_ref().filter(|s| s.ok()).and_then(|s| s.median_s.map(|m| (s, m)));
+            let Some((new, m)) = timed else {
+                out.insert(e.name(), serde_json::Value::Object(measures));
+                continue;
+            };
             let ns = |v: f64| serde_json::json!(v * 1e9);
             let mut latency = serde_json::Map::new();
             latency.insert("value".into(), ns(m));
@@ -284,7 +335,8 @@ impl Comparison {
                 latency.insert("lower_value".into(), ns(lo));
                 latency.insert("upper_value".into(), ns(hi));
             }
-            out.insert(e.name(), serde_json::json!({ "latency": latency }));
+            measures.insert("latency".into(), serde_json::Value::Object(latency));
+            out.insert(e.name(), serde_json::Value::Object(measures));
         }
         serde_json::Value::Object(out)
     }
@@ -320,6 +372,7 @@ fn read_sides(run: &RunDir, experiment: &str) -> Result<BTreeMap<Key, Side>, Com
         }
     };
     let (case, metric, mode, status) = (strs("case_id")?, strs("metric")?, strs("mode")?, strs("status")?);
+    let (backend, timer) = (strs("backend")?, strs("timer")?);
     let (median, lo, hi) = (nums("time_median_s")?, nums("time_ci_low_s")?, nums("time_ci_high_s")?);
     let samples: Vec<Vec<f64>> = match df.column("samples_s") {
         Ok(col) => {
@@ -339,7 +392,14 @@ fn read_sides(run: &RunDir, experiment: &str) -> Result<BTreeMap<Key, Side>, Com
     for i in 0..df.height() {
         out.insert(
             (experiment.to_string(), case[i].clone(), metric[i].clone(), mode[i].clone()),
-            Side { status: status[i].clone(), median_s: median[i], ci_low_s: lo[i], ci_high_s: hi[i], samples: samples[i].clone() },
+            Side {
+                class: NoiseClass::of(&backend[i], &timer[i], &metric[i], &case[i], median[i]),
+                status: status[i].clone(),
+                median_s: median[i],
+                ci_low_s: lo[i],
+                ci_high_s: hi[i],
+                samples: samples[i].clone(),
+            },
         );
     }
     Ok(out)
@@ -378,7 +438,8 @@ fn differences(base: &RunMeta, new: &RunMeta, experiments: &[String]) -> Vec<Str
     d
 }
 
-/// Compares two run folders.
+/// Compares two run folders: BASE, the baseline, and NEW, the run judged. Earlier runs in
+/// `opts.history` give each row's between-run envelope.
 pub fn compare_runs(base_dir: &Path, new_dir: &Path, opts: &CompareOptions) -> Result<Comparison, CompareError> {
     let (base_run, new_run) = (RunDir::open(base_dir)?, RunDir::open(new_dir)?);
     let (base, new) = (base_run.read_meta()?, new_run.read_meta()?);
@@ -394,185 +455,127 @@ pub fn compare_runs(base_dir: &Path, new_dir: &Path, opts: &CompareOptions) -> R
     if !diffs.is_empty() && !opts.force {
         return Err(CompareError::NotComparable(diffs));
     }
+    let history = open_history(&opts.history, &base)?;
     let mut entries = Vec::new();
+    let mut new_rows = 0;
     for id in &experiments {
-        let (mut b, n) = (read_sides(&base_run, id)?, read_sides(&new_run, id)?);
-        let entry = |key: Key, base: Option<Side>, new: Option<Side>| {
-            let (ratio, interval, verdict) = match (&base, &new) {
-                (Some(b), Some(n)) => judge(b, n, opts.threshold),
-                (None, _) => (None, None, Verdict::Added),
-                (_, None) => (None, None, Verdict::Removed),
-            };
-            Entry { experiment: key.0, case_id: key.1, metric: key.2, mode: key.3, base, new, ratio, interval, verdict }
-        };
-        for (key, new_side) in n {
-            let base_side = b.remove(&key);
-            entries.push(entry(key, base_side, Some(new_side)));
-        }
-        for (key, base_side) in b {
-            entries.push(entry(key, Some(base_side), None));
+        let (b, n) = (read_sides(&base_run, id)?, read_sides(&new_run, id)?);
+        new_rows += n.len();
+        let past: Vec<BTreeMap<Key, Side>> = history.iter().map(|h| read_sides(h, id)).collect::<Result<_, _>>()?;
+        entries.extend(experiment_entries(b, n, &past, &new, opts.threshold));
+    }
+    let mut problems = Vec::new();
+    if new_rows == 0 {
+        problems.push(format!("NEW ({}) has no rows for the experiments compared", new.run_id));
+    }
+    if new.finished.is_none() {
+        problems.push(format!("NEW ({}) was cut short (not finished: stopped by a time limit, an interrupt or a crash)", new.run_id));
+    }
+    Ok(Comparison { base, new, threshold: opts.threshold, entries, warnings: diffs, problems, history_runs: history.len() })
+}
+
+/// The history runs that may give envelopes: each folder given, or each run folder inside a
+/// folder given, whose devices are BASE's (other kinds of GPU are left out).
+fn open_history(paths: &[PathBuf], base: &RunMeta) -> Result<Vec<RunDir>, CompareError> {
+    let mut runs = Vec::new();
+    for p in paths {
+        if p.join("meta.json").is_file() {
+            runs.push(RunDir::open(p)?);
+        } else if p.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| CompareError::Rows { path: p.clone(), detail: e.to_string() })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|d| d.join("meta.json").is_file())
+                .collect();
+            inside.sort();
+            for d in inside {
+                runs.push(RunDir::open(&d)?);
+            }
+        } else {
+            return Err(CompareError::Rows { path: p.clone(), detail: "not a run folder or a folder of runs".into() });
         }
     }
-    Ok(Comparison { base, new, threshold: opts.threshold, entries, warnings: diffs })
+    let same_devices =
+        |r: &RunDir| r.read_meta().map(|m| m.devices.iter().map(|d| &d.name).eq(base.devices.iter().map(|d| &d.name))).unwrap_or(false);
+    Ok(runs.into_iter().filter(same_devices).collect())
+}
+
+/// The entries of one experiment: every row of NEW against BASE, every row BASE had and NEW
+/// lacks, each judged against its envelope.
+fn experiment_entries(
+    mut base: BTreeMap<Key, Side>,
+    new: BTreeMap<Key, Side>,
+    past: &[BTreeMap<Key, Side>],
+    new_meta: &RunMeta,
+    threshold: f64,
+) -> Vec<Entry> {
+    // Cases that failed whole in NEW (one row, metric `case`): BASE's rows of them regressed.
+    let failed_whole: BTreeMap<String, String> = new
+        .iter()
+        .filter(|(k, s)| k.2 == "case" && s.status == "failed")
+        .map(|(k, _)| (k.1.clone(), "the case failed in NEW".to_string()))
+        .collect();
+    let base_cases: std::collections::BTreeSet<String> = base.keys().map(|k| k.1.clone()).collect();
+    let envelope = |key: &Key, class: NoiseClass| {
+        let medians: Vec<f64> = past.iter().filter_map(|h| h.get(key)).filter(|s| s.ok()).filter_map(|s| s.median_s).collect();
+        noise::history_envelope(&medians).unwrap_or(class.floor())
+    };
+    let narrower = |case_id: &str| {
+        let backend = case_id.split('/').next().unwrap_or("");
+        !new_meta.backends.is_empty() && !new_meta.backends.iter().any(|b| b == backend)
+    };
+    let mut out = Vec::new();
+    for (key, n) in new {
+        if key.2 == "case" && n.status == "failed" && base_cases.contains(&key.1) && !base.contains_key(&key) {
+            continue; // stands for BASE's rows of the case, below
+        }
+        let b = base.remove(&key);
+        let class = b.as_ref().map_or(n.class, |b| b.class);
+        let env = envelope(&key, class);
+        let (ratio, interval, verdict) = match &b {
+            Some(b) => judge(b, &n, threshold.max(env)),
+            None => (None, None, Verdict::Added),
+        };
+        out.push(Entry {
+            experiment: key.0,
+            case_id: key.1,
+            metric: key.2,
+            mode: key.3,
+            base: b,
+            new: Some(n),
+            ratio,
+            interval,
+            verdict,
+            class,
+            envelope: env,
+            note: None,
+        });
+    }
+    for (key, b) in base {
+        let env = envelope(&key, b.class);
+        let (verdict, note) = match failed_whole.get(&key.1) {
+            Some(why) if b.ok() => (Verdict::Regression, Some(why.clone())),
+            _ if !b.ok() => (Verdict::Removed, None),
+            _ if narrower(&key.1) => (Verdict::Removed, Some("not selected in NEW".into())),
+            _ => (Verdict::Regression, Some("missing in NEW".into())),
+        };
+        out.push(Entry {
+            experiment: key.0,
+            case_id: key.1,
+            metric: key.2,
+            mode: key.3,
+            class: b.class,
+            base: Some(b),
+            new: None,
+            ratio: None,
+            interval: None,
+            verdict,
+            envelope: env,
+            note,
+        });
+    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use fembench_core::stats::SplitMix64;
-
-    fn side(samples: Vec<f64>) -> Side {
-        Side { status: "ok".into(), median_s: Some(stats::median(&samples)), ci_low_s: None, ci_high_s: None, samples }
-    }
-
-    fn noisy(rng: &mut SplitMix64, n: usize, centre: f64, spread: f64) -> Vec<f64> {
-        (0..n).map(|_| centre * (1.0 + spread * (rng.unit() - 0.5))).collect()
-    }
-
-    #[test]
-    fn a_large_significant_change_is_slower_or_faster() {
-        let mut rng = SplitMix64::new(1);
-        let base = side(noisy(&mut rng, 50, 1.0, 0.02));
-        let slow = side(noisy(&mut rng, 50, 1.2, 0.02));
-        let fast = side(noisy(&mut rng, 50, 0.8, 0.02));
-        assert_eq!(judge(&base, &slow, 0.05).2, Verdict::Slower);
-        assert_eq!(judge(&base, &fast, 0.05).2, Verdict::Faster);
-    }
-
-    #[test]
-    fn a_small_significant_change_is_the_same() {
-        let mut rng = SplitMix64::new(2);
-        let base = side(noisy(&mut rng, 200, 1.0, 0.002));
-        let new = side(noisy(&mut rng, 200, 1.02, 0.002));
-        let (ratio, ci, v) = judge(&base, &new, 0.05);
-        assert!(ci.unwrap().low > 1.0, "significant: {ci:?}");
-        assert!((ratio.unwrap() - 1.02).abs() < 0.005);
-        assert_eq!(v, Verdict::Same);
-    }
-
-    #[test]
-    fn wide_intervals_are_noisy_not_changes() {
-        let mut rng = SplitMix64::new(3);
-        let base = side(noisy(&mut rng, 12, 1.0, 1.5));
-        let new = side(noisy(&mut rng, 12, 1.1, 1.5));
-        assert_eq!(judge(&base, &new, 0.05).2, Verdict::Noisy);
-        // Too few samples to judge: noisy as well, however different.
-        assert_eq!(judge(&side(vec![1.0; 4]), &side(vec![2.0; 4]), 0.05).2, Verdict::Noisy);
-    }
-
-    #[test]
-    fn a_verification_that_now_fails_is_a_regression_whatever_the_time() {
-        let ok = side(vec![1.0; 10]);
-        let failed = Side { status: "failed".into(), median_s: None, ci_low_s: None, ci_high_s: None, samples: vec![] };
-        assert_eq!(judge(&ok, &failed, 0.05).2, Verdict::Regression);
-        assert_eq!(judge(&failed, &ok, 0.05).2, Verdict::Fixed);
-        let skipped = Side { status: "skipped".into(), ..failed.clone() };
-        assert_eq!(judge(&ok, &skipped, 0.05).2, Verdict::Untimed);
-        assert_eq!(judge(&skipped, &skipped, 0.05).2, Verdict::Same);
-    }
-
-    /// The committed reference run, whose stored samples the A/A tests draw from. A checkout without one fails: these tests must not pass vacuously.
-    fn reference_run() -> RunDir {
-        let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
-        let mut runs: Vec<PathBuf> = std::fs::read_dir(&results)
-            .expect("results/ is readable")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.join("meta.json").is_file() && !p.to_string_lossy().ends_with("-quick"))
-            .collect();
-        // The full reference run: the committed run with the most experiments (then the newest).
-        let experiments = |p: &PathBuf| RunDir::open(p).and_then(|r| r.read_meta()).map(|m| m.experiments.len()).unwrap_or(0);
-        runs.sort_by_key(|p| (experiments(p), p.clone()));
-        RunDir::open(runs.last().expect("a committed reference run under results/")).expect("the reference run opens")
-    }
-
-    /// Every ok row of the reference run with at least `2 * MIN_SAMPLES` samples.
-    fn stored_samples() -> Vec<(String, Vec<f64>)> {
-        let run = reference_run();
-        let meta = run.read_meta().unwrap();
-        let mut out = Vec::new();
-        for e in &meta.experiments {
-            for (key, side) in read_sides(&run, &e.id).unwrap() {
-                if side.ok() && side.samples.len() >= 2 * MIN_SAMPLES {
-                    out.push((format!("{}/{}/{}", key.0, key.1, key.2), side.samples));
-                }
-            }
-        }
-        assert!(out.len() >= 100, "only {} rows with stored samples", out.len());
-        out
-    }
-
-    /// Splits one row's samples at random into two halves: an A/A pair from one population.
-    fn halves(samples: &[f64], rng: &mut SplitMix64) -> (Vec<f64>, Vec<f64>) {
-        let mut s = samples.to_vec();
-        for i in (1..s.len()).rev() {
-            s.swap(i, rng.below(i + 1));
-        }
-        let b = s.split_off(s.len() / 2);
-        (s, b)
-    }
-
-    #[test]
-    fn a_a_pairs_from_stored_samples_give_at_most_one_percent_changes() {
-        let rows = stored_samples();
-        let mut rng = SplitMix64::new(0xAA);
-        let (mut pairs, mut changes) = (0usize, 0usize);
-        for (_, samples) in &rows {
-            for _ in 0..2 {
-                let (a, b) = halves(samples, &mut rng);
-                pairs += 1;
-                if matches!(judge(&side(a), &side(b), 0.05).2, Verdict::Slower | Verdict::Faster) {
-                    changes += 1;
-                }
-            }
-        }
-        let rate = changes as f64 / pairs as f64;
-        eprintln!("A/A: {changes} of {pairs} pairs judged a change ({:.2}%)", 100.0 * rate);
-        assert!(rate <= 0.01, "{changes} of {pairs} A/A pairs judged a change ({:.2}%)", 100.0 * rate);
-    }
-
-    #[test]
-    fn a_planted_ten_percent_slowdown_is_caught() {
-        let rows = stored_samples();
-        let mut rng = SplitMix64::new(0x5107);
-        let (mut resolvable, mut caught) = (0usize, 0usize);
-        for (name, samples) in &rows {
-            let (a, b) = halves(samples, &mut rng);
-            // Rows whose own A/A pair is resolved (`same`) must show the planted change.
-            if judge(&side(a.clone()), &side(b.clone()), 0.05).2 != Verdict::Same {
-                continue;
-            }
-            resolvable += 1;
-            let slowed: Vec<f64> = b.iter().map(|t| t * 1.10).collect();
-            let v = judge(&side(a), &side(slowed), 0.05).2;
-            assert_ne!(v, Verdict::Faster, "{name}: a 10% slowdown judged faster");
-            if v == Verdict::Slower {
-                caught += 1;
-            }
-        }
-        assert!(resolvable >= 50, "only {resolvable} resolvable rows");
-        let rate = caught as f64 / resolvable as f64;
-        eprintln!("planted 10%: caught {caught} of {resolvable} resolvable rows ({:.1}%)", 100.0 * rate);
-        assert!(rate >= 0.95, "caught {caught} of {resolvable} planted slowdowns ({:.1}%)", 100.0 * rate);
-    }
-
-    #[test]
-    fn bmf_has_the_bencher_shape() {
-        let run = reference_run();
-        let dir = run.path.clone();
-        let c = compare_runs(&dir, &dir, &CompareOptions { threshold: 0.05, ..Default::default() }).unwrap();
-        assert_eq!(c.count(Verdict::Slower) + c.count(Verdict::Faster) + c.count(Verdict::Regression), 0, "a run against itself");
-        let bmf = c.to_bmf();
-        let map = bmf.as_object().expect("a JSON object of benchmarks");
-        assert!(!map.is_empty());
-        for (name, measures) in map {
-            let latency = measures.get("latency").and_then(|l| l.as_object()).unwrap_or_else(|| panic!("{name}: no latency measure"));
-            let value = latency["value"].as_f64().expect("value is a number");
-            assert!(value > 0.0 && value.is_finite(), "{name}: {value}");
-            if let (Some(lo), Some(hi)) = (latency.get("lower_value"), latency.get("upper_value")) {
-                let (lo, hi) = (lo.as_f64().unwrap(), hi.as_f64().unwrap());
-                let slack = 1e-9 * value;
-                assert!(lo <= value + slack && value <= hi + slack, "{name}: {lo} <= {value} <= {hi}");
-            }
-        }
-    }
-}
+mod tests;

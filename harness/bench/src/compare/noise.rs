@@ -1,0 +1,149 @@
+//! How much a row moves between two runs of the same binary on the same kind of GPU, by the
+//! row's class: what `compare` must allow for before it calls a difference a change.
+//!
+//! A run's own samples give the within-run interval of its median. Between two processes (and
+//! more so between two machines of one kind) some rows move much further: host-clocked stages
+//! time the host (allocation through the hypervisor, threads it schedules), transfers cross the
+//! host's memory system, and open regions hold host calls. Each row gets a between-run envelope:
+//! from the spread of its own medians over earlier runs where there are at least
+//! [`HISTORY_MIN`] of them, else its class's floor ([`NoiseClass::floor`]), measured on real
+//! A/A pairs (`docs/ci.md`).
+
+/// The classes of rows, by what their timer covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NoiseClass {
+    /// Device-event kernels of 50 µs or more.
+    Kernel,
+    /// Device-event kernels under 50 µs: launch and clock effects weigh more.
+    ShortKernel,
+    /// Vendor-library calls in a closed region (cuBLAS GEMM, cuSPARSE SpMV): the library picks
+    /// its algorithm by heuristics, in each process anew.
+    Library,
+    /// Uploads and downloads (device events, pinned memory).
+    Transfer,
+    /// Device-event regions with host calls inside (a library that waits on its stream, a
+    /// full run of many launches queued by the host).
+    OpenRegion,
+    /// Host-clocked stages of a GPU case (allocation, preparation) and sums of stages.
+    HostStage,
+    /// Rows of the CPU backend (host baselines and references).
+    Cpu,
+}
+
+/// A device-event row shorter than this is a short kernel.
+pub const SHORT_S: f64 = 50e-6;
+
+/// Earlier runs a row needs for its own envelope instead of its class's floor.
+pub const HISTORY_MIN: usize = 3;
+
+/// The smallest envelope a row's history may give: below it, rounding of the clocks.
+pub const MIN_ENVELOPE: f64 = 0.01;
+
+impl NoiseClass {
+    pub const ALL: [NoiseClass; 7] = [
+        NoiseClass::Kernel,
+        NoiseClass::ShortKernel,
+        NoiseClass::Library,
+        NoiseClass::Transfer,
+        NoiseClass::OpenRegion,
+        NoiseClass::HostStage,
+        NoiseClass::Cpu,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoiseClass::Kernel => "kernel",
+            NoiseClass::ShortKernel => "short kernel",
+            NoiseClass::Library => "library",
+            NoiseClass::Transfer => "transfer",
+            NoiseClass::OpenRegion => "open region",
+            NoiseClass::HostStage => "host stage",
+            NoiseClass::Cpu => "cpu",
+        }
+    }
+
+    /// The class's between-run envelope where a row has no history: about 1.2 times the largest
+    /// relative change of a median seen in the committed A/A runs (four runs on two H100
+    /// machines, every pair; `docs/ci.md` gives the measured spreads). A change must exceed it
+    /// to count. CPU rows are not in those runs: their floor is the host stages'.
+    pub fn floor(self) -> f64 {
+        match self {
+            NoiseClass::Kernel => 0.065,
+            NoiseClass::ShortKernel => 0.25,
+            NoiseClass::Library => 0.11,
+            NoiseClass::Transfer => 0.35,
+            NoiseClass::OpenRegion => 0.60,
+            NoiseClass::HostStage => 0.90,
+            NoiseClass::Cpu => 0.90,
+        }
+    }
+
+    /// Whether rows of the class can fail a job by default only beyond their envelope, which is
+    /// wide: they are reported, and read with care.
+    pub fn is_noisy(self) -> bool {
+        !matches!(self, NoiseClass::Kernel | NoiseClass::ShortKernel | NoiseClass::Library)
+    }
+
+    /// The class of a row from its columns. `timer` is `device-event`, `device-event-open`,
+    /// `host-wall` or `stage-sum`. Runs made before open regions were marked in `timer` are
+    /// recognised by their methods (the cuSPARSE COO route, the cuSPARSE CG, Pogo's full runs).
+    pub fn of(backend: &str, timer: &str, metric: &str, case_id: &str, median_s: Option<f64>) -> NoiseClass {
+        let legacy_open = ["method=coo-cusparse", "method=cusparse-cg"].iter().any(|m| case_id.contains(m)) || metric.starts_with("full");
+        if backend == "cpu" {
+            NoiseClass::Cpu
+        } else if matches!(timer, "host-wall" | "stage-sum") || metric == "total" {
+            NoiseClass::HostStage
+        } else if timer == "device-event-open" || legacy_open {
+            NoiseClass::OpenRegion
+        } else if metric.contains("upload") || metric.contains("download") {
+            NoiseClass::Transfer
+        } else if ["cublas", "cusparse"].iter().any(|l| case_id.contains(l) || metric.contains(l)) || metric == "gemm" {
+            NoiseClass::Library
+        } else if median_s.is_some_and(|m| m < SHORT_S) {
+            NoiseClass::ShortKernel
+        } else {
+            NoiseClass::Kernel
+        }
+    }
+}
+
+/// A row's own between-run envelope from its medians in earlier runs: one and a half times the
+/// largest relative distance of one of them from their median, at least [`MIN_ENVELOPE`]; None
+/// with fewer than [`HISTORY_MIN`] runs.
+pub fn history_envelope(medians: &[f64]) -> Option<f64> {
+    let m: Vec<f64> = medians.iter().copied().filter(|v| v.is_finite() && *v > 0.0).collect();
+    if m.len() < HISTORY_MIN {
+        return None;
+    }
+    let centre = fembench_core::stats::median(&m);
+    let spread = m.iter().map(|v| (v / centre - 1.0).abs()).fold(0.0, f64::max);
+    Some((1.5 * spread).max(MIN_ENVELOPE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_fall_in_the_class_of_their_timer() {
+        let of = |b, t, m, c, s| NoiseClass::of(b, t, m, c, Some(s));
+        assert_eq!(of("cuda", "device-event", "assembly", "cuda/f32/method=global-nz", 1e-3), NoiseClass::Kernel);
+        assert_eq!(of("cuda", "device-event", "assembly", "cuda/f32/method=global-nz", 1e-5), NoiseClass::ShortKernel);
+        assert_eq!(of("cuda", "device-event", "upload", "cuda/f32/method=reg-jac", 1e-3), NoiseClass::Transfer);
+        assert_eq!(of("cuda", "host-wall", "allocate", "cuda/f32/method=reg-jac", 1e-3), NoiseClass::HostStage);
+        assert_eq!(of("cuda", "device-event-open", "assembly", "cuda/f32/method=x", 1e-3), NoiseClass::OpenRegion);
+        assert_eq!(of("cuda", "device-event", "assembly", "cuda/f32/method=coo-cusparse", 1e-3), NoiseClass::OpenRegion);
+        assert_eq!(of("cpu", "host-wall", "assembly", "cpu/f64/method=cpu-serial", 1.0), NoiseClass::Cpu);
+        assert_eq!(of("opencl", "device-event", "kernel", "opencl/f32/kernel=copy", 1e-3), NoiseClass::Kernel);
+        assert_eq!(of("cuda", "device-event", "gemm", "cuda/f64/method=cublas-gemm,degree=3", 1e-3), NoiseClass::Library);
+        assert_eq!(of("cuda", "device-event", "step", "cuda/f64/method=csr-cusparse", 1e-3), NoiseClass::Library);
+    }
+
+    #[test]
+    fn a_history_gives_an_envelope_from_three_runs() {
+        assert_eq!(history_envelope(&[1.0, 1.0]), None);
+        let e = history_envelope(&[1.0, 1.02, 0.99]).unwrap();
+        assert!((e - 0.03).abs() < 1e-9, "{e}");
+        assert_eq!(history_envelope(&[1.0, 1.0, 1.0]), Some(MIN_ENVELOPE));
+    }
+}
