@@ -10,6 +10,9 @@ use fembench::device::{self, Backend};
 use fembench::runner::{self, RunOptions};
 use fembench::{publish, REGISTRY};
 
+mod commands;
+mod gpu_workers;
+
 #[derive(Parser)]
 #[command(name = "harness", version, about = "fembench: run, verify and report GPU finite-element benchmarks")]
 struct Cli {
@@ -29,8 +32,8 @@ enum Command {
     },
     /// Run experiments: every case is measured, verified and written as it finishes.
     Run {
-        /// Experiment files or folders of them.
-        #[arg(required = true)]
+        /// Experiment files or folders of them (with --resume: default, the run's own copies).
+        #[arg(required_unless_present = "resume")]
         paths: Vec<PathBuf>,
         /// Only these backends (repeatable); default: each experiment's own list.
         #[arg(long = "backend", value_name = "cuda|opencl|cpu")]
@@ -42,7 +45,7 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Parent folder for the run folder.
-        #[arg(long, default_value = "results")]
+        #[arg(long, default_value = "results", conflicts_with = "resume")]
         out: PathBuf,
         /// Continue an interrupted run folder: only cases without rows run.
         #[arg(long, value_name = "RUN_DIR")]
@@ -57,12 +60,31 @@ enum Command {
         /// kept, and `--resume` continues it (a batch job's time limit).
         #[arg(long, value_name = "SECONDS")]
         stop_after: Option<f64>,
-        /// Also write the report when the run ends.
+        /// Also write the report when the run ends: `report.md` and `figures/` in the run folder.
         #[arg(long)]
         report: bool,
-        /// Where figures go (with --report).
-        #[arg(long, default_value = "plots")]
-        plots: PathBuf,
+        /// Run only part K of N of the case list (1-based, e.g. 2/4); `harness merge` joins the
+        /// parts' run folders.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<fembench::shard::Shard>,
+        /// Stored runs (or folders of them) whose case wall times balance the shards.
+        #[arg(long, value_name = "DIR", default_value = "results/published")]
+        costs_from: Vec<PathBuf>,
+        /// Spread the GPU cases over these CUDA devices (`all`, or indices such as 0,2,3): one
+        /// worker process per GPU, each a shard pinned to its device; then the CPU cases alone;
+        /// then one merged run folder.
+        #[arg(long, value_name = "all|0,1,...", conflicts_with_all = ["resume", "shard"])]
+        gpus: Option<String>,
+    },
+    /// Join the run folders of a run's shards (`run --shard K/N`) into one run folder; refuses
+    /// shards of different commits, experiment files or kinds of GPU, and a case in two shards.
+    Merge {
+        /// The shards' run folders.
+        #[arg(required = true, num_args = 2..)]
+        shards: Vec<PathBuf>,
+        /// The merged run folder (new).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Write the Cecka et al. heat system (f64 reference assembly) as Matrix Market files:
     /// A.mtx, b.mtx and unknowns.csv (dof, node, x, y), for SciPy or Julia; or, with --model, a
@@ -85,15 +107,21 @@ enum Command {
         #[arg(long, default_value = "export")]
         out: PathBuf,
     },
-    /// Compare two stored runs row by row (CI regression tracking): ratio of medians with a
-    /// bootstrap interval and a verdict per row; exits 1 when something regressed.
+    /// Compare stored runs row by row (CI regression tracking): the last run (NEW) against the
+    /// one before it (BASE), ratio of medians with a bootstrap interval and a verdict per row,
+    /// each change judged against the row's between-run envelope; exits 1 when something
+    /// regressed. More runs before BASE (or --history) are earlier runs whose spread gives
+    /// each row its own envelope.
     Compare {
-        /// The baseline run folder (e.g. the main branch's stored run).
-        base: PathBuf,
-        /// The run folder to judge.
-        new: PathBuf,
-        /// A change counts only above this many percent (and when significant).
-        #[arg(long, default_value_t = 5.0)]
+        /// [EARLIER...] BASE NEW: run folders, oldest first.
+        #[arg(required = true, num_args = 2.., value_name = "RUN")]
+        runs: Vec<PathBuf>,
+        /// A folder of earlier runs of the same experiments and kind of device (or a run
+        /// folder; repeatable): envelopes from each row's own spread there.
+        #[arg(long, value_name = "DIR")]
+        history: Vec<PathBuf>,
+        /// A change must also exceed this many percent (0: each row's envelope alone decides).
+        #[arg(long, default_value_t = 0.0)]
         threshold: f64,
         /// Only these experiments (repeatable).
         #[arg(long = "experiment")]
@@ -111,6 +139,34 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// One static HTML page (inline SVG, no script, no server) of how each experiment's headline
+    /// rows moved over a series of runs, with the changes `compare` would call marked and a link
+    /// to each run's report.
+    History {
+        /// Run folders, or folders of them; ordered by when each run started.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The page to write.
+        #[arg(long, default_value = "history.html")]
+        out: PathBuf,
+    },
+    /// Copy a run folder with every time multiplied by FACTOR, to test a regression gate: the
+    /// gate that passes a run against itself must fail it against the planted copy.
+    #[command(hide = true)]
+    Plant {
+        run_dir: PathBuf,
+        /// The new folder.
+        out: PathBuf,
+        #[arg(long, default_value_t = 1.5)]
+        factor: f64,
+    },
+    /// Join each experiment's per-case rows files of run folders into one file (the same rows in
+    /// far fewer bytes, for a run that is published or kept).
+    Compact {
+        /// Run folders.
+        #[arg(required = true)]
+        run_dirs: Vec<PathBuf>,
+    },
     /// Compile the kernels that stored runs compiled (their kernels.json) into the disk kernel
     /// cache, in parallel on every core, ahead of a run that will load them.
     Precompile {
@@ -127,16 +183,16 @@ enum Command {
         #[arg(long)]
         any_device: bool,
     },
-    /// Build tables and figures from a stored run; with several runs, one hardware comparison
-    /// of their devices (headline cases side by side, each as a share of its own run's copy
-    /// bandwidth) in <plots>/hardware/.
+    /// Build tables and figures from a stored run: `report.md` and its `figures/` in the run
+    /// folder. With several runs, one hardware comparison of their devices (headline cases side by
+    /// side, each as a share of its own run's copy bandwidth) in plots/hardware/.
     Report {
         /// Run folders (results/<run-id>).
         #[arg(required = true)]
         run_dirs: Vec<PathBuf>,
-        /// Figures go to <plots>/<run-id>/ (or <plots>/hardware/ for several runs).
-        #[arg(long, default_value = "plots")]
-        plots: PathBuf,
+        /// Write the report here instead (report.md, figures/; hardware.md for several runs).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Take each experiment's `outputs:` (which tables and figures) from its namesake in
         /// this folder, e.g. `experiments`: a stored run gets tables added since it ran. Its
         /// rows and every other setting stay its own. One run only.
@@ -196,22 +252,58 @@ fn main() -> ExitCode {
         Command::Validate { paths } => match load(&paths) {
             Ok(exps) => {
                 for e in &exps {
-                    let cases = |quick| e.case_count(quick);
-                    println!("ok {} ({}): {} cases, {} in --quick", e.path().display(), e.kind(), cases(false), cases(true));
+                    let quick = if e.has_quick() { format!("{} in --quick", e.case_count(true)) } else { "no quick subset".into() };
+                    println!("ok {} ({}): {} cases, {quick}", e.path().display(), e.kind(), e.case_count(false));
                 }
                 ExitCode::SUCCESS
             }
             Err(code) => code,
         },
-        Command::Run { paths, backends, device, quick, out, resume, retry, force, stop_after, report: with_report, plots } => {
+        Command::Run { paths, backends, quick, out, report: with_report, gpus: Some(gpus), .. } => {
+            gpu_workers::run(&paths, &backends, quick, &out, &gpus, with_report)
+        }
+        Command::Run {
+            paths,
+            backends,
+            device,
+            quick,
+            out,
+            resume,
+            retry,
+            force,
+            stop_after,
+            report: with_report,
+            shard,
+            costs_from,
+            ..
+        } => {
             if stop_after.is_some_and(|s| !(s >= 0.0 && s.is_finite())) {
                 eprintln!("error: --stop-after must be a number of seconds >= 0");
                 return ExitCode::from(2);
             }
+            // A resume without files runs the run folder's own copies of its experiments.
+            let paths = match (&resume, paths.is_empty()) {
+                (Some(run), true) => vec![run.join("experiments")],
+                _ => paths,
+            };
             let exps = match load(&paths) {
                 Ok(e) => e,
                 Err(code) => return code,
             };
+            if quick {
+                let without: Vec<_> = exps.iter().filter(|e| !e.has_quick()).collect();
+                for e in &without {
+                    eprintln!(
+                        "error: {}: no `quick:` block, so --quick would run its full sweep ({} cases); add one or run it without --quick",
+                        e.path().display(),
+                        e.case_count(false)
+                    );
+                }
+                if !without.is_empty() {
+                    eprintln!("{} experiment file(s) refused; nothing was run", without.len());
+                    return ExitCode::from(2);
+                }
+            }
             let opts = RunOptions {
                 backends: backends.clone(),
                 device_index: device,
@@ -222,7 +314,10 @@ fn main() -> ExitCode {
                 force,
                 progress: true,
                 stop_after: stop_after.map(std::time::Duration::from_secs_f64),
+                shard,
+                costs_from,
             };
+            fembench::interrupt::install();
             match runner::run(&exps, &opts) {
                 Ok(s) => {
                     if s.devices_reopened > 0 && s.rows_skipped > 0 {
@@ -237,9 +332,17 @@ fn main() -> ExitCode {
                         s.rows_failed,
                         s.rows_skipped
                     );
+                    if s.interrupted {
+                        println!(
+                            "interrupted with {} cases left: continue with `harness run --resume {}`",
+                            s.cases_left,
+                            s.run_dir.display()
+                        );
+                        return ExitCode::from(130);
+                    }
                     if s.cases_left > 0 {
                         println!(
-                            "stopped after {:.0} s with {} cases left: continue with `harness run ... --resume {}`",
+                            "stopped after {:.0} s with {} cases left: continue with `harness run --resume {}`",
                             stop_after.unwrap_or_default(),
                             s.cases_left,
                             s.run_dir.display()
@@ -247,7 +350,7 @@ fn main() -> ExitCode {
                         return ExitCode::from(3);
                     }
                     if with_report {
-                        return write_report(&s.run_dir, &plots, None);
+                        return write_report(&s.run_dir, None, None);
                     }
                     ExitCode::SUCCESS
                 }
@@ -257,33 +360,38 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Report { run_dirs, plots, outputs_from } if run_dirs.len() == 1 => {
-            write_report(&run_dirs[0], &plots, outputs_from.as_deref())
+        Command::Report { run_dirs, out, outputs_from } if run_dirs.len() == 1 => {
+            write_report(&run_dirs[0], out.as_deref(), outputs_from.as_deref())
         }
         Command::Report { outputs_from: Some(_), .. } => {
             eprintln!("error: --outputs-from applies to the report of one run, not to a hardware comparison");
             ExitCode::FAILURE
         }
-        Command::Report { run_dirs, plots, .. } => match fembench::hardware::write_hardware_report(&run_dirs, &plots.join("hardware")) {
-            Ok((md, terminal, figures)) => {
-                print!("{terminal}");
-                println!("report: {}", md.display());
-                figures.iter().for_each(|f| println!("figure: {}", f.display()));
-                ExitCode::SUCCESS
+        Command::Report { run_dirs, out, .. } => {
+            match fembench::hardware::write_hardware_report(&run_dirs, &out.unwrap_or_else(|| PathBuf::from("plots/hardware"))) {
+                Ok((md, terminal, figures)) => {
+                    print!("{terminal}");
+                    println!("report: {}", md.display());
+                    figures.iter().for_each(|f| println!("figure: {}", f.display()));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Command::Precompile { paths, backends, device, any_device } => precompile(&paths, &backends, device, any_device),
-        Command::Compare { base, new, threshold, experiments, format, all, fail_on, force } => {
+        }
+        Command::Precompile { paths, backends, device, any_device } => commands::precompile(&paths, &backends, device, any_device),
+        Command::Compare { runs, history, threshold, experiments, format, all, fail_on, force } => {
             if !(threshold >= 0.0 && threshold < 100.0) {
                 eprintln!("error: --threshold must be a percentage in [0, 100) (got {threshold})");
                 return ExitCode::from(2);
             }
-            let opts = fembench::compare::CompareOptions { threshold: threshold / 100.0, experiments, force };
-            match fembench::compare::compare_runs(&base, &new, &opts) {
+            let (new, base) = (&runs[runs.len() - 1], &runs[runs.len() - 2]);
+            let mut earlier = history;
+            earlier.extend(runs[..runs.len() - 1].iter().cloned());
+            let opts = fembench::compare::CompareOptions { threshold: threshold / 100.0, history: earlier, experiments, force };
+            match fembench::compare::compare_runs(base, new, &opts) {
                 Ok(c) => {
                     match format.as_str() {
                         "bmf" => println!("{}", serde_json::to_string_pretty(&c.to_bmf()).unwrap_or_default()),
@@ -294,6 +402,9 @@ fn main() -> ExitCode {
                         eprintln!("{}", c.summary());
                         return ExitCode::FAILURE;
                     }
+                    for p in &c.problems {
+                        eprintln!("warning: {p}");
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(e) => {
@@ -302,8 +413,21 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Export { model: Some(name), coarsen, out, .. } => export_pogo(&name, coarsen, &out),
-        Command::Export { model: None, level, order, out, .. } => export(level, order, &out),
+        Command::Compact { run_dirs } => commands::compact(&run_dirs),
+        Command::Merge { shards, out } => commands::merge(&shards, &out),
+        Command::History { runs, out } => commands::history(&runs, &out),
+        Command::Plant { run_dir, out, factor } => match fembench::compare::plant::plant_slowdown(&run_dir, &out, factor) {
+            Ok(n) => {
+                println!("{}: {n} rows files with every time x{factor}", out.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Export { model: Some(name), coarsen, out, .. } => commands::export_pogo(&name, coarsen, &out),
+        Command::Export { model: None, level, order, out, .. } => commands::export(level, order, &out),
     }
 }
 
@@ -334,93 +458,14 @@ fn relaunch_for_skipped(paths: &[PathBuf], backends: &[Backend], device: usize, 
     }
 }
 
-fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
-    if !(1..=6).contains(&order) || level > 8 {
-        eprintln!("error: --order must be 1..6 and --level 0..8 (got order {order}, level {level})");
-        return ExitCode::from(2);
-    }
-    let p = fembench::cecka::system::Problem::new(level as usize, order as usize);
-    let s = fembench::cecka::system::assemble_serial(&p);
-    let summary = format!("{} unknowns, {} non-zeros ({} nodes, {} elements)", p.n_free, p.nnz(), p.mesh.num_nodes(), p.ne());
-    wrote(&summary, fembench::cecka::export::write_system(&p, &s, out), out)
-}
-
-/// Prints what an export wrote, or why it could not.
-fn wrote(summary: &str, written: std::io::Result<Vec<PathBuf>>, out: &std::path::Path) -> ExitCode {
-    match written {
-        Ok(paths) => {
-            println!("{summary}");
-            for path in paths {
-                println!("wrote {}", path.display());
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: writing {}: {e}", out.display());
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn export_pogo(name: &str, coarsen: f64, out: &std::path::Path) -> ExitCode {
-    use fembench::pogo::spec::ModelName;
-    if !(coarsen >= 1.0 && coarsen <= 64.0) {
-        eprintln!("error: --coarsen must lie in [1, 64] (got {coarsen})");
-        return ExitCode::from(2);
-    }
-    let Some(which) = ModelName::ALL.into_iter().find(|m| m.as_str() == name) else {
-        eprintln!("error: --model must be weld, gear or geophysical (got `{name}`)");
-        return ExitCode::from(2);
-    };
-    let m = which.build(coarsen);
-    let summary = format!("{}: {} nodes, {} dofs, {} elements", m.name, m.nodes(), m.dofs(), m.mesh.tris.len());
-    wrote(&summary, fembench::pogo::export::write_model(&m, out), out)
-}
-
-fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_device: bool) -> ExitCode {
-    let done = match fembench::precompile::precompile(&REGISTRY, paths, backends, device, any_device) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e}");
+fn write_report(run_dir: &std::path::Path, out: Option<&std::path::Path>, outputs_from: Option<&std::path::Path>) -> ExitCode {
+    if let Some(dir) = out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: {}: {e}", dir.display());
             return ExitCode::from(2);
         }
-    };
-    let mut failed = false;
-    for d in done {
-        let backend = d.backend.map(|b| b.as_str()).unwrap_or("?");
-        if let Some(why) = d.unavailable {
-            println!("{backend}: not compiled ({why})");
-            continue;
-        }
-        println!(
-            "{backend} ({}): {} programs, {} compiled, {} already cached, {} failed, in {:.1} s",
-            d.device,
-            d.jobs,
-            d.compiled,
-            d.cached,
-            d.failed.len(),
-            d.seconds
-        );
-        for f in &d.unknown_files {
-            println!("  {f}: not a kernel file of this build; skipped");
-        }
-        if !d.stale.is_empty() {
-            println!("  {} programs skipped: their kernel is no longer in that file ({}...)", d.stale.len(), d.stale[0]);
-        }
-        for (file, e) in &d.failed {
-            eprintln!("  error: {file}: {e}");
-            failed = true;
-        }
     }
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn write_report(run_dir: &std::path::Path, plots: &std::path::Path, outputs_from: Option<&std::path::Path>) -> ExitCode {
-    match publish::report_run_with(&REGISTRY, run_dir, plots, outputs_from) {
+    match publish::report_run_with(&REGISTRY, run_dir, out, outputs_from) {
         Ok(out) => {
             print!("{}", out.terminal);
             if let Some(md) = out.markdown_path {

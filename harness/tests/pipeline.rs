@@ -85,8 +85,7 @@ fn cpu_run_writes_parquet_and_a_report_with_figures() {
     assert_eq!(df.height(), 32);
     assert!(f64s(&df, "bandwidth_gbs").iter().all(|b| b.is_some_and(|b| b > 0.0)));
 
-    let plots = out.path().join("plots");
-    let rep = report_run(&s.run_dir, &plots).unwrap();
+    let rep = report_run(&s.run_dir).unwrap();
     let md = std::fs::read_to_string(rep.markdown_path.unwrap()).unwrap();
     assert!(md.contains("Attainable device bandwidth") && md.contains("| cpu "), "{md}");
     assert!(rep.terminal.contains("triad"));
@@ -142,35 +141,58 @@ fn resume_runs_only_missing_cases() {
     assert_eq!(df.height(), 32);
 }
 
-#[test]
-fn killed_run_keeps_finished_cases_and_resumes() {
-    let out = tempfile::tempdir().unwrap();
-    // Slow cases, so the kill lands half-way.
+/// A slow quick bandwidth run on the CPU in its own process, once it has written `at_least`
+/// cases: the process, its run folder and its experiment file.
+fn slow_run_in_progress(out: &Path, at_least: usize) -> (std::process::Child, PathBuf, PathBuf) {
+    // Slow cases, so that a signal lands half-way.
     let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml")).unwrap().replace(
         "    min_time_s: 0.0\n    target_rel_ci: 0.0\noutputs:",
         "    min_time_s: 0.15\n    max_time_s: 0.3\n    target_rel_ci: 0.0\noutputs:",
     );
     assert!(text.contains("min_time_s: 0.15"));
-    let exp_path = out.path().join("slow.yaml");
+    let exp_path = out.join("slow.yaml");
     std::fs::write(&exp_path, &text).unwrap();
-    let results = out.path().join("results");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+    let results = out.join("results");
+    let child = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(["run", "--quick", "--backend", "cpu", "--out"])
         .arg(&results)
         .arg(&exp_path)
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let start = Instant::now();
-    let run_dir = loop {
+    loop {
         assert!(start.elapsed() < Duration::from_secs(60), "no rows appeared");
         let found = std::fs::read_dir(&results).ok().and_then(|mut r| r.next()).and_then(|e| e.ok()).map(|e| e.path());
         if let Some(d) = found {
-            if parts(&d).len() >= 4 {
-                break d;
+            if parts(&d).len() >= at_least {
+                return (child, d, exp_path);
             }
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
+    }
+}
+
+/// Every case of the quick bandwidth experiment has exactly one row.
+fn every_case_once(run_dir: &Path) -> DataFrame {
+    let df = RunDir::open(run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
+    assert_eq!(df.height(), 32);
+    let ids = strs(&df, "case_id");
+    let unique: std::collections::BTreeSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), 32, "a case ran twice");
+    df
+}
+
+fn no_started_markers(run_dir: &Path) -> bool {
+    std::fs::read_dir(run_dir.join("rows/device-bandwidth"))
+        .unwrap()
+        .all(|e| !e.unwrap().file_name().to_string_lossy().starts_with("started-"))
+}
+
+#[test]
+fn killed_run_keeps_finished_cases_and_resumes() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut child, run_dir, exp_path) = slow_run_in_progress(out.path(), 4);
     child.kill().unwrap();
     child.wait().unwrap();
     let kept = parts(&run_dir).len();
@@ -182,11 +204,7 @@ fn killed_run_keeps_finished_cases_and_resumes() {
     let status =
         Command::new(env!("CARGO_BIN_EXE_harness")).args(["run", "--quick", "--resume"]).arg(&run_dir).arg(&exp_path).status().unwrap();
     assert!(status.success());
-    let df = RunDir::open(&run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
-    assert_eq!(df.height(), 32);
-    let ids = strs(&df, "case_id");
-    let unique: std::collections::BTreeSet<_> = ids.iter().collect();
-    assert_eq!(unique.len(), 32, "a case ran twice");
+    let df = every_case_once(&run_dir);
     // The case the kill interrupted (if it had started) is a failed row saying so, not lost.
     let (status, reason) = (strs(&df, "status"), strs(&df, "reason"));
     let failed: Vec<usize> = (0..32).filter(|&i| status[i] != "ok").collect();
@@ -194,6 +212,114 @@ fn killed_run_keeps_finished_cases_and_resumes() {
     for i in failed {
         assert!(reason[i].contains("process ended inside this case"), "{}", reason[i]);
     }
+}
+
+/// Ctrl-C: the case in hand finishes and is kept, the run stops with 130 and says how to resume,
+/// and `--resume` (without naming the files again) runs exactly the rest.
+#[test]
+fn an_interrupted_run_keeps_its_cases_and_says_how_to_resume() {
+    let out = tempfile::tempdir().unwrap();
+    let (child, run_dir, _) = slow_run_in_progress(out.path(), 3);
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let done = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&done.stdout);
+    assert_eq!(done.status.code(), Some(130), "{said}");
+    assert!(said.contains("--resume") && said.contains("cases left"), "{said}");
+    let kept = parts(&run_dir).len();
+    assert!((3..32).contains(&kept), "{kept}");
+    assert!(no_started_markers(&run_dir), "the case in hand finished");
+    let meta = RunDir::open(&run_dir).unwrap().read_meta().unwrap();
+    assert!(meta.finished.is_none(), "a run with cases left is not finished");
+    let status = Command::new(env!("CARGO_BIN_EXE_harness")).args(["run", "--quick", "--resume"]).arg(&run_dir).status().unwrap();
+    assert!(status.success());
+    let df = every_case_once(&run_dir);
+    assert!(strs(&df, "status").iter().all(|s| s == "ok"));
+}
+
+/// One writer per run folder: a second `--resume` while another process holds the folder is
+/// refused, naming the holder, and writes nothing.
+#[test]
+fn a_second_writer_of_a_run_folder_is_refused() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
+    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let held = RunDir::open(&s.run_dir).unwrap().lock().unwrap();
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let err = run(&[load(&path).unwrap()], &opts).unwrap_err().to_string();
+    assert!(err.contains("another harness process") && err.contains(&format!("pid {}", std::process::id())), "{err}");
+    assert!(parts(&s.run_dir).is_empty());
+    drop(held);
+    assert_eq!(run(&[load(&path).unwrap()], &opts).unwrap().rows_ok, 32);
+}
+
+/// A full disk: the write fails with the operating system's own error, leaves no partial file,
+/// and the case is left as not run (not "crashed"), so a resume after space is freed runs it.
+#[test]
+fn a_full_disk_is_named_and_loses_nothing() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
+    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    // Every rows file this resume would write lands on /dev/full.
+    let rows = s.run_dir.join("rows/device-bandwidth");
+    std::fs::create_dir_all(&rows).unwrap();
+    for seq in 0..40 {
+        std::os::unix::fs::symlink("/dev/full", rows.join(format!("{seq:06}.parquet.tmp"))).unwrap();
+    }
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let err = run(&[load(&path).unwrap()], &opts).unwrap_err().to_string();
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(parts(&s.run_dir).is_empty() && no_started_markers(&s.run_dir));
+    for seq in 0..40 {
+        let _ = std::fs::remove_file(rows.join(format!("{seq:06}.parquet.tmp")));
+    }
+    run(&[load(&path).unwrap()], &opts).unwrap();
+    let df = every_case_once(&s.run_dir);
+    assert!(strs(&df, "status").iter().all(|s| s == "ok"), "no case was called crashed");
+}
+
+/// A rows file that cannot be read refuses the resume, naming the file and the next step.
+#[test]
+fn a_corrupt_rows_file_names_itself_and_the_way_on() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let s = run(&[load(&path).unwrap()], &bandwidth_cpu_quick(out.path())).unwrap();
+    let bad = parts(&s.run_dir)[5].clone();
+    std::fs::write(&bad, b"not parquet").unwrap();
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let err = run(&[load(&path).unwrap()], &opts).unwrap_err().to_string();
+    assert!(err.contains(&bad.display().to_string()) && err.contains("Delete the file"), "{err}");
+    std::fs::remove_file(&bad).unwrap();
+    let again = run(&[load(&path).unwrap()], &opts).unwrap();
+    assert_eq!(again.cases_run, 1);
+    every_case_once(&s.run_dir);
+}
+
+/// A resume takes only the run's own experiments: another file is refused, not added.
+#[test]
+fn a_resume_refuses_an_experiment_the_run_does_not_have() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
+    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let other = load(&common::experiments_dir().join("cecka-sizes.yaml")).unwrap();
+    let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
+    let err = run(&[other], &opts).unwrap_err().to_string();
+    assert!(err.contains("is not part of run"), "{err}");
+}
+
+/// An empty run has nothing to report: refused, not a header-only report.
+#[test]
+fn an_empty_run_is_not_reported() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
+    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let err = report_run(&s.run_dir).unwrap_err().to_string();
+    assert!(err.contains("no rows"), "{err}");
+    assert!(!s.run_dir.join("report.md").exists());
 }
 
 #[test]
@@ -221,27 +347,28 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The committed H200 reference run, reported again by today's code, gives the tables it was
-/// published with (figure links aside, which name where the plots went): a change in how rows are
-/// grouped, joined or formatted shows here.
+/// The published runs, reported again by today's code, give their committed `report.md` byte for
+/// byte: a change in how rows are grouped, joined, formatted or linked shows here. Every figure the
+/// report links is one it drew.
 #[test]
-fn the_committed_reference_run_reports_the_same_tables() {
-    let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/20261122-093813-all");
-    let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("run");
-    copy_tree(&stored, &run);
-    let out = report_run(&run, &tmp.path().join("plots")).unwrap();
-    assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
-    assert!(out.figure_paths.len() >= 40, "{} figures", out.figure_paths.len());
-    let text = |p: &Path| -> Vec<String> {
-        std::fs::read_to_string(p).unwrap().lines().filter(|l| !l.starts_with("![")).map(String::from).collect()
-    };
-    let (want, got) = (text(&stored.join("report.md")), text(&run.join("report.md")));
-    assert!(want.len() > 400);
-    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
-        assert_eq!(w, g, "report.md line {} differs", i + 1);
+fn the_published_runs_report_the_same_markdown() {
+    for gpu in ["h200", "h100"] {
+        let stored = common::published(gpu);
+        let tmp = tempfile::tempdir().unwrap();
+        let out = fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
+        assert!(out.not_reported.is_empty(), "{gpu}: {:?}", out.not_reported);
+        assert!(out.figure_paths.len() >= 40, "{gpu}: {} figures", out.figure_paths.len());
+        let (want, got) =
+            (std::fs::read_to_string(stored.join("report.md")).unwrap(), std::fs::read_to_string(tmp.path().join("report.md")).unwrap());
+        assert!(want.lines().count() > 400, "{gpu}");
+        for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
+            assert_eq!(w, g, "{gpu}: report.md line {} differs (run `harness report results/published/{gpu}`)", i + 1);
+        }
+        assert_eq!(want, got, "{gpu}");
+        for link in common::markdown_links(&got) {
+            assert!(tmp.path().join(&link).is_file(), "{gpu}: {link} was linked but not drawn");
+        }
     }
-    assert_eq!(want.len(), got.len());
 }
 
 /// A hardware comparison of a CPU run made now and the committed H200 run: both devices side by
@@ -254,7 +381,7 @@ fn a_cpu_run_and_a_stored_gpu_run_make_one_hardware_report() {
         ["device-bandwidth.yaml", "cecka-sizes.yaml"].iter().map(|f| load(&common::experiments_dir().join(f)).unwrap()).collect();
     let s = run(&exps, &bandwidth_cpu_quick(out.path())).unwrap();
     assert_eq!(s.rows_failed, 0);
-    let gpu = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/20261123-054214-all");
+    let gpu = common::published("h200");
     let rep = fembench::hardware::compare_hardware(&[gpu.clone(), s.run_dir.clone()]).unwrap();
     let devices: Vec<&str> = rep.targets.iter().map(|t| t.device.as_str()).collect();
     assert!(devices.contains(&"NVIDIA H200") && rep.targets.iter().any(|t| t.backend == "cpu" && t.run == 1), "{devices:?}");
@@ -283,20 +410,23 @@ fn a_cpu_run_and_a_stored_gpu_run_make_one_hardware_report() {
     }
 }
 
-/// The claims ledgers are built from rows: the committed H200 run of bb4a0d6 (measured before the
-/// Cecka and Banaś ledgers existed) gets them from today's experiment files' `outputs:`, with
-/// verdicts that follow its rows; its own files alone give none.
+/// The claims ledgers are built from rows, and `--outputs-from` gives a stored run the tables of
+/// today's experiment files: the published H200 run, its stored files stripped of their claims
+/// tables, gets them back from `experiments/`, with verdicts that follow its rows.
 #[test]
 fn a_stored_run_gets_the_claims_ledgers_of_todays_experiment_files() {
-    let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/20261123-094735-all");
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
-    copy_tree(&stored, &run);
-    let plots = tmp.path().join("plots");
-    fembench::publish::report_run(&fembench::REGISTRY, &run, &plots).unwrap();
+    copy_tree(&common::published("h200"), &run);
+    for e in std::fs::read_dir(run.join("experiments")).unwrap() {
+        let path = e.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, fembench::publish::with_outputs_of(&text, "outputs:\n  tables: []\n")).unwrap();
+    }
+    fembench::publish::report_run(&fembench::REGISTRY, &run).unwrap();
     let own = std::fs::read_to_string(run.join("report.md")).unwrap();
-    assert!(!own.contains("Obs. 8"));
-    let out = fembench::publish::report_run_with(&fembench::REGISTRY, &run, &plots, Some(&common::experiments_dir())).unwrap();
+    assert!(!own.contains("Obs. 8") && !own.contains("holds"));
+    let out = fembench::publish::report_run_with(&fembench::REGISTRY, &run, None, Some(&common::experiments_dir())).unwrap();
     assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
     let md = std::fs::read_to_string(run.join("report.md")).unwrap();
     // (verdict, the whole line) of a claim's row.
@@ -310,24 +440,61 @@ fn a_stored_run_gets_the_claims_ledgers_of_todays_experiment_files() {
     // Cecka: the f32 error grows like nodes^(1/2) (Table VI); the 30x speed-up holds at level 7.
     assert_eq!(row("The f32 error grows", "cuda f32").0, "holds");
     assert_eq!(row("30 or more times faster", "cecka-sizes: the four methods and cpu-serial, level 7").0, "holds");
-    // Fig. 3 on the H200: 12 -> 24 colors costs 48%, so the claim holds only in part.
-    assert_eq!(row("Doubling the number of colors", "cuda f32").0, "partly");
 }
 
 /// The Banaś stage tables say that uploads read memory written back from the CPU caches only
-/// where the rows say so (`host_written_back`): two committed H100 runs, one made with
-/// `FEMBENCH_UPLOAD_FROM_CACHE=1`.
+/// where the rows say so (`host_written_back`): the published H200 run (written back), and the same
+/// run with that column set to 0.
 #[test]
 fn the_upload_note_follows_the_rows() {
-    for (id, written_back) in [("20261125-082953-all", true), ("20261125-082727-all", false)] {
-        let stored = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results").join(id);
+    for written_back in [true, false] {
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("run");
-        copy_tree(&stored, &run);
-        let out = report_run(&run, &tmp.path().join("plots")).unwrap();
+        copy_tree(&common::published("h200"), &run);
+        if !written_back {
+            common::set_column(&run.join("rows/banas-integration"), "host_written_back", 0.0);
+        }
+        let out = report_run(&run).unwrap();
         assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
         let text = std::fs::read_to_string(run.join("report.md")).unwrap();
-        assert!(text.contains("upload and download from page-locked (pinned) host memory"), "{id}");
-        assert_eq!(text.contains("written back from the CPU caches before the upload"), written_back, "{id}");
+        assert!(text.contains("upload and download from page-locked (pinned) host memory"));
+        assert_eq!(text.contains("written back from the CPU caches before the upload"), written_back);
     }
+}
+
+/// Shards cover every case exactly once, and their merge equals an unsharded run case for case;
+/// merge refuses a case in two shards and shards of different commits.
+#[test]
+fn shards_merge_into_the_unsharded_run() {
+    let out = tempfile::tempdir().unwrap();
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    let whole = run(&[load(&path).unwrap()], &bandwidth_cpu_quick(out.path())).unwrap();
+    let mut shards = Vec::new();
+    for k in 1..=3 {
+        let shard = Some(format!("{k}/3").parse().unwrap());
+        let s = run(&[load(&path).unwrap()], &RunOptions { shard, ..bandwidth_cpu_quick(&out.path().join("shards")) }).unwrap();
+        assert!(s.rows_ok >= 8, "shard {k}: {} rows", s.rows_ok);
+        assert_eq!(RunDir::open(&s.run_dir).unwrap().read_meta().unwrap().shard.as_deref(), Some(format!("{k}/3").as_str()));
+        shards.push(s.run_dir);
+    }
+    let merged = fembench::merge::merge(&fembench::REGISTRY, &shards, &out.path().join("merged")).unwrap();
+    assert!(merged.missing.is_empty(), "{:?}", merged.missing);
+    let ids = |dir: &Path| -> std::collections::BTreeSet<String> { RunDir::open(dir).unwrap().finished_cases("device-bandwidth").unwrap() };
+    assert_eq!(ids(&merged.run_dir), ids(&whole.run_dir));
+    assert_eq!(merged.cases, 32);
+    // An ordinary run folder: it reports, and a resume finds nothing left.
+    report_run(&merged.run_dir).unwrap();
+    let again =
+        run(&[load(&path).unwrap()], &RunOptions { resume: Some(merged.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) }).unwrap();
+    assert_eq!((again.cases_run, again.cases_skipped_as_done), (0, 32));
+    // A case in two shards: refused.
+    let twice = fembench::merge::merge(&fembench::REGISTRY, &[shards[0].clone(), shards[0].clone()], &out.path().join("twice"));
+    assert!(matches!(twice, Err(fembench::merge::MergeError::Doubled(_))), "{twice:?}");
+    // Another commit: refused, naming it.
+    let meta_path = shards[2].join("meta.json");
+    let text = std::fs::read_to_string(&meta_path).unwrap();
+    let commit = RunDir::open(&shards[2]).unwrap().read_meta().unwrap().git_commit;
+    std::fs::write(&meta_path, text.replace(&commit, "0000000-other")).unwrap();
+    let err = fembench::merge::merge(&fembench::REGISTRY, &shards, &out.path().join("mixed")).unwrap_err().to_string();
+    assert!(err.contains("commit"), "{err}");
 }

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::benchmark::{CaseCtx, CaseError, Deferred, Experiment, Measured, ModuleCache, Target, Upcoming};
 use crate::case_rows::{finish_case, guarded, settle, to_rows, Finished};
 use crate::experiment::Params;
-use crate::results::{now_string, ExperimentRecord, ResultsError, RunDir, RunMeta};
+use crate::results::{hostname, now_string, ExperimentRecord, ResultsError, RunDir, RunMeta};
 use fembench_core::Precision;
 use fembench_device::{self as device, kernel_cache, Backend, Device};
 use fembench_measure::CacheFlusher;
@@ -35,6 +35,10 @@ pub struct RunOptions {
     /// Start no new case after this long (a batch job's time limit): the run stops cleanly,
     /// every finished case kept, and `--resume` continues it.
     pub stop_after: Option<std::time::Duration>,
+    /// Run only this part of the case list ([`crate::shard`]).
+    pub shard: Option<crate::shard::Shard>,
+    /// Stored runs (or folders of them) whose case wall times balance the shards.
+    pub costs_from: Vec<PathBuf>,
 }
 
 /// The commit this harness was built from (`-dirty` when the tree had changes).
@@ -54,8 +58,10 @@ pub struct RunSummary {
     /// The driver may refuse a new context in this process; a new process then runs the
     /// skipped cases (`harness run` does this itself).
     pub devices_reopened: usize,
-    /// Cases left unstarted because `stop_after` ran out.
+    /// Cases left unstarted because `stop_after` ran out or an interrupt asked the run to stop.
     pub cases_left: usize,
+    /// Whether an interrupt (Ctrl-C) stopped the run.
+    pub interrupted: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,14 +84,30 @@ enum Opened {
     Unavailable(String),
 }
 
-fn run_id(experiments: &[Box<dyn Experiment>], quick: bool) -> String {
+fn run_id(experiments: &[Box<dyn Experiment>], quick: bool, shard: Option<crate::shard::Shard>) -> String {
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
     let what = if experiments.len() == 1 { experiments[0].id().to_string() } else { "all".into() };
-    format!("{stamp}-{what}{}", if quick { "-quick" } else { "" })
+    let part = shard.map(|s| format!("-shard-{}of{}", s.index, s.count)).unwrap_or_default();
+    format!("{stamp}-{what}{}{part}", if quick { "-quick" } else { "" })
 }
 
-fn hostname() -> String {
-    std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+/// The case ids an experiment plans, in run order (sweep point, backend, precision), on the
+/// backends of `restrict` where given.
+pub fn planned_case_ids(e: &dyn Experiment, quick: bool, restrict: Option<&[Backend]>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (pi, params) in e.points(quick).into_iter().enumerate() {
+        for &backend in e.backends() {
+            if restrict.is_some_and(|r| !r.contains(&backend)) {
+                continue;
+            }
+            for &precision in e.precisions() {
+                if e.case_exists(quick, pi, backend, precision) {
+                    out.push(case_id(backend, precision, &params));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Case identity within an experiment: what `--resume` matches on.
@@ -102,7 +124,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             (run, meta)
         }
         None => {
-            let (run, id) = RunDir::create_new(&opts.out_dir, &run_id(experiments, opts.quick))?;
+            let (run, id) = RunDir::create_new(&opts.out_dir, &run_id(experiments, opts.quick, opts.shard))?;
             let meta = RunMeta {
                 run_id: id,
                 harness_version: env!("CARGO_PKG_VERSION").into(),
@@ -119,14 +141,16 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 unavailable: vec![],
                 experiment_wall_s: Default::default(),
                 kernel_dir: device::kernels::kernel_dir().map(|d| d.display().to_string()),
+                shard: opts.shard.map(|s| s.to_string()),
+                merged_from: Vec::new(),
             };
             (run, meta)
         }
     };
+    // One writer per run folder, held to the end of the run.
+    let _lock = run.lock()?;
+    // A resumed run keeps its own mode: quick or full, whatever the command line says.
     let quick = meta.quick;
-    if opts.resume.is_some() && quick != opts.quick {
-        return Err(RunError::Resume(format!("run {} was {}quick; resume it the same way", meta.run_id, if quick { "" } else { "not " })));
-    }
     // A resumed run keeps its own device.
     let device_index = meta.device_index;
     for e in experiments {
@@ -139,6 +163,15 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                     e.path().display()
                 )));
             }
+        } else if opts.resume.is_some() {
+            let has: Vec<&str> = meta.experiments.iter().map(|r| r.id.as_str()).collect();
+            return Err(RunError::Resume(format!(
+                "experiment `{}` ({}) is not part of run {} (its experiments: {}); run it in a new run folder",
+                e.id(),
+                e.path().display(),
+                meta.run_id,
+                has.join(", ")
+            )));
         } else {
             run.save_experiment(e.id(), e.text())?;
             meta.experiments.push(ExperimentRecord { id: e.id().into(), file: e.path().display().to_string(), sha256: sha });
@@ -220,6 +253,14 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
     }
     summary.cases_skipped_as_done = skipped_done;
+    if let Some(shard) = opts.shard.or_else(|| meta.shard.as_deref().and_then(|s| s.parse().ok())) {
+        let planned: Vec<(String, String)> = experiments
+            .iter()
+            .flat_map(|e| planned_case_ids(e.as_ref(), quick, restrict.as_deref()).into_iter().map(|id| (e.id().to_string(), id)))
+            .collect();
+        let mine = shard_part(&planned, &opts.costs_from, shard);
+        cases.retain(|c| mine.contains(&(experiments[c.exp].id().to_string(), c.id.clone())));
+    }
 
     let bar = if opts.progress { ProgressBar::new(cases.len() as u64) } else { ProgressBar::hidden() };
     bar.set_style(
@@ -243,8 +284,9 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     let mut pending: Vec<Finished> = Vec::new();
     let run_start = std::time::Instant::now();
     for (ci, case) in cases.iter().enumerate() {
-        if opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit) {
+        if opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit) || crate::interrupt::requested() {
             summary.cases_left = cases.len() - ci;
+            summary.interrupted = crate::interrupt::requested();
             break;
         }
         let e = &experiments[case.exp];
@@ -263,6 +305,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         let policy = e.policy(quick);
         let upcoming = &listed[ci + 1..experiment_end[ci]];
         run.mark_started(e.id(), &case.id)?;
+        crate::interrupt::set_in_hand(Some(run.marker(e.id(), &case.id)));
         let too_big = memory_refusal(e.as_ref(), quick, case.point, target);
         let case_start = std::time::Instant::now();
         fembench_measure::trace::begin(&format!("{} {}", e.id(), case.id));
@@ -324,11 +367,22 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             Opened::Gpu { modules, .. } => Some(modules.take_compile_s()),
             _ => None,
         };
+        let device_index = match &*target {
+            Opened::Gpu { dev, .. } => Some(dev.info().index as f64),
+            _ => None,
+        };
         if let Ok(measured) = &mut outcome {
             for m in measured.iter_mut() {
                 m.extras.push(("case_wall_s".into(), wall_s));
                 if let Some(c) = compile_s {
                     m.extras.push(("compile_s".into(), c));
+                }
+                // Which GPU of the node, and how many other workers shared the host (`--gpus`).
+                if let Some(i) = device_index {
+                    m.extras.push(("device_index".into(), i));
+                }
+                if let Some(w) = concurrent_workers() {
+                    m.extras.push(("concurrent_workers".into(), w));
                 }
             }
         }
@@ -356,6 +410,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
             (Some(rest), Ok(_)) => pending.push(Finished { rest: Some(rest), ..done }),
             _ => finish_counted(done, &mut summary, &bar)?,
         }
+        crate::interrupt::set_in_hand(None);
         fembench_measure::trace::mark("rows written");
         if kernel_cache::request_count() != noted_kernels {
             let compiled = kernel_cache::requests();
@@ -377,8 +432,9 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         // The experiment's last case (or the last before the time limit): the cases that waited
         // for background work are settled, and the experiment's wall time goes to meta.json now,
         // so a run stopped later keeps it.
-        let last =
-            cases.get(ci + 1).is_none_or(|next| next.exp != case.exp) || opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit);
+        let last = cases.get(ci + 1).is_none_or(|next| next.exp != case.exp)
+            || opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit)
+            || crate::interrupt::requested();
         if last {
             settle(&mut pending, &mut |p| finish_counted(p, &mut summary, &bar))?;
         }
@@ -390,9 +446,25 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     }
     settle(&mut pending, &mut |p| finish_counted(p, &mut summary, &bar))?;
     bar.finish_and_clear();
-    meta.finished = Some(now_string());
+    // A run with cases left (stopped by the time limit or an interrupt) is not finished.
+    meta.finished = (summary.cases_left == 0).then(now_string);
     run.write_meta(&meta)?;
     Ok(summary)
+}
+
+/// How many other worker processes run beside this one on the node (`harness run --gpus` sets
+/// it for its workers); None for an ordinary run.
+fn concurrent_workers() -> Option<f64> {
+    std::env::var("FEMBENCH_CONCURRENT_WORKERS").ok()?.parse().ok()
+}
+
+/// The cases of `planned` (experiment, case id) that shard `shard` holds. The assignment is made
+/// over every planned case, done or not, so a resumed shard keeps its part.
+fn shard_part(planned: &[(String, String)], costs_from: &[PathBuf], shard: crate::shard::Shard) -> BTreeSet<(String, String)> {
+    let known = crate::shard::known_costs(costs_from);
+    let costs = crate::shard::costs_of(planned, &known);
+    let parts = crate::shard::assign(&costs, shard.count);
+    planned.iter().zip(parts).filter(|(_, p)| p + 1 == shard.index).map(|(k, _)| k.clone()).collect()
 }
 
 /// A hook for the GPU test of the re-open and relaunch path: with `FEMBENCH_TEST_STICKY_FAULT`

@@ -1,0 +1,157 @@
+//! The `harness` commands that are one call each into the library: history, merge, compact,
+//! export and precompile, with what they print and their exit codes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use fembench::device::Backend;
+use fembench::REGISTRY;
+
+pub fn history(paths: &[PathBuf], out: &std::path::Path) -> ExitCode {
+    // Folders of runs stand for the runs inside them.
+    let mut runs = Vec::new();
+    for p in paths {
+        if p.join("meta.json").is_file() {
+            runs.push(p.clone());
+        } else {
+            let inside = std::fs::read_dir(p)
+                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|d| d.join("meta.json").is_file()).collect::<Vec<_>>());
+            match inside {
+                Ok(v) if !v.is_empty() => runs.extend(v),
+                _ => {
+                    eprintln!("error: {}: not a run folder or a folder of runs", p.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    if runs.len() < 2 {
+        eprintln!("error: a history needs at least two runs (got {})", runs.len());
+        return ExitCode::from(2);
+    }
+    match fembench::history::write_history(&runs, out) {
+        Ok(n) => {
+            println!("{}: {n} charts over {} runs", out.display(), runs.len());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn merge(shards: &[PathBuf], out: &std::path::Path) -> ExitCode {
+    match fembench::merge::merge(&REGISTRY, shards, out) {
+        Ok(m) => {
+            println!("merged {} shards into {}: {} cases", shards.len(), m.run_dir.display(), m.cases);
+            if !m.missing.is_empty() {
+                println!("{} planned cases are in no shard (`harness run --resume {}` runs them):", m.missing.len(), m.run_dir.display());
+                m.missing.iter().take(20).for_each(|c| println!("  {c}"));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+pub fn compact(run_dirs: &[PathBuf]) -> ExitCode {
+    for dir in run_dirs {
+        match fembench::results::RunDir::open(dir).and_then(|r| r.compact()) {
+            Ok(n) => println!("{}: {n} rows files joined", dir.display()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+pub fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
+    if !(1..=6).contains(&order) || level > 8 {
+        eprintln!("error: --order must be 1..6 and --level 0..8 (got order {order}, level {level})");
+        return ExitCode::from(2);
+    }
+    let p = fembench::cecka::system::Problem::new(level as usize, order as usize);
+    let s = fembench::cecka::system::assemble_serial(&p);
+    let summary = format!("{} unknowns, {} non-zeros ({} nodes, {} elements)", p.n_free, p.nnz(), p.mesh.num_nodes(), p.ne());
+    wrote(&summary, fembench::cecka::export::write_system(&p, &s, out), out)
+}
+
+/// Prints what an export wrote, or why it could not.
+fn wrote(summary: &str, written: std::io::Result<Vec<PathBuf>>, out: &std::path::Path) -> ExitCode {
+    match written {
+        Ok(paths) => {
+            println!("{summary}");
+            for path in paths {
+                println!("wrote {}", path.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: writing {}: {e}", out.display());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn export_pogo(name: &str, coarsen: f64, out: &std::path::Path) -> ExitCode {
+    use fembench::pogo::spec::ModelName;
+    if !(coarsen >= 1.0 && coarsen <= 64.0) {
+        eprintln!("error: --coarsen must lie in [1, 64] (got {coarsen})");
+        return ExitCode::from(2);
+    }
+    let Some(which) = ModelName::ALL.into_iter().find(|m| m.as_str() == name) else {
+        eprintln!("error: --model must be weld, gear or geophysical (got `{name}`)");
+        return ExitCode::from(2);
+    };
+    let m = which.build(coarsen);
+    let summary = format!("{}: {} nodes, {} dofs, {} elements", m.name, m.nodes(), m.dofs(), m.mesh.tris.len());
+    wrote(&summary, fembench::pogo::export::write_model(&m, out), out)
+}
+
+pub fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_device: bool) -> ExitCode {
+    let done = match fembench::precompile::precompile(&REGISTRY, paths, backends, device, any_device) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut failed = false;
+    for d in done {
+        let backend = d.backend.map(|b| b.as_str()).unwrap_or("?");
+        if let Some(why) = d.unavailable {
+            println!("{backend}: not compiled ({why})");
+            continue;
+        }
+        println!(
+            "{backend} ({}): {} programs, {} compiled, {} already cached, {} failed, in {:.1} s",
+            d.device,
+            d.jobs,
+            d.compiled,
+            d.cached,
+            d.failed.len(),
+            d.seconds
+        );
+        for f in &d.unknown_files {
+            println!("  {f}: not a kernel file of this build; skipped");
+        }
+        if !d.stale.is_empty() {
+            println!("  {} programs skipped: their kernel is no longer in that file ({}...)", d.stale.len(), d.stale[0]);
+        }
+        for (file, e) in &d.failed {
+            eprintln!("  error: {file}: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

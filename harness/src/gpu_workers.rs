@@ -1,0 +1,111 @@
+//! `harness run ... --gpus all|0,2,3`: the GPU cases of a run spread over the GPUs of one node,
+//! one worker process per GPU (each `--shard i/N --device d`, GPU backends only), then the CPU
+//! cases in a process of their own, alone, so that host timings keep the cores to themselves;
+//! then one merged run folder. Each worker's rows record how many other workers ran beside it
+//! (`concurrent_workers`) and its device index (`device_index`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use fembench::device::{self, Backend};
+
+pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpus: &str, report: bool) -> ExitCode {
+    let devices = match parse_gpus(gpus) {
+        Ok(d) if !d.is_empty() => d,
+        Ok(_) => {
+            eprintln!("error: --gpus {gpus}: no CUDA device found");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("error: --gpus {gpus}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let gpu_backends: Vec<Backend> =
+        if backends.is_empty() { vec![Backend::Cuda] } else { backends.iter().copied().filter(|b| *b != Backend::Cpu).collect() };
+    let with_cpu = backends.is_empty() || backends.contains(&Backend::Cpu);
+    let stamp = fembench::results::stamp();
+    let shards_dir = out.join(format!("{stamp}-shards"));
+    let Ok(exe) = std::env::current_exe() else { return ExitCode::FAILURE };
+    let n = devices.len();
+    println!("{n} workers on CUDA devices {devices:?}, then the CPU cases alone");
+    let mut children = Vec::new();
+    for (i, d) in devices.iter().enumerate() {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("run").args(paths).arg("--shard").arg(format!("{}/{n}", i + 1)).arg("--device").arg(d.to_string());
+        for b in &gpu_backends {
+            cmd.arg("--backend").arg(b.to_string());
+        }
+        cmd.arg("--out").arg(&shards_dir).env("FEMBENCH_CONCURRENT_WORKERS", (n - 1).to_string());
+        if quick {
+            cmd.arg("--quick");
+        }
+        match cmd.spawn() {
+            Ok(c) => children.push((*d, c)),
+            Err(e) => {
+                eprintln!("error: could not start the worker for GPU {d}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let mut failed = false;
+    for (d, mut c) in children {
+        match c.wait() {
+            Ok(st) if st.success() => {}
+            Ok(st) => {
+                eprintln!("the worker for GPU {d} ended with {st}");
+                failed = true;
+            }
+            Err(e) => {
+                eprintln!("the worker for GPU {d}: {e}");
+                failed = true;
+            }
+        }
+    }
+    if with_cpu {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("run").args(paths).arg("--backend").arg("cpu").arg("--out").arg(&shards_dir);
+        if quick {
+            cmd.arg("--quick");
+        }
+        if !cmd.status().is_ok_and(|s| s.success()) {
+            eprintln!("the CPU cases' process failed");
+            failed = true;
+        }
+    }
+    let shards: Vec<PathBuf> = std::fs::read_dir(&shards_dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("meta.json").is_file()).collect())
+        .unwrap_or_default();
+    let merged = out.join(format!("{stamp}-{}gpus{n}", if quick { "quick-" } else { "" }));
+    let m = if shards.len() == 1 {
+        std::fs::rename(&shards[0], &merged).map_err(|e| e.to_string())
+    } else {
+        fembench::merge::merge(&fembench::REGISTRY, &shards, &merged)
+            .map(|m| {
+                if !m.missing.is_empty() {
+                    println!("{} planned cases are in no worker's run", m.missing.len());
+                }
+            })
+            .map_err(|e| e.to_string())
+    };
+    if let Err(e) = m {
+        eprintln!("error: merging the workers' runs: {e}");
+        return ExitCode::FAILURE;
+    }
+    println!("run {}: merged from {} runs in {}", merged.display(), shards.len().max(1), shards_dir.display());
+    if report && fembench::publish::report_run(&fembench::REGISTRY, &merged).is_err() {
+        failed = true;
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn parse_gpus(spec: &str) -> Result<Vec<usize>, String> {
+    if spec == "all" {
+        return device::list(Backend::Cuda).map(|l| l.into_iter().map(|d| d.index).collect()).map_err(|e| e.to_string());
+    }
+    spec.split(',').map(|s| s.trim().parse::<usize>().map_err(|_| format!("`{s}` is not a device index"))).collect()
+}
