@@ -492,3 +492,63 @@ fn arrays_past_the_machines_memory_are_refused_up_front() {
     let e = refused(&path);
     assert!(e.message.contains("host memory"), "{e}");
 }
+
+fn harness(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_harness")).args(args).output().unwrap()
+}
+
+/// `--quick` on a file without a `quick:` block would run the full sweep: refused, nothing runs.
+#[test]
+fn quick_without_a_quick_block_is_refused() {
+    let text = std::fs::read_to_string(shipped().join("device-bandwidth.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-quick.yaml");
+    let cut = text.find("\nquick:").unwrap();
+    let rest = &text[cut + 1..];
+    let end = rest.find("\noutputs:").unwrap();
+    std::fs::write(&path, format!("{}{}", &text[..cut + 1], &rest[end + 1..])).unwrap();
+    let out = dir.path().join("results");
+    let o = harness(&[
+        "run".as_ref(),
+        path.as_os_str(),
+        "--quick".as_ref(),
+        "--backend".as_ref(),
+        "cpu".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no `quick:` block") && err.contains("full sweep"), "{err}");
+    assert!(!out.exists(), "nothing ran");
+}
+
+/// A size past the 1 TiB bound is named as written, not as a float's expansion.
+#[test]
+fn an_array_size_out_of_range_is_shown_as_written() {
+    let (_d, path) = variant_line("  array_mib:", "  array_mib: [99999999]");
+    let e = refused(&path);
+    assert!(e.message.contains("99999999") && !e.message.contains("99999999.0") && e.message.contains("1 TiB"), "{e}");
+}
+
+/// `--out` names where new run folders go; with `--resume` it would be ignored, so it is refused.
+#[test]
+fn out_with_resume_is_refused() {
+    let o = harness(&["run".as_ref(), "--resume".as_ref(), "results/x".as_ref(), "--out".as_ref(), "elsewhere".as_ref()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A run folder that cannot be written (published, read-only) is reported elsewhere with `--out`.
+#[test]
+fn a_read_only_run_is_reported_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let published = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/published/h200");
+    let o = harness(&["report".as_ref(), published.as_os_str(), "--out".as_ref(), out.as_os_str()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let first = md.lines().find(|l| l.starts_with("![")).unwrap();
+    let link = first.split("](").nth(1).unwrap().trim_end_matches(')');
+    assert!(out.join(link).is_file(), "{link}");
+}

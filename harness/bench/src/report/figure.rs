@@ -267,7 +267,10 @@ where
     let ys = range(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)), fig.log_y);
     let mut builder = ChartBuilder::on(&area);
     builder.caption(&fig.title, ("sans-serif", 20)).margin(12).x_label_area_size(48).y_label_area_size(80);
-    let fmt = |v: &f64| tick_label(*v);
+    // A tick a hair from zero (a linear range's rounding) reads as 0, not 2.71×10⁻¹⁰.
+    let near_zero = |v: f64, (lo, hi): (f64, f64), log: bool| if !log && v.abs() < (hi - lo).abs() * 1e-6 { 0.0 } else { v };
+    let fmt_x = |v: &f64| tick_label(near_zero(*v, xs, fig.log_x));
+    let fmt_y = |v: &f64| tick_label(near_zero(*v, ys, fig.log_y));
     // plotters types log and linear axes differently, so each combination is its own chart. Log
     // axes take their ticks from `log_ticks`, linear ones from plotters; both print `tick_label`.
     macro_rules! draw_with {
@@ -278,8 +281,8 @@ where
                 .x_labels($x_labels)
                 .x_desc(fig.x_label.as_str())
                 .y_desc(fig.y_label.as_str())
-                .x_label_formatter(&fmt)
-                .y_label_formatter(&fmt)
+                .x_label_formatter(&fmt_x)
+                .y_label_formatter(&fmt_y)
                 .label_style(("sans-serif", 14))
                 .bold_line_style(RGBColor(200, 200, 200))
                 .light_line_style(RGBColor(240, 240, 240))
