@@ -55,7 +55,10 @@ for _ in $(seq 1800); do
 done
 test "$st" = COMPLETED
 cat "$out"/slurm-merge-*.log
-# The same cases: no row of the unsharded run missing (a regression) and none added.
-"$harness" compare "$unsharded" "$out/merged" --force --fail-on regression --all --format markdown > "$out/compare.md"
-! grep -q '^| added' "$out/compare.md"
+# The same cases: no row of the unsharded run missing or failed (a regression), none added or
+# removed. Timings are not judged: the two shards shared the machine's two cores.
+"$harness" compare "$unsharded" "$out/merged" --force --fail-on never --all --format markdown > "$out/compare.md"
+if grep -E '^\| (regression|added|removed) ' "$out/compare.md"; then
+  echo "the merged run's cases differ from the unsharded run's"; exit 1
+fi
 echo "slurm: merged run $(ls "$out/merged/rows" | wc -l) experiments, the unsharded run's cases"
