@@ -49,6 +49,9 @@ pub fn write_history(runs: &[PathBuf], out: &Path) -> Result<usize, compare::Com
         }
     }
     html.push_str("</body>\n</html>\n");
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| crate::results::ResultsError::Io { path: dir.to_path_buf(), source })?;
+    }
     crate::results::write_file_atomic(out, html.as_bytes())?;
     Ok(charts)
 }
