@@ -3,7 +3,11 @@
 //! file grows past 600 lines; and what users read: every link of every tracked Markdown file
 //! resolves, only published runs are tracked, and project files describe the software.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
+
+use common::markdown_links;
 use std::path::{Path, PathBuf};
 
 /// The crates from the bottom up: each may depend only on crates before it.
@@ -188,22 +192,6 @@ fn tracked_files() -> Vec<PathBuf> {
         .expect("git runs (the link and layout rules read the tracked files)");
     assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()).map(|p| PathBuf::from(String::from_utf8_lossy(p).to_string())).collect()
-}
-
-/// The relative link targets of a Markdown text, `#anchor`s cut; addresses with a scheme left out.
-fn markdown_links(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("](") {
-        rest = &rest[i + 2..];
-        let Some(end) = rest.find(')') else { break };
-        let target = rest[..end].split('#').next().unwrap_or("").trim();
-        let scheme = target.split_once(':').is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic()));
-        if !target.is_empty() && !scheme && !target.contains(char::is_whitespace) {
-            out.push(target.to_string());
-        }
-    }
-    out
 }
 
 #[test]
