@@ -141,6 +141,13 @@ fn resume_runs_only_missing_cases() {
     assert_eq!(df.height(), 32);
 }
 
+/// The quick bandwidth experiment's run folder with no case run yet (its time limit ran out at
+/// once): what the resume tests start from.
+fn stopped_at_once(out: &Path) -> fembench::runner::RunSummary {
+    let path = common::experiments_dir().join("device-bandwidth.yaml");
+    run(&[load(&path).unwrap()], &RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out) }).unwrap()
+}
+
 /// A slow quick bandwidth run on the CPU in its own process, once it has written `at_least`
 /// cases: the process, its run folder and its experiment file.
 fn slow_run_in_progress(out: &Path, at_least: usize) -> (std::process::Child, PathBuf, PathBuf) {
@@ -243,8 +250,7 @@ fn an_interrupted_run_keeps_its_cases_and_says_how_to_resume() {
 fn a_second_writer_of_a_run_folder_is_refused() {
     let out = tempfile::tempdir().unwrap();
     let path = common::experiments_dir().join("device-bandwidth.yaml");
-    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
-    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let s = stopped_at_once(out.path());
     let held = RunDir::open(&s.run_dir).unwrap().lock().unwrap();
     let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
     let err = run(&[load(&path).unwrap()], &opts).unwrap_err().to_string();
@@ -260,8 +266,7 @@ fn a_second_writer_of_a_run_folder_is_refused() {
 fn a_full_disk_is_named_and_loses_nothing() {
     let out = tempfile::tempdir().unwrap();
     let path = common::experiments_dir().join("device-bandwidth.yaml");
-    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
-    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let s = stopped_at_once(out.path());
     // Every rows file this resume would write lands on /dev/full.
     let rows = s.run_dir.join("rows/device-bandwidth");
     std::fs::create_dir_all(&rows).unwrap();
@@ -301,9 +306,7 @@ fn a_corrupt_rows_file_names_itself_and_the_way_on() {
 #[test]
 fn a_resume_refuses_an_experiment_the_run_does_not_have() {
     let out = tempfile::tempdir().unwrap();
-    let path = common::experiments_dir().join("device-bandwidth.yaml");
-    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
-    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let s = stopped_at_once(out.path());
     let other = load(&common::experiments_dir().join("cecka-sizes.yaml")).unwrap();
     let opts = RunOptions { resume: Some(s.run_dir.clone()), ..bandwidth_cpu_quick(out.path()) };
     let err = run(&[other], &opts).unwrap_err().to_string();
@@ -314,9 +317,7 @@ fn a_resume_refuses_an_experiment_the_run_does_not_have() {
 #[test]
 fn an_empty_run_is_not_reported() {
     let out = tempfile::tempdir().unwrap();
-    let path = common::experiments_dir().join("device-bandwidth.yaml");
-    let limited = RunOptions { stop_after: Some(Duration::ZERO), ..bandwidth_cpu_quick(out.path()) };
-    let s = run(&[load(&path).unwrap()], &limited).unwrap();
+    let s = stopped_at_once(out.path());
     let err = report_run(&s.run_dir).unwrap_err().to_string();
     assert!(err.contains("no rows"), "{err}");
     assert!(!s.run_dir.join("report.md").exists());
