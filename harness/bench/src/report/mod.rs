@@ -5,6 +5,7 @@
 pub mod claims;
 pub mod figure;
 pub mod frame;
+pub mod physics;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -46,7 +47,14 @@ impl Table {
     }
 
     pub fn to_markdown(&self) -> String {
-        let mut t = self.build();
+        // A '|' inside a cell would end it: escaped, as Markdown tables require.
+        let escape = |r: &Vec<String>| r.iter().map(|c| c.replace('|', "\\|")).collect::<Vec<_>>();
+        let mut b = Builder::default();
+        b.push_record(escape(&self.header));
+        for r in &self.rows {
+            b.push_record(escape(r));
+        }
+        let mut t = b.build();
         t.with(Style::markdown());
         let mut s = format!("### {}\n\n{t}\n", self.title);
         if !self.notes.is_empty() {
@@ -136,6 +144,8 @@ pub fn fmt_num(v: f64) -> String {
         format!("{v:.1}")
     } else if a >= 1.0 {
         format!("{v:.2}")
+    } else if a >= 0.01 {
+        format!("{v:.3}")
     } else if a == 0.0 {
         "0".into()
     } else {
