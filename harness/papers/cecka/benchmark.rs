@@ -145,6 +145,7 @@ impl Benchmark for CeckaAssembly {
                 TableName::Timings => timings_table(&spec.id, &r)?,
                 TableName::Winners => winners_table(&spec.id, &r)?,
                 TableName::Claims => super::claims::claims_table(&spec.id, &r)?,
+                TableName::Table4 => super::paper::table4(&spec.id),
             }));
         }
         for f in &spec.outputs.figures {

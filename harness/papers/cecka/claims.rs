@@ -1,19 +1,11 @@
 //! Cecka et al.'s claims, judged on a run's rows (the `claims` table of each Cecka experiment;
-//! each experiment judges the claims its rows can answer).
-//! - Sec. 4.3 and Fig. 13: SharedNZ is the fastest of the four methods up to order 3, GlobalNZ
-//!   from order 4; SharedNZ fails at order 5 (no partition fits the shared memory).
-//! - Figs. 13/14: at low order the dummy element kernel takes about as long as the full one
-//!   (the methods are memory-bound there).
-//! - Fig. 3: doubling the number of colors costs ElemColor less than 10%.
-//! - Abstract and Sec. 6: the f32 GPU assembly is 30 or more times faster than the serial f64
-//!   CPU code.
-//! - Table VI: the f32 error grows with the inverse mesh size, h ~ nodes^(-1/2).
-//! - Beyond the paper: the paper's best method against the COO route a user of a vendor library
-//!   takes (coo-cusparse), same run, same GPU and stream, at every order of the largest level.
+//! each experiment judges the claims its rows can answer). Each claim quotes the paper; the
+//! rules are in the functions below.
 
 use polars::prelude::*;
 
-use crate::report::claims::{self, span, Claim, Need, Verdict};
+use super::paper;
+use crate::report::claims::{self, span, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, frame, ReportError, Table};
 
 const PAPER_METHODS: [&str; 4] = ["elem-color", "global-nz", "shared-nz", "local-nz"];
@@ -30,6 +22,8 @@ struct Obs {
     level: Vec<i64>,
     order: Vec<i64>,
     time: Vec<f64>,
+    lo: Vec<f64>,
+    hi: Vec<f64>,
     colors: Vec<f64>,
     nodes: Vec<f64>,
     error: Vec<f64>,
@@ -53,6 +47,8 @@ impl Obs {
             level: n("level")?.into_iter().map(|v| v as i64).collect(),
             order: n("order")?.into_iter().map(|v| v as i64).collect(),
             time: n("time_median_s")?,
+            lo: n("time_ci_low_s")?,
+            hi: n("time_ci_high_s")?,
             colors: n("colors_used")?,
             nodes: n("nodes")?,
             error: n("table6_error")?,
@@ -83,8 +79,20 @@ impl Obs {
             .collect()
     }
 
+    fn timed_of(&self, on: &str, method: &str, level: i64, order: i64) -> Option<Timed> {
+        let i = self.select(on, Some(method), Some(level), Some(order)).into_iter().filter(|&i| self.ok(i)).last()?;
+        Some(Timed::new(self.time[i], self.lo[i], self.hi[i]))
+    }
+
     fn time_of(&self, on: &str, method: &str, level: i64, order: i64) -> Option<f64> {
-        self.select(on, Some(method), Some(level), Some(order)).into_iter().filter(|&i| self.ok(i)).map(|i| self.time[i]).last()
+        self.timed_of(on, method, level, order).map(|t| t.median)
+    }
+
+    /// The paper's four methods at one mesh, fastest first.
+    fn ranked(&self, on: &str, level: i64, order: i64) -> Vec<(&'static str, Timed)> {
+        let mut t: Vec<(&str, Timed)> = PAPER_METHODS.iter().filter_map(|m| self.timed_of(on, m, level, order).map(|t| (*m, t))).collect();
+        t.sort_by(|a, b| a.1.median.total_cmp(&b.1.median));
+        t
     }
 
     /// The largest level a group's GPU rows reach.
@@ -113,11 +121,12 @@ pub(crate) fn claims_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportEr
         let orders = o.orders(&on, level);
         out.extend(winners(&o, &on, level, &orders));
         out.extend(shared_nz_order_5(&o, &on, level));
-        out.extend(dummy_at_order_1(&o, &on, level));
+        out.extend(dummy_at_low_order(&o, &on, level, &orders));
         out.extend(colors(&o, &on, level));
         out.extend(speedup(&o, &on, level));
         out.extend(against_peer(&o, &on, level, &orders));
         out.extend(table6_growth(&o, &on));
+        out.extend(table6_magnitude(&o, &on));
     }
     Ok(claims::table(
         id,
@@ -126,31 +135,38 @@ pub(crate) fn claims_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportEr
     ))
 }
 
-/// SharedNZ fastest of the paper's four methods up to order 3, GlobalNZ from order 4.
+/// Sec. 3.4: SharedNZ fastest up to order 3, GlobalNZ from order 4. A tie (overlapping
+/// intervals) with the paper's winner agrees with the paper.
 fn winners(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
     let mut judged = Vec::new();
     let mut rows = 0;
     for &order in orders {
-        let times: Vec<(&str, f64)> = PAPER_METHODS.iter().filter_map(|m| o.time_of(on, m, level, order).map(|t| (*m, t))).collect();
-        if times.len() < 2 {
+        let ranked = o.ranked(on, level, order);
+        if ranked.len() < 2 {
             continue;
         }
-        rows += times.len();
-        let best = times.iter().min_by(|a, b| a.1.total_cmp(&b.1))?.0;
-        let expected = if order <= 3 { "shared-nz" } else { "global-nz" };
-        judged.push((order, best, best == expected));
+        rows += ranked.len();
+        let expected = paper::paper_winner(order);
+        let best = ranked[0];
+        let agrees = best.0 == expected || ranked.iter().any(|r| r.0 == expected && Order::of(r.1, best.1) == Order::Tie);
+        let tie = if best.0 != expected && agrees { format!(" (tie with {expected})") } else { String::new() };
+        judged.push((order, format!("p{order}: {}{tie}", best.0), agrees));
     }
     let held = judged.iter().filter(|j| j.2).count();
     (!judged.is_empty()).then(|| Claim {
         on: on.into(),
-        claim: "SharedNZ is the fastest of the four methods up to order 3, GlobalNZ from order 4 (Sec. 4.3, Fig. 13)".into(),
+        quote: Quote::paper(
+            "Consequently, for methods of order less or equal to three, this is the fastest. … We observed that indeed it has the smallest running time for methods of order 4 and above",
+            "Sec. 3.4 (SharedNZ, then GlobalNZ), Fig. 13",
+        ),
+        rule: format!("per order, the fastest of the four paper methods is SharedNZ (p <= 3) or GlobalNZ (p >= 4), or ties with it; {}", Need::All.words()),
         verdict: Verdict::of_cases(held, judged.len(), Need::All),
-        measured: judged.iter().map(|(k, m, _)| format!("p{k}: {m}")).collect::<Vec<_>>().join(", "),
+        measured: judged.iter().map(|j| j.1.clone()).collect::<Vec<_>>().join(", "),
         rests_on: o.rests(&format!("the four methods' full kernels, level {level}, orders {}", span(orders)), rows),
     })
 }
 
-/// SharedNZ fails at order 5: no partition fits the shared memory.
+/// Sec. 6.3: SharedNZ fails at order 5: no partition fits the shared memory.
 fn shared_nz_order_5(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     let rows = o.select(on, Some("shared-nz"), Some(level), None);
     let fits = |i: usize| !(o.status[i] == "failed" && o.reason[i].contains("no partition fits"));
@@ -163,30 +179,55 @@ fn shared_nz_order_5(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     let state = |i: usize| format!("p{}: {}", o.order[i], if fits(i) { "runs" } else { "does not fit" });
     Some(Claim {
         on: on.into(),
-        claim: "SharedNZ cannot run from order 5: no partition fits the shared memory (16 KiB in the paper; Sec. 6, Fig. 13)".into(),
+        quote: Quote::paper(
+            "At element order 5, the SharedNZ algorithm fails due to the inability to partition the mesh into pieces small enough to fit into the shared memory space.",
+            "Sec. 6.3, Fig. 13 (16 KiB of shared memory)",
+        ),
+        rule: format!("SharedNZ runs below order 5 and has no partition that fits from order 5 (our limit: the device's shared memory); {}", Need::All.words()),
         verdict: Verdict::of_cases(held, rows.len(), Need::All),
         measured: rows.iter().map(|&i| state(i)).collect::<Vec<_>>().join(", "),
         rests_on: o.rests(&format!("shared-nz, level {level}, every order, failed rows included"), rows.len()),
     })
 }
 
-/// At order 1 the dummy kernel takes about as long as the full one: full/dummy at most 1.25.
-fn dummy_at_order_1(o: &Obs, on: &str, level: i64) -> Option<Claim> {
-    let pairs: Vec<(&str, f64)> = PAPER_METHODS
-        .iter()
-        .filter_map(|m| {
-            let full = o.time_of(on, m, level, 1)?;
-            let dummy = o.time_of(on, &format!("{m}-dummy"), level, 1)?;
-            Some((*m, full / dummy))
-        })
-        .collect();
-    let held = pairs.iter().filter(|p| p.1 <= 1.25).count();
-    (!pairs.is_empty()).then(|| Claim {
+/// Full over dummy kernel time of a method at one order.
+fn full_over_dummy(o: &Obs, on: &str, m: &str, level: i64, order: i64) -> Option<f64> {
+    Some(o.time_of(on, m, level, order)? / o.time_of(on, &format!("{m}-dummy"), level, order)?)
+}
+
+/// Sec. 6.3, Fig. 13c: little or no speed-up from the dummy kernel at low order (p = 1, 2):
+/// full/dummy at most 1.25 for every method. The paper's own figures at p = 4 and 5 are set
+/// beside ours.
+fn dummy_at_low_order(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
+    let mut low = Vec::new();
+    for &order in orders.iter().filter(|&&k| k <= 2) {
+        for m in PAPER_METHODS {
+            if let Some(r) = full_over_dummy(o, on, m, level, order) {
+                low.push((order, m, r));
+            }
+        }
+    }
+    if low.is_empty() {
+        return None;
+    }
+    let held = low.iter().filter(|p| p.2 <= 1.25).count();
+    let ours_at = |m: &str, k: i64| full_over_dummy(o, on, m, level, k).map_or("-".to_string(), fmt_num);
+    Some(Claim {
         on: on.into(),
-        claim: "At order 1 the dummy element kernel takes about as long as the full one: memory-bound (Figs. 13c/14c)".into(),
-        verdict: Verdict::of_cases(held, pairs.len(), Need::All),
-        measured: format!("full / dummy: {}", pairs.iter().map(|(m, r)| format!("{m} {}", fmt_num(*r))).collect::<Vec<_>>().join(", ")),
-        rests_on: o.rests(&format!("the four methods and their dummies, level {level}, order 1"), 2 * pairs.len()),
+        quote: Quote::paper(
+            "As shown in Figure 13c little to no speedup is obtained for all methods at low order. At order 4 the SharedNZ speedup is approximately 1.2 and at order 5 the LocalNZ and GlobalNZ Elem speedup is approximately 1.6.",
+            "Sec. 6.3, Fig. 13c",
+        ),
+        rule: format!("'low order' read as p = 1-2; 'little to no speedup' as full/dummy <= 1.25, per method and order; {}", Need::All.words()),
+        verdict: Verdict::of_cases(held, low.len(), Need::All),
+        measured: format!(
+            "full / dummy: {}; at the paper's points: shared-nz p4 {} (paper 1.2), local-nz p5 {}, global-nz p5 {} (paper 1.6)",
+            low.iter().map(|(k, m, r)| format!("{m} p{k} {}", fmt_num(*r))).collect::<Vec<_>>().join(", "),
+            ours_at("shared-nz", 4),
+            ours_at("local-nz", 5),
+            ours_at("global-nz", 5)
+        ),
+        rests_on: o.rests(&format!("the four methods and their dummies, level {level}, orders 1-2"), 2 * low.len()),
     })
 }
 
@@ -220,7 +261,11 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     let worst = pairs.iter().map(|p| p.2).fold(f64::NAN, f64::max);
     Some(Claim {
         on: on.into(),
-        claim: "Doubling the number of colors costs ElemColor less than 10% (Fig. 3)".into(),
+        quote: Quote::paper(
+            "Note that doubling the number of colors results in less than a 10% increase in running time.",
+            "Sec. 4.1, Fig. 3",
+        ),
+        rule: format!("every pair of ElemColor runs whose color counts differ 1.8-2.2x: time ratio < 1.10; {}", Need::All.words()),
         verdict: Verdict::of_cases(held, pairs.len(), Need::All),
         measured: format!(
             "{} doublings: {}; worst {}",
@@ -238,69 +283,123 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     })
 }
 
-/// The f32 GPU assembly is at least 30x the serial f64 CPU code (order 1, the largest mesh).
+/// Abstract: the f32 GPU assembly is at least 30x the serial f64 CPU code (order 1, the
+/// largest mesh).
 fn speedup(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     let cpu = (0..o.on.len()).filter(|&i| o.method[i] == "cpu-serial" && o.level[i] == level && o.order[i] == 1 && o.ok(i)).last()?;
     if !on.ends_with("f32") {
         return None;
     }
-    let (m, t) = PAPER_METHODS.iter().filter_map(|m| o.time_of(on, m, level, 1).map(|t| (*m, t))).min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (m, t) = o.ranked(on, level, 1).first().map(|r| (r.0, r.1.median))?;
     let x = o.time[cpu] / t;
     Some(Claim {
         on: on.into(),
-        claim: "The f32 GPU assembly is 30 or more times faster than the serial f64 CPU code (abstract, Sec. 6)".into(),
-        verdict: if x >= 30.0 { Verdict::Holds } else { Verdict::Fails },
+        quote: Quote::paper(
+            "the GPU coprocessor using single-precision arithmetic achieves speedups of 30 or more in comparison to a well optimized double-precision single core implementation.",
+            "Abstract",
+        ),
+        rule: "the fastest paper method in f32 against cpu-serial (f64, one thread), order 1, largest mesh: holds at 30x or more".into(),
+        verdict: Verdict::of_bool(x >= 30.0),
         measured: format!("{m} {} ms against cpu-serial {} ms: {}x", fmt_num(t * 1e3), fmt_num(o.time[cpu] * 1e3), fmt_num(x)),
         rests_on: o.rests(&format!("the four methods and cpu-serial, level {level}, order 1"), 5),
     })
 }
 
-/// The paper's fastest method beats the vendor COO route at every order of the largest level.
+/// Beyond the paper: its fastest method against the vendor COO route, every order of the
+/// largest level.
 fn against_peer(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
     let mut judged = Vec::new();
     for &order in orders {
-        let Some(peer) = o.time_of(on, "coo-cusparse", level, order) else { continue };
-        let best = PAPER_METHODS.iter().filter_map(|m| o.time_of(on, m, level, order).map(|t| (*m, t))).min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((m, t)) = best {
+        let Some(peer) = o.timed_of(on, "coo-cusparse", level, order) else { continue };
+        if let Some(&(m, t)) = o.ranked(on, level, order).first() {
             judged.push((order, m, t, peer));
         }
     }
-    let held = judged.iter().filter(|j| j.2 < j.3).count();
+    let held = judged.iter().filter(|j| Order::of(j.2, j.3) == Order::Faster).count();
     (!judged.is_empty()).then(|| Claim {
         on: on.into(),
-        claim:
-            "Beyond the paper: its fastest method beats the COO route of a vendor-library user (triplets, cuSPARSE sort, duplicates summed)"
-                .into(),
+        quote: Quote::goal(
+            "the paper's fastest method beats the COO route of a vendor-library user (triplets, cuSPARSE sort, duplicates summed)",
+        ),
+        rule: format!("per order, faster than coo-cusparse outside both intervals; {}", Need::All.words()),
         verdict: Verdict::of_cases(held, judged.len(), Need::All),
         measured: judged
             .iter()
-            .map(|(k, m, t, p)| format!("p{k}: {m} {} ms, coo-cusparse {} ms: {}x", fmt_num(t * 1e3), fmt_num(p * 1e3), fmt_num(p / t)))
+            .map(|(k, m, t, p)| {
+                format!(
+                    "p{k}: {m} {} ms, coo-cusparse {} ms: {}x",
+                    fmt_num(t.median * 1e3),
+                    fmt_num(p.median * 1e3),
+                    fmt_num(p.median / t.median)
+                )
+            })
             .collect::<Vec<_>>()
             .join("; "),
         rests_on: o.rests(&format!("the four methods and coo-cusparse, level {level}, orders {}", span(orders)), 5 * judged.len()),
     })
 }
 
+/// SharedNZ's order-1 Table VI errors at every level of a group: (level, nodes, error).
+fn table6_points(o: &Obs, on: &str) -> Vec<(i64, f64, f64)> {
+    let mut pts: Vec<(i64, f64, f64)> = (0..o.on.len())
+        .filter(|&i| o.on[i] == on && o.method[i] == "shared-nz" && o.order[i] == 1 && o.ok(i) && o.error[i] > 0.0 && o.nodes[i] > 0.0)
+        .map(|i| (o.level[i], o.nodes[i], o.error[i]))
+        .collect();
+    pts.sort_by_key(|p| p.0);
+    pts.dedup_by_key(|p| p.0);
+    pts
+}
+
+const TABLE6_QUOTE: Quote = Quote::paper(
+    "Errors are similar between the GPU assembly methods and increase with the inverse of the characteristic mesh size of the grid, $h \\sim |\\mathcal{N}|^{-1/2}$.",
+    "Sec. 6.1, Table VI",
+);
+
 /// Table VI: the f32 error grows like h^-1 ~ nodes^(1/2): a least-squares exponent of 0.3-0.7.
 fn table6_growth(o: &Obs, on: &str) -> Option<Claim> {
     if !on.ends_with("f32") {
         return None;
     }
-    let pts: Vec<(f64, f64)> = (0..o.on.len())
-        .filter(|&i| o.on[i] == on && o.method[i] == "shared-nz" && o.order[i] == 1 && o.ok(i) && o.error[i] > 0.0 && o.nodes[i] > 0.0)
-        .map(|i| (o.nodes[i].ln(), o.error[i].ln()))
-        .collect();
+    let pts = table6_points(o, on);
     if pts.len() < 3 {
         return None;
     }
-    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / pts.len() as f64, pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64);
-    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / pts.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
+    let slope = claims::loglog_slope(&pts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>());
     Some(Claim {
         on: on.into(),
-        claim: "The f32 error grows with the inverse mesh size, h ~ nodes^(-1/2) (Table VI)".into(),
-        verdict: if (0.3..=0.7).contains(&slope) { Verdict::Holds } else { Verdict::Fails },
+        quote: TABLE6_QUOTE,
+        rule: "least-squares exponent of error against nodes over the levels run: holds within 0.3-0.7 (the paper's 1/2)".into(),
+        verdict: Verdict::of_bool((0.3..=0.7).contains(&slope)),
         measured: format!("error ~ nodes^{} (least squares over {} sizes)", fmt_num(slope), pts.len()),
         rests_on: o.rests("shared-nz, order 1, every level", pts.len()),
+    })
+}
+
+/// Table VI's values themselves: ours over the paper's, level by level (the same refinement
+/// levels; the meshes differ). Within 2x holds; the reason ours are larger is in
+/// docs/papers/cecka.md (coordinate rounding on a plate away from the origin).
+fn table6_magnitude(o: &Obs, on: &str) -> Option<Claim> {
+    if !on.ends_with("f32") {
+        return None;
+    }
+    let ratios: Vec<(i64, f64)> = table6_points(o, on)
+        .into_iter()
+        .filter_map(|(level, _, e)| paper::PAPER_TABLE6.get(usize::try_from(level).ok()?).map(|p| (level, e / p.1)))
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    let held = ratios.iter().filter(|r| (0.5..=2.0).contains(&r.1)).count();
+    Some(Claim {
+        on: on.into(),
+        quote: Quote::paper("The average relative error of the entries in the system of equations", "Table VI (its values)"),
+        rule: format!("our SharedNZ f32 error over the paper's at each refinement level within 0.5-2x; {}", Need::All.words()),
+        verdict: Verdict::of_cases(held, ratios.len(), Need::All),
+        measured: format!(
+            "ours / paper's: {}",
+            ratios.iter().map(|(l, r)| format!("level {l} {}", fmt_num(*r))).collect::<Vec<_>>().join(", ")
+        ),
+        rests_on: o.rests("shared-nz, order 1, every level, against Table VI", ratios.len()),
     })
 }
 
@@ -331,8 +430,10 @@ mod tests {
         crate::cecka::report::rows(&df).unwrap()
     }
 
-    fn verdicts(t: &Table) -> Vec<(String, String)> {
-        t.rows.iter().map(|r| (r[1].split(' ').next().unwrap().to_string(), r[2].clone())).collect()
+    /// The verdict and measured cells of the claim whose quote holds `needle`.
+    fn claim<'a>(t: &'a Table, needle: &str) -> (&'a str, &'a str) {
+        let r = t.rows.iter().find(|r| r[1].contains(needle)).unwrap_or_else(|| panic!("no claim with {needle:?}: {:?}", t.rows));
+        (r[3].as_str(), r[4].as_str())
     }
 
     #[test]
@@ -346,7 +447,8 @@ mod tests {
             ("global-nz", 5, "ok", 5.0),
         ]);
         let t = claims_table("x", &paper_like).unwrap();
-        assert_eq!(verdicts(&t), [("SharedNZ".into(), "holds".into()), ("SharedNZ".into(), "holds".into())]);
+        assert_eq!(claim(&t, "less or equal to three").0, "holds");
+        assert_eq!(claim(&t, "At element order 5").0, "holds");
         // GlobalNZ faster at order 1, and SharedNZ running at order 5: both claims now fail.
         let other = frame(&[
             ("shared-nz", 1, "ok", 3.0),
@@ -357,28 +459,56 @@ mod tests {
             ("global-nz", 5, "ok", 5.0),
         ]);
         let t = claims_table("x", &other).unwrap();
-        assert_eq!(verdicts(&t), [("SharedNZ".into(), "partly".into()), ("SharedNZ".into(), "partly".into())]);
-        assert!(t.rows[0][3].contains("p1: global-nz"), "{:?}", t.rows[0]);
+        assert_eq!(claim(&t, "less or equal to three").0, "partly");
+        assert_eq!(claim(&t, "At element order 5").0, "partly");
+        assert!(claim(&t, "less or equal to three").1.contains("p1: global-nz"));
     }
 
     #[test]
-    fn a_dummy_much_faster_than_its_full_kernel_breaks_the_memory_bound_claim() {
+    fn a_winner_inside_the_paper_winners_interval_is_a_tie_that_agrees() {
+        let mut df = frame(&[("shared-nz", 1, "ok", 1.01), ("global-nz", 1, "ok", 1.0)]).collect().unwrap();
+        // 2% intervals: GlobalNZ's 1% lead is inside the noise.
+        let t: Vec<f64> = vec![1.01e-3, 1.0e-3];
+        df.with_column(Column::new("time_ci_low_s".into(), t.iter().map(|v| v * 0.98).collect::<Vec<_>>())).unwrap();
+        df.with_column(Column::new("time_ci_high_s".into(), t.iter().map(|v| v * 1.02).collect::<Vec<_>>())).unwrap();
+        let t = claims_table("x", &df.clone().lazy()).unwrap();
+        assert_eq!(claim(&t, "less or equal to three"), ("holds", "p1: global-nz (tie with shared-nz)"));
+        // Without intervals the same medians are a loss.
+        let t = claims_table("x", &frame(&[("shared-nz", 1, "ok", 1.01), ("global-nz", 1, "ok", 1.0)])).unwrap();
+        assert_eq!(claim(&t, "less or equal to three").0, "fails");
+    }
+
+    #[test]
+    fn a_dummy_much_faster_than_its_full_kernel_at_low_order_breaks_the_memory_bound_claim() {
         let t = claims_table("x", &frame(&[("elem-color", 1, "ok", 1.0), ("elem-color-dummy", 1, "ok", 0.5)])).unwrap();
-        assert_eq!(t.rows.len(), 1);
-        assert_eq!(t.rows[0][2], "fails");
+        assert_eq!(claim(&t, "little to no speedup").0, "fails");
+        // Order 2 is low order too: a 3x ratio there fails it, as the paper's figure does not.
+        let t = claims_table(
+            "x",
+            &frame(&[
+                ("elem-color", 1, "ok", 1.0),
+                ("elem-color-dummy", 1, "ok", 0.95),
+                ("shared-nz", 2, "ok", 3.0),
+                ("shared-nz-dummy", 2, "ok", 1.0),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(claim(&t, "little to no speedup").0, "partly");
         let t = claims_table("x", &frame(&[("elem-color", 1, "ok", 1.0), ("elem-color-dummy", 1, "ok", 0.95)])).unwrap();
-        assert_eq!(t.rows[0][2], "holds");
+        let (verdict, measured) = claim(&t, "little to no speedup");
+        assert_eq!(verdict, "holds");
+        assert!(measured.contains("(paper 1.2)") && measured.contains("(paper 1.6)"), "{measured}");
     }
 
     #[test]
     fn the_peer_claim_fails_where_the_vendor_route_is_faster() {
         let t = claims_table("x", &frame(&[("shared-nz", 1, "ok", 1.0), ("global-nz", 1, "ok", 2.0), ("coo-cusparse", 1, "ok", 15.0)]))
             .unwrap();
-        let row = t.rows.iter().find(|r| r[1].starts_with("Beyond the paper")).unwrap();
-        assert_eq!(row[2], "holds");
-        assert!(row[3].contains("shared-nz 1.00 ms, coo-cusparse 15.00 ms: 15.00x"), "{row:?}");
+        let (verdict, measured) = claim(&t, "COO route");
+        assert_eq!(verdict, "holds");
+        assert!(measured.contains("shared-nz 1.00 ms, coo-cusparse 15.00 ms: 15.00x"), "{measured}");
         let t = claims_table("x", &frame(&[("shared-nz", 1, "ok", 1.0), ("coo-cusparse", 1, "ok", 0.5)])).unwrap();
-        assert_eq!(t.rows.iter().find(|r| r[1].starts_with("Beyond the paper")).unwrap()[2], "fails");
+        assert_eq!(claim(&t, "COO route").0, "fails");
     }
 
     #[test]

@@ -202,6 +202,9 @@ pub enum TableName {
     Winners,
     /// The paper's claims this experiment's rows can judge, each with a verdict (claims.rs).
     Claims,
+    /// Table IV: storage per element by order (nodal input and element output), the paper's
+    /// formulas and values beside what our kernels keep (computed, not measured).
+    Table4,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
