@@ -123,7 +123,7 @@ impl Benchmark for BanasIntegration {
             items.extend(
                 match t {
                     TableName::Sizes => vec![sizes_table(&spec.id)],
-                    TableName::Plan => plan_tables(&spec.id, &r),
+                    TableName::Plan => plan_tables(&spec.id, &r).into_iter().chain([super::report::paper_devices_plan(&spec.id)]).collect(),
                     TableName::Stages => stage_tables(&spec.id, &r),
                     TableName::Best => vec![best_table(&spec.id, &r)],
                     TableName::Claims => vec![super::claims::claims_table(&spec.id, &r)],
@@ -182,6 +182,7 @@ fn run_gpu<T: Real>(
         group_size: problem.group_size,
         reg_blocks: problem.reg_blocks,
         shared_bytes: problem.shared_bytes,
+        register_file: None,
     };
     let plan = Plan::new(variant, nsh, nq, T::PRECISION, dev.info(), &tuning).map_err(CaseError::Failed)?;
     let prep = prepared(point.degree, plan.elements, problem.verify_fraction)?;

@@ -22,6 +22,18 @@ pub(crate) const PAPER_PLAN_GTX580: [(&str, [f64; 6]); 8] = [
     ("output MB", [323.21, 295.31, 367.70, 366.28, 295.44, 318.94]),
 ];
 
+/// Table 4 (HD5870), p = 2..7, the rows of [`PAPER_PLAN_GTX580`].
+pub(crate) const PAPER_PLAN_HD5870: [(&str, [f64; 6]); 8] = [
+    ("parts of A^e, REG", [2.0, 7.0, 22.0, 63.0, 151.0, 324.0]),
+    ("parts of A^e, SHM", [1.0, 3.0, 8.0, 21.0, 51.0, 108.0]),
+    ("blocks per thread, SHM", [2.0, 3.0, 3.0, 3.0, 3.0, 3.0]),
+    ("elements per launch", [11360.0, 2240.0, 640.0, 160.0, 80.0, 40.0]),
+    ("elements per work-group", [71.0, 14.0, 4.0, 1.0, 1.0, 1.0]),
+    ("input MB, JAC", [3.47, 0.71, 0.29, 0.34, 0.72, 1.49]),
+    ("input MB, NOJAC", [7.80, 4.11, 1.98, 0.99, 0.88, 0.88]),
+    ("output MB", [126.36, 123.05, 123.60, 87.21, 105.51, 113.91]),
+];
+
 /// Per element, microseconds, p = 2..7: (variant, kernel, total, GFLOP/s) of Tables 6 and 7.
 pub(crate) type PaperRows = [(&'static str, [f64; 6], [f64; 6], [f64; 6]); 4];
 pub(crate) const PAPER_GTX580: PaperRows = [
