@@ -16,6 +16,7 @@
 
 pub mod benchmark;
 pub mod capacitor;
+mod claims;
 pub mod gpu;
 pub mod methods;
 pub mod product;

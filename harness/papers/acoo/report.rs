@@ -9,22 +9,24 @@ use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
-struct Rows {
-    key: Vec<String>,
+pub(super) struct Rows {
+    pub(super) key: Vec<String>,
     /// Device, backend and precision of each row (the copy bandwidth's key).
-    ident: Vec<[String; 3]>,
-    method: Vec<String>,
-    metric: Vec<String>,
-    time: Vec<f64>,
-    triangles: Vec<f64>,
-    iterations: Vec<f64>,
-    bytes_per_element: Vec<f64>,
-    gbs: Vec<f64>,
-    coloring: Vec<f64>,
-    preprocessing: [Vec<f64>; 3],
+    pub(super) ident: Vec<[String; 3]>,
+    pub(super) method: Vec<String>,
+    pub(super) metric: Vec<String>,
+    pub(super) time: Vec<f64>,
+    pub(super) lo: Vec<f64>,
+    pub(super) hi: Vec<f64>,
+    pub(super) triangles: Vec<f64>,
+    pub(super) iterations: Vec<f64>,
+    pub(super) bytes_per_element: Vec<f64>,
+    pub(super) gbs: Vec<f64>,
+    pub(super) coloring: Vec<f64>,
+    pub(super) preprocessing: [Vec<f64>; 3],
 }
 
-fn read(df: &DataFrame) -> Result<Rows, ReportError> {
+pub(super) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let ok = df
         .clone()
         .lazy()
@@ -39,6 +41,8 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
         method: frame::strs(&ok, "method")?,
         metric: frame::strs(&ok, "metric")?,
         time: frame::nums(&ok, "time_median_s")?,
+        lo: opt("time_ci_low_s"),
+        hi: opt("time_ci_high_s"),
         triangles: opt("triangles"),
         iterations: opt("iterations"),
         bytes_per_element: opt("bytes_per_element"),
@@ -48,12 +52,12 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     })
 }
 
-fn find(r: &Rows, key: &str, method: &str, metric: &str, triangles: f64) -> Option<usize> {
+pub(super) fn find(r: &Rows, key: &str, method: &str, metric: &str, triangles: f64) -> Option<usize> {
     (0..r.key.len()).find(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == metric && r.triangles[i] == triangles)
 }
 
 /// Seconds per CG iteration of `method` at `triangles`: its solve stage over its iterations.
-fn per_iteration(r: &Rows, key: &str, method: &str, triangles: f64) -> Option<f64> {
+pub(super) fn per_iteration(r: &Rows, key: &str, method: &str, triangles: f64) -> Option<f64> {
     let (solve, total) = (find(r, key, method, "solve", triangles)?, find(r, key, method, "total", triangles)?);
     Some(r.time[solve] / r.iterations[total])
 }
@@ -68,7 +72,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
         out.push(ReportItem::Table(largest(id, &r, &keys, ctx)));
     }
     if outputs.tables.contains(&TableName::Claims) {
-        out.push(ReportItem::Table(claims(id, &r, &keys)));
+        out.push(ReportItem::Table(super::claims::claims(id, &r, &keys)));
     }
     for f in &outputs.figures {
         for key in &keys {
@@ -241,130 +245,12 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
     }
 }
 
-/// Least-squares slope of log y against log x (the exponent of a power law); NaN with fewer
-/// than two points.
-fn loglog_slope(pts: &[(f64, f64)]) -> f64 {
-    let p: Vec<(f64, f64)> = pts.iter().filter(|p| p.0 > 0.0 && p.1 > 0.0).map(|p| (p.0.ln(), p.1.ln())).collect();
-    if p.len() < 2 {
-        return f64::NAN;
-    }
-    let n = p.len() as f64;
-    let (mx, my) = (p.iter().map(|q| q.0).sum::<f64>() / n, p.iter().map(|q| q.1).sum::<f64>() / n);
-    let sxy: f64 = p.iter().map(|q| (q.0 - mx) * (q.1 - my)).sum();
-    let sxx: f64 = p.iter().map(|q| (q.0 - mx).powi(2)).sum();
-    sxy / sxx
-}
-
-/// The paper's claims, each judged on this run's rows.
-fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
-    let mut rows = Vec::new();
-    let papers_methods = [Method::AFem, Method::EbeV1, Method::EbeV2].map(Method::as_str);
-    for key in keys.iter().filter(|k| (0..r.key.len()).any(|i| &r.key[i] == *k && papers_methods.contains(&r.method[i].as_str()))) {
-        let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
-        let at = |m: Method| find(r, key, m.as_str(), "total", top);
-        let verdict = |b: Option<bool>| match b {
-            Some(true) => "holds",
-            Some(false) => "does not hold",
-            None => "not measured",
-        };
-        // 1. Memory: EbE-v2 < EbE-v1 < A-FEM.
-        let bpe = |m: Method| at(m).map(|i| r.bytes_per_element[i]);
-        let mem = match (bpe(Method::EbeV2), bpe(Method::EbeV1), bpe(Method::AFem)) {
-            (Some(a), Some(b), Some(c)) => {
-                (Some(a < b && b < c), format!("{} < {} < {} bytes/element", fmt_num(a), fmt_num(b), fmt_num(c)))
-            }
-            _ => (None, "-".into()),
-        };
-        rows.push(vec![key.clone(), "memory: EbE-v2 < EbE-v1 < A-FEM".into(), verdict(mem.0).into(), mem.1]);
-        // 2. A-FEM, without coloring, competitive with EbE once its coloring is counted.
-        let afem = at(Method::AFem).map(|i| r.time[i]);
-        let ebe = [Method::EbeV1, Method::EbeV2]
-            .iter()
-            .filter_map(|&m| at(m).map(|i| r.time[i] + r.coloring[i].max(0.0)))
-            .fold(f64::NAN, f64::min);
-        let comp = match afem {
-            Some(a) if ebe.is_finite() => {
-                (Some(a <= ebe), format!("A-FEM {} ms, best EbE + coloring {} ms", fmt_num(a * 1e3), fmt_num(ebe * 1e3)))
-            }
-            _ => (None, "-".into()),
-        };
-        rows.push(vec![key.clone(), "A-FEM (no coloring) competitive once coloring is counted".into(), verdict(comp.0).into(), comp.1]);
-        // Goals (the issue's, not the paper's): against the vendor-library CG of the same run.
-        if let Some(peer) = at(Method::CusparseCg) {
-            let ours = [Method::AFem, Method::EbeV1, Method::EbeV2, Method::CsrAtomic, Method::CsrColor];
-            let best = |y: &dyn Fn(usize) -> Option<f64>| {
-                ours.iter().filter_map(|&m| at(m).and_then(y).map(|v| (v, m.as_str()))).min_by(|a, b| a.0.total_cmp(&b.0))
-            };
-            let it_of = |i: usize| per_iteration(r, key, &r.method[i], top);
-            let peer_it = it_of(peer);
-            if let (Some((b, name)), Some(p)) = (best(&it_of), peer_it) {
-                rows.push(vec![
-                    key.clone(),
-                    "goal: the best CG iteration within 10% of the cuSPARSE/cuBLAS CG's, or faster".into(),
-                    verdict(Some(b <= 1.1 * p)).into(),
-                    format!("{name} {} µs, cusparse-cg {} µs per iteration", fmt_num(b * 1e6), fmt_num(p * 1e6)),
-                ]);
-            }
-            if let Some((b, name)) = best(&|i| Some(r.time[i])) {
-                let p = r.time[peer];
-                rows.push(vec![
-                    key.clone(),
-                    "goal: the best total (assembly + solve) beats the cuSPARSE/cuBLAS path".into(),
-                    verdict(Some(b < p)).into(),
-                    format!("{name} {} ms, cusparse-cg {} ms", fmt_num(b * 1e3), fmt_num(p * 1e3)),
-                ]);
-            }
-        }
-        // Goal: A-FEM's assembly (elements, boundary conditions, consolidation, conversion)
-        // within 2x of the colored assembly into CSR (coloring not counted); the atomic one beside.
-        let stage = |m: &str, st: &str| find(r, key, m, st, top).map(|i| r.time[i]);
-        let afem_asm: Option<f64> = ["elements", "bc", "consolidate", "convert"].iter().map(|st| stage("a-fem", st)).sum();
-        if let (Some(a), Some(col)) = (afem_asm, stage(Method::CsrColor.as_str(), "elements")) {
-            let atomic = stage(Method::CsrAtomic.as_str(), "elements")
-                .map_or(String::new(), |t| format!(", csr-atomic {:.3} ms ({:.2}x)", t * 1e3, a / t));
-            rows.push(vec![
-                key.clone(),
-                "goal: A-FEM's assembly + CSR conversion within 2x of the colored CSR assembly".into(),
-                verdict(Some(a <= 2.0 * col)).into(),
-                format!("A-FEM {:.3} ms, csr-color {:.3} ms ({:.2}x){atomic}", a * 1e3, col * 1e3, a / col),
-            ]);
-        }
-        // 3. Linear growth with size: the exponent of total time and of memory in triangles.
-        for m in [Method::AFem, Method::EbeV1, Method::EbeV2] {
-            let pts = |y: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
-                (0..r.key.len())
-                    .filter(|&i| &r.key[i] == key && r.method[i] == m.as_str() && r.metric[i] == "total")
-                    .map(|i| (r.triangles[i], y(i)))
-                    .collect()
-            };
-            let (t, b) = (loglog_slope(&pts(&|i| r.time[i])), loglog_slope(&pts(&|i| r.bytes_per_element[i] * r.triangles[i])));
-            let linear = |e: f64| (e.is_finite()).then_some((0.85..=1.15).contains(&e));
-            rows.push(vec![
-                key.clone(),
-                format!("{}: linear growth of time and memory", m.as_str()),
-                format!("time {}, memory {}", verdict(linear(t)), verdict(linear(b))),
-                format!("time ~ triangles^{}, memory ~ triangles^{}", fmt_num(t), fmt_num(b)),
-            ]);
-        }
-    }
-    Table {
-        name: format!("{id}-claims"),
-        title: "The paper's claims on this run".into(),
-        header: ["device", "claim", "verdict", "measured"].map(String::from).to_vec(),
-        rows,
-        notes: vec![
-            "Rows marked 'goal' are fembench's targets, not the paper's claims: against the same-run vendor-library CG (cusparse-cg), and A-FEM's assembly (elements + bc + consolidate + convert stages) against the colored assembly of the same matrix (csr-color's elements stage: one launch per color, coloring not counted).".into(),
-            "Judged at the largest size of each device; 'linear' means a least-squares exponent within 0.85-1.15 over the sizes run (CG iterations grow with the mesh, so the solve is expected to grow faster than linearly).".into(),
-        ],
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Warm rows at one size: (method, metric, seconds), 100 CG iterations each.
-    fn rows(rows: &[(&str, &str, f64)]) -> Rows {
+    pub(crate) fn rows(rows: &[(&str, &str, f64)]) -> Rows {
         let n = rows.len();
         let strs = vec![
             ("device", vec!["GPU".into(); n]),
@@ -386,22 +272,23 @@ mod tests {
         read(&frame::of_columns(n, strs, nums).unwrap()).unwrap()
     }
 
+    /// a-fem and csr-atomic (1.0 ms a solve, 10 us an iteration, 1.2 ms in all) against the
+    /// peer's solve and total.
+    pub(crate) fn with_peer(solve: f64, total: f64) -> Rows {
+        rows(&[
+            ("a-fem", "solve", 1.1e-3),
+            ("a-fem", "total", 1.4e-3),
+            ("csr-atomic", "solve", 1.0e-3),
+            ("csr-atomic", "total", 1.2e-3),
+            ("csr-atomic", "spmv", 4.0e-6),
+            ("cusparse-cg", "solve", solve),
+            ("cusparse-cg", "total", total),
+        ])
+    }
+
     #[test]
-    fn the_peer_ratios_and_goals_follow_the_rows() {
+    fn the_peer_ratios_follow_the_rows() {
         let keys = ["GPU cuda f64".to_string()];
-        // a-fem and csr-atomic (1.0 ms a solve, 10 us an iteration, 1.2 ms in all) against the
-        // peer's solve and total.
-        let with_peer = |solve: f64, total: f64| {
-            rows(&[
-                ("a-fem", "solve", 1.1e-3),
-                ("a-fem", "total", 1.4e-3),
-                ("csr-atomic", "solve", 1.0e-3),
-                ("csr-atomic", "total", 1.2e-3),
-                ("csr-atomic", "spmv", 4.0e-6),
-                ("cusparse-cg", "solve", solve),
-                ("cusparse-cg", "total", total),
-            ])
-        };
         let r = with_peer(1.5e-3, 1.6e-3);
         // The run's copy bandwidth on that device, backend and precision: 4000 GB/s.
         let ctx = ReportCtx { meta: Default::default(), copy_gbs: vec![("GPU".into(), "cuda".into(), "f64".into(), 4000.0)] };
@@ -419,47 +306,5 @@ mod tests {
         assert_eq!((ours[at("product GB/s")].as_str(), ours[at("product of copy")].as_str()), ("3000", "-"));
         let peer = t.rows.iter().find(|row| row[1] == "cusparse-cg").unwrap();
         assert_eq!(peer[peer.len() - 2..], ["-".to_string(), "-".to_string()]);
-        let goals = |r: &Rows| -> Vec<String> {
-            claims("x", r, &keys).rows.into_iter().filter(|row| row[1].starts_with("goal")).map(|row| row[2].clone()).collect()
-        };
-        assert_eq!(goals(&r), ["holds", "holds"]);
-        // A peer faster by more than 10% an iteration and in total: both goals fail.
-        let slow = with_peer(0.8e-3, 0.9e-3);
-        assert_eq!(goals(&slow), ["does not hold", "does not hold"]);
-    }
-
-    #[test]
-    fn the_assembly_goal_compares_the_afem_stages_with_the_colored_assembly() {
-        let keys = ["GPU cuda f64".to_string()];
-        // A-FEM's four assembly stages sum to 2.0 ms; csr-color assembles in `colored` seconds.
-        let with = |colored: f64| {
-            rows(&[
-                ("a-fem", "elements", 0.5e-3),
-                ("a-fem", "bc", 0.2e-3),
-                ("a-fem", "consolidate", 1.0e-3),
-                ("a-fem", "convert", 0.3e-3),
-                ("a-fem", "solve", 1.0e-3),
-                ("a-fem", "total", 3.0e-3),
-                ("csr-color", "elements", colored),
-                ("csr-color", "solve", 1.0e-3),
-                ("csr-color", "total", 1.0e-3 + colored),
-                ("csr-atomic", "elements", 0.25e-3),
-                ("csr-atomic", "total", 1.25e-3),
-            ])
-        };
-        let goal = |r: &Rows| -> Vec<String> {
-            claims("x", r, &keys).rows.into_iter().find(|row| row[1].starts_with("goal: A-FEM's assembly")).unwrap()
-        };
-        let holds = goal(&with(1.0e-3));
-        assert_eq!(holds[2], "holds");
-        assert_eq!(holds[3], "A-FEM 2.000 ms, csr-color 1.000 ms (2.00x), csr-atomic 0.250 ms (8.00x)");
-        assert_eq!(goal(&with(0.9e-3))[2], "does not hold");
-    }
-
-    #[test]
-    fn loglog_slope_recovers_a_power_law() {
-        let pts: Vec<(f64, f64)> = [1e3, 4e3, 1.6e4, 6.4e4].iter().map(|&x: &f64| (x, 3.0 * x.powf(1.5))).collect();
-        assert!((loglog_slope(&pts) - 1.5).abs() < 1e-12);
-        assert!(loglog_slope(&pts[..1]).is_nan());
     }
 }
