@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(t.rows.len(), 2, "{:?}", t.rows);
         let row = |m: &str| t.rows.iter().find(|r| r[1] == m).unwrap().clone();
         // ellm-atomic: 4000 nodes, 16 MB, 4000 bytes a node: 64 MB fills at 16000 nodes.
-        assert_eq!(row("ellm-atomic")[2..], ["4000", "1.600e-2", "4000", "16000", "-", "-"].map(String::from));
+        assert_eq!(row("ellm-atomic")[2..], ["4000", "0.016", "4000", "16000", "-", "-"].map(String::from));
         // coo-color: 1000 nodes, 3000 bytes a node; 4000 nodes did not run, and why.
         assert_eq!(
             row("coo-color")[2..],

@@ -17,6 +17,7 @@
 
 pub mod beam;
 pub mod benchmark;
+mod claims;
 pub mod cost;
 pub mod formats;
 pub mod gpu;

@@ -14,23 +14,25 @@ use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
-struct Rows {
-    key: Vec<String>,
+pub(super) struct Rows {
+    pub(super) key: Vec<String>,
     /// (device, backend, precision) of each row, to find the run's copy bandwidth.
-    target: Vec<[String; 3]>,
-    method: Vec<String>,
-    metric: Vec<String>,
-    time: Vec<f64>,
-    nodes: Vec<f64>,
-    box_: Vec<[usize; 3]>,
-    gbs: Vec<f64>,
-    gflops: Vec<f64>,
-    storage: Vec<f64>,
+    pub(super) target: Vec<[String; 3]>,
+    pub(super) method: Vec<String>,
+    pub(super) metric: Vec<String>,
+    pub(super) time: Vec<f64>,
+    pub(super) lo: Vec<f64>,
+    pub(super) hi: Vec<f64>,
+    pub(super) nodes: Vec<f64>,
+    pub(super) box_: Vec<[usize; 3]>,
+    pub(super) gbs: Vec<f64>,
+    pub(super) gflops: Vec<f64>,
+    pub(super) storage: Vec<f64>,
 }
 
 fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let ok = frame::collect(
-        frame::with_optional(df, &["bandwidth_gbs", "gflops", "storage_bytes", "nodes"])
+        frame::with_optional(df, &["bandwidth_gbs", "gflops", "storage_bytes", "nodes", "time_ci_low_s", "time_ci_high_s"])
             .filter(col("status").eq(lit("ok")).and(col("mode").eq(lit("warm")))),
     )?;
     let (backend, device, precision) = (frame::strs(&ok, "backend")?, frame::strs(&ok, "device")?, frame::strs(&ok, "precision")?);
@@ -51,6 +53,8 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
         method: frame::strs(&ok, "method")?,
         metric: frame::strs(&ok, "metric")?,
         time: frame::nums(&ok, "time_median_s")?,
+        lo: frame::nums(&ok, "time_ci_low_s")?,
+        hi: frame::nums(&ok, "time_ci_high_s")?,
         nodes: frame::nums(&ok, "nodes")?,
         box_: (0..ok.height()).map(|i| [nx[i] as usize, ny[i] as usize, nz[i] as usize]).collect(),
         gbs: frame::nums(&ok, "bandwidth_gbs")?,
@@ -60,14 +64,14 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
 }
 
 impl Rows {
-    fn find(&self, key: &str, method: &str, metric: &str, nodes: f64) -> Option<usize> {
+    pub(super) fn find(&self, key: &str, method: &str, metric: &str, nodes: f64) -> Option<usize> {
         (0..self.key.len()).find(|&i| self.key[i] == key && self.method[i] == method && self.metric[i] == metric && self.nodes[i] == nodes)
     }
-    fn time(&self, key: &str, method: &str, metric: &str, nodes: f64) -> f64 {
+    pub(super) fn time(&self, key: &str, method: &str, metric: &str, nodes: f64) -> f64 {
         self.find(key, method, metric, nodes).map_or(f64::NAN, |i| self.time[i])
     }
     /// Symbolic + numeric (the baseline: numeric; the CPU: symbolic + addto).
-    fn assembly(&self, key: &str, method: &str, nodes: f64) -> f64 {
+    pub(super) fn assembly(&self, key: &str, method: &str, nodes: f64) -> f64 {
         match method {
             "elem-atomic" => self.time(key, method, "numeric", nodes),
             "coo-cusparse" => ["triplets", "sort", "sum"].iter().map(|st| self.time(key, method, st, nodes)).sum(),
@@ -77,7 +81,7 @@ impl Rows {
     }
     /// Element matrices + assembly: what SharedNZ's two stages do (it computes K^e inside its
     /// numeric kernel), for the comparisons with it.
-    fn with_elements(&self, key: &str, method: &str, nodes: f64) -> f64 {
+    pub(super) fn with_elements(&self, key: &str, method: &str, nodes: f64) -> f64 {
         let asm = self.assembly(key, method, nodes);
         if method == "shared-nz" {
             asm
@@ -98,7 +102,7 @@ impl Rows {
         keys.dedup();
         keys
     }
-    fn sizes(&self, key: &str) -> Vec<f64> {
+    pub(super) fn sizes(&self, key: &str) -> Vec<f64> {
         let mut n: Vec<f64> = (0..self.key.len()).filter(|&i| self.key[i] == key).map(|i| self.nodes[i]).collect();
         n.sort_by(f64::total_cmp);
         n.dedup();
@@ -114,7 +118,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
         out.push(ReportItem::Table(match t {
             TableName::Counts => counts(id, &r),
             TableName::Largest => largest(id, &r, &keys, ctx),
-            TableName::Claims => claims(id, &r, &keys, ctx),
+            TableName::Claims => super::claims::claims(id, &r, &keys, ctx),
             TableName::MemoryLimit => super::limits::memory_limit(id, df, ctx)?,
         }));
     }
@@ -170,7 +174,7 @@ fn counts(id: &str, r: &Rows) -> Table {
 }
 
 /// The paper's ten combinations, by name.
-fn paper() -> Vec<&'static str> {
+pub(super) fn paper() -> Vec<&'static str> {
     Method::ALL.iter().filter(|m| m.is_paper()).map(|m| m.as_str()).collect()
 }
 
@@ -248,168 +252,8 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
 }
 
 /// Our device assembly methods: the paper's ten and ellm-gather (beyond the paper).
-fn ours() -> Vec<&'static str> {
+pub(super) fn ours() -> Vec<&'static str> {
     Method::ALL.iter().filter(|m| m.is_paper() || **m == Method::EllmGather).map(|m| m.as_str()).collect()
-}
-
-fn claims(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
-    let mut rows = Vec::new();
-    let verdict = |b: bool| if b { "holds" } else { "fails" }.to_string();
-    for key in keys {
-        let Some(&top) = r.sizes(key).last() else { continue };
-        let a = |m: &str| r.assembly(key, m, top);
-        let ms = |m: &str| fmt_num(a(m) * 1e3);
-        let paper = paper();
-        let have = paper.iter().all(|m| a(m).is_finite());
-        if !have {
-            rows.push(vec![
-                key.clone(),
-                "all ten combinations measured".into(),
-                "fails".into(),
-                "some combinations have no verified rows".into(),
-            ]);
-            continue;
-        }
-        for race in ["color", "atomic"] {
-            let pairs = [("coom", "coo"), ("ellm", "ell")];
-            let holds = pairs.iter().all(|(m, s)| a(&format!("{m}-{race}")) < a(&format!("{s}-{race}")));
-            let figures = pairs
-                .iter()
-                .map(|(m, s)| format!("{m} {} vs {s} {} ms", ms(&format!("{m}-{race}")), ms(&format!("{s}-{race}"))))
-                .collect::<Vec<_>>();
-            rows.push(vec![
-                key.clone(),
-                format!("the modified formats beat the standard ones ({race})"),
-                verdict(holds),
-                figures.join("; "),
-            ]);
-        }
-        let formats = ["coo", "csr", "ell", "coom", "ellm"];
-        let wins = formats.iter().filter(|f| a(&format!("{f}-color")) < a(&format!("{f}-atomic"))).count();
-        let detail =
-            formats.iter().map(|f| format!("{f} {}/{}", ms(&format!("{f}-color")), ms(&format!("{f}-atomic")))).collect::<Vec<_>>();
-        rows.push(vec![
-            key.clone(),
-            "coloring beats atomics, every format".into(),
-            if wins == 5 { "holds".into() } else { format!("fails ({wins} of 5)") },
-            format!("color/atomic ms: {}", detail.join(", ")),
-        ]);
-        let fastest = paper.iter().min_by(|x, y| a(x).total_cmp(&a(y))).copied().unwrap_or("-");
-        rows.push(vec![
-            key.clone(),
-            "ELLM is the fastest".into(),
-            verdict(fastest.starts_with("ellm")),
-            format!("fastest: {fastest} {} ms", ms(fastest)),
-        ]);
-        let b = r.box_[r.find(key, paper[0], "total", top).unwrap_or(0)];
-        let sizes: Vec<(Format, f64)> = Format::ALL.iter().map(|&f| (f, storage_bytes_of_box(f, b, 4))).collect();
-        let min = sizes.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|x| x.0).unwrap_or(Format::Coo);
-        rows.push(vec![
-            key.clone(),
-            "COOM takes the least storage".into(),
-            verdict(min == Format::Coom),
-            sizes.iter().map(|(f, s)| format!("{} {} MB", f.as_str(), fmt_num(s / 1e6))).collect::<Vec<_>>().join(", "),
-        ]);
-        // The goal is judged at the largest box where the peer ran (its 32-bit sort stops
-        // short of the largest boxes), so a missing peer row at the top does not hide it.
-        let peer_top = r.sizes(key).into_iter().rev().find(|&n| r.assembly(key, "coo-cusparse", n).is_finite());
-        rows.push(match peer_top {
-            Some(n) => {
-                let best = ours().iter().map(|m| r.assembly(key, m, n)).fold(f64::INFINITY, f64::min);
-                let peer = r.assembly(key, "coo-cusparse", n);
-                vec![
-                    key.clone(),
-                    "goal: the best assembly is at least 5x faster than the cuSPARSE COO-to-CSR path".into(),
-                    verdict(peer / best >= 5.0),
-                    format!(
-                        "at {} nodes{}: best {} ms, coo-cusparse {} ms: {}x",
-                        fmt_num(n),
-                        if n < top { " (the largest box where coo-cusparse ran)" } else { "" },
-                        fmt_num(best * 1e3),
-                        fmt_num(peer * 1e3),
-                        fmt_num(peer / best)
-                    ),
-                ]
-            }
-            None => vec![
-                key.clone(),
-                "goal: the best assembly is at least 5x faster than the cuSPARSE COO-to-CSR path".into(),
-                "not measured".into(),
-                "no verified coo-cusparse rows at any box (CUDA only)".into(),
-            ],
-        });
-        // The goals on our methods (the paper's ten and ellm-gather).
-        let best = ours().into_iter().filter(|m| a(m).is_finite()).min_by(|x, y| a(x).total_cmp(&a(y)));
-        rows.push(match best {
-            Some(m) => vec![
-                key.clone(),
-                "goal: the best assembly is faster than the ElemAtomic-style baseline".into(),
-                verdict(a(m) < a("elem-atomic")),
-                format!("{m} {} ms, elem-atomic {} ms: {}x", ms(m), ms("elem-atomic"), fmt_num(a("elem-atomic") / a(m))),
-            ],
-            None => vec![
-                key.clone(),
-                "goal: the best assembly is faster than the ElemAtomic-style baseline".into(),
-                "not measured".into(),
-                "-".into(),
-            ],
-        });
-        let share = |m: &str| {
-            r.find(key, m, "numeric", top).and_then(|i| {
-                let [d, b, p] = &r.target[i];
-                ctx.copy_gbs(d, b, p).map(|c| (r.gbs[i] / c, r.gbs[i], c))
-            })
-        };
-        let best_share = ours().into_iter().filter_map(|m| share(m).map(|s| (m, s))).max_by(|x, y| x.1 .0.total_cmp(&y.1 .0));
-        rows.push(match best_share {
-            Some((m, (f, gbs, copy))) => vec![
-                key.clone(),
-                "goal: the best numeric kernel moves at least 60% of the copy bandwidth by its compulsory bytes".into(),
-                verdict(f >= 0.6),
-                format!("{m}: {} GB/s of the copy kernel's {} GB/s: {:.0}%", fmt_num(gbs), fmt_num(copy), 100.0 * f),
-            ],
-            None => vec![
-                key.clone(),
-                "goal: the best numeric kernel moves at least 60% of the copy bandwidth by its compulsory bytes".into(),
-                "not measured".into(),
-                "no device-bandwidth copy rows for this device, backend and precision in the run".into(),
-            ],
-        });
-        let with = |m: &str| r.with_elements(key, m, top);
-        let shared = with("shared-nz");
-        rows.push(if shared.is_finite() {
-            let beat = paper.iter().filter(|m| with(m) < shared).count();
-            let slowest = paper.iter().copied().max_by(|x, y| with(x).total_cmp(&with(y))).unwrap_or("-");
-            vec![
-                key.clone(),
-                "every combination beats SharedNZ".into(),
-                if beat == 10 { "holds".into() } else { format!("fails ({beat} of 10)") },
-                format!(
-                    "SharedNZ {} ms (K^e inside); slowest combination {slowest} {} ms (elements + symbolic + numeric): {}x",
-                    fmt_num(shared * 1e3),
-                    fmt_num(with(slowest) * 1e3),
-                    fmt_num(shared / with(slowest))
-                ),
-            ]
-        } else {
-            vec![
-                key.clone(),
-                "every combination beats SharedNZ".into(),
-                "not measured".into(),
-                "no verified shared-nz rows at this box".into(),
-            ]
-        });
-    }
-    Table {
-        name: format!("{id}-claims"),
-        title: "The paper's findings at the largest box, checked on this run (assembly = symbolic + numeric)".into(),
-        header: ["device", "claim", "verdict", "figures"].map(String::from).to_vec(),
-        rows,
-        notes: vec![
-            "Built from the rows by the rules in report.rs: it changes when the measurements do. Storage in 4-byte values, as Table 1."
-                .into(),
-        ],
-    }
 }
 
 fn storage(id: &str, r: &Rows) -> Figure {
