@@ -153,6 +153,7 @@ impl Benchmark for PogoStepping {
                 }
             }
         }
+        check_arrival(spec)?;
         if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
             return Err((
                 "problem.sell_sigma".into(),
@@ -195,18 +196,20 @@ impl Benchmark for PogoStepping {
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let shared = prepared(problem, point.model, point.coarsen);
-        if let (Target::Gpu(_), Some(f)) = (&ctx.target, problem.full_run.as_ref().filter(|f| f.coarsen == point.coarsen)) {
-            Prepared::window_in_background(&shared, f.window);
-        }
         let prep = shared.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
+        let window = cpu_window(problem, point.coarsen, prep.model.increments);
+        if let (Target::Gpu(_), Some(w)) = (&ctx.target, window) {
+            Prepared::window_in_background(&shared, w);
+        }
         let steps = problem.timed_steps;
         // The full-length run: ours and the paper's kernel on aligned blocks, at the element size
-        // the experiment names.
-        let full = problem
-            .full_run
-            .as_ref()
-            .filter(|f| f.coarsen == point.coarsen && point.method.full_runs())
-            .map(|f| (f.window, f.cap(point.method, ctx.precision)));
+        // the experiment names (capped as it says), or the arrival check's (every increment it
+        // runs checked).
+        let full =
+            window.filter(|_| point.method.full_runs()).map(|w| match problem.full_run.as_ref().filter(|f| f.coarsen == point.coarsen) {
+                Some(f) => (w, f.cap(point.method, ctx.precision)),
+                None => (w, w),
+            });
         let mut run = match ctx.target {
             Target::Cpu => run_cpu(ctx, prep, point.method, problem.cpu_timed_steps)?,
             Target::Gpu(dev) => match ctx.precision {
@@ -236,6 +239,47 @@ impl Benchmark for PogoStepping {
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         super::report::report(&spec.id, &spec.outputs, rows, ctx)
+    }
+}
+
+/// The arrival checks of the experiment and of its quick form: at a size of the sweep, another
+/// than the full run's, of at most a million increments.
+fn check_arrival(spec: &Spec<PogoStepping>) -> Result<(), (String, String)> {
+    let quick = spec.quick.as_ref();
+    let checks = [
+        ("problem", &spec.problem, &spec.sweep),
+        (
+            "quick.problem",
+            quick.and_then(|q| q.problem.as_ref()).unwrap_or(&spec.problem),
+            quick.and_then(|q| q.sweep.as_ref()).unwrap_or(&spec.sweep),
+        ),
+    ];
+    for (at, problem, sweep) in checks {
+        let Some(a) = problem.arrival else { continue };
+        let field = format!("{at}.arrival.coarsen");
+        // The quick form without its own problem takes the full one's: a size its sweep lacks
+        // just makes no arrival run there.
+        let inherited = at == "quick.problem" && std::ptr::eq(problem, &spec.problem);
+        if !inherited && !sweep.coarsen.iter().any(|&c| c == a.coarsen) {
+            return Err((field.clone(), format!("{field}: {} is not in the sweep's coarsen", a.coarsen)));
+        }
+        if problem.full_run.as_ref().is_some_and(|f| f.coarsen == a.coarsen) {
+            return Err((field.clone(), format!("{field}: {} is the full run's size; the arrival check runs at another", a.coarsen)));
+        }
+        if a.steps.is_some_and(|s| s == 0 || s > 1_000_000) {
+            return Err((format!("{at}.arrival.steps"), format!("{at}.arrival.steps must lie in 1..=1000000")));
+        }
+    }
+    Ok(())
+}
+
+/// The CPU reference's window at an element size: the full run's, or the arrival check's (all
+/// the increments it runs); none at other sizes.
+fn cpu_window(problem: &Problem_, coarsen: f64, increments: usize) -> Option<usize> {
+    match (problem.full_run.as_ref().filter(|f| f.coarsen == coarsen), problem.arrival.filter(|a| a.coarsen == coarsen)) {
+        (Some(f), _) => Some(f.window),
+        (None, Some(a)) => Some(a.steps_of(increments)),
+        (None, None) => None,
     }
 }
 

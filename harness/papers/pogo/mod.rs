@@ -17,12 +17,14 @@
 pub mod arrange;
 pub mod benchmark;
 pub mod blocked;
+mod claims;
 pub mod export;
 pub mod gear;
 pub mod gpu;
 pub mod import;
 pub mod model;
 pub mod paper;
+mod paper_tables;
 pub mod prepared;
 pub mod report;
 pub mod sell;

@@ -77,6 +77,26 @@ pub const MODELS: [PaperModel; 3] = [
     },
 ];
 
+/// Table 4 (aligned blocker): per model and precision, blocks, bytes a block a step and GB/s.
+pub const TABLE4: [(&str, &str, f64, f64, f64); 6] = [
+    ("weld", "f32", 1974.0, 102_121.0, 184.0),
+    ("weld", "f64", 1974.0, 188_803.0, 197.0),
+    ("gear", "f32", 2931.0, 103_080.0, 184.0),
+    ("gear", "f64", 2931.0, 190_720.0, 189.0),
+    ("geophysical", "f32", 1979.0, 105_587.0, 191.0),
+    ("geophysical", "f64", 1979.0, 195_734.0, 196.0),
+];
+
+/// Table 2's Pogo rows: per model and blocker, block time, pre-processing and total (s).
+pub const TABLE2: [(&str, &str, f64, f64, f64); 6] = [
+    ("weld", "aligned", 23.4, 23.6, 122.0),
+    ("weld", "greedy", 1.9, 22.6, 102.9),
+    ("gear", "aligned", 50.0, 32.4, 1558.0),
+    ("gear", "greedy", 6.9, 37.5, 1633.0),
+    ("geophysical", "aligned", 16.7, 10.1, 76.2),
+    ("geophysical", "greedy", 2.5, 10.4, 67.5),
+];
+
 pub fn model(name: &str) -> Option<&'static PaperModel> {
     MODELS.iter().find(|m| m.name == name)
 }

@@ -142,6 +142,10 @@ pub struct Problem_ {
     /// device methods at one element size, checked against the CPU reference's first `window`
     /// steps.
     pub full_run: Option<FullRunSpec>,
+    /// A full run at a coarser element size that the CPU f64 reference checks over every
+    /// increment (or its first `steps`): the check over the main arrival that the paper-size
+    /// run's window cannot afford.
+    pub arrival: Option<ArrivalSpec>,
     /// The sliced ELL's window (nodes of the RCM order) within which nodes are sorted by link
     /// count, so each slice of 32 pads little (SELL-C-sigma); 1: no sort.
     pub sell_sigma: usize,
@@ -169,6 +173,24 @@ pub struct FullRunSpec {
     pub every_increment: Vec<RunOf>,
 }
 
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalSpec {
+    /// The sweep's element-size factor to run it at (another than the full run's).
+    pub coarsen: f64,
+    /// Increments to run and check where the model's are more than the CPU can afford (the
+    /// gear's 500,000). Absent: all of them.
+    #[serde(default)]
+    pub steps: Option<usize>,
+}
+
+impl ArrivalSpec {
+    /// The increments run and checked for a model of `increments`.
+    pub fn steps_of(&self, increments: usize) -> usize {
+        self.steps.map_or(increments, |s| s.min(increments))
+    }
+}
+
 /// One method in one precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -190,7 +212,7 @@ impl FullRunSpec {
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100, full_run: None, sell_sigma: 512, msh: None }
+        Problem_ { timed_steps: 100, check_steps: 100, cpu_timed_steps: 100, full_run: None, arrival: None, sell_sigma: 512, msh: None }
     }
 }
 

@@ -89,6 +89,45 @@ impl Full {
     }
 }
 
+/// One full run's check against the CPU f64 window.
+pub(crate) struct Checked {
+    pub device: String,
+    pub backend: String,
+    pub precision: String,
+    pub method: String,
+    pub model: String,
+    pub dofs: f64,
+    /// max |dU| at the receivers over the window, over the largest CPU displacement there.
+    pub trace_error: f64,
+    pub window_steps: f64,
+    /// Increments the run went through (the model's, or fewer where the experiment caps it).
+    pub steps_run: f64,
+    pub increments: f64,
+    pub dt: f64,
+}
+
+impl Full {
+    /// Every full run's check.
+    pub(crate) fn checks(&self) -> Vec<Checked> {
+        let id = &self.id;
+        (0..id.time.len())
+            .map(|i| Checked {
+                device: id.device[i].clone(),
+                backend: id.backend[i].clone(),
+                precision: id.precision[i].clone(),
+                method: id.method[i].clone(),
+                model: id.model[i].clone(),
+                dofs: id.dofs[i],
+                trace_error: self.n("trace_error", i),
+                window_steps: self.n("window_steps", i),
+                steps_run: self.n("timed_steps", i),
+                increments: self.n("increments", i),
+                dt: self.n("dt", i),
+            })
+            .collect()
+    }
+}
+
 /// Table 2 as measured: the full runs' stepping times beside the paper's.
 pub(crate) fn table(id: &str, f: &Full) -> Table {
     // A run of fewer steps than the model's increments is extrapolated linearly to them (*).
