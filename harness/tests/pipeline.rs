@@ -499,3 +499,51 @@ fn shards_merge_into_the_unsharded_run() {
     let err = fembench::merge::merge(&fembench::REGISTRY, &shards, &out.path().join("mixed")).unwrap_err().to_string();
     assert!(err.contains("commit"), "{err}");
 }
+
+/// The papers' text, where this checkout sits beside it (`../shared/papers`, or
+/// `FEMBENCH_PAPERS`): the quotes are checked against it.
+fn papers_text() -> Option<String> {
+    let dir = std::env::var_os("FEMBENCH_PAPERS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/papers"));
+    let files = std::fs::read_dir(&dir).ok()?;
+    Some(files.filter_map(|f| std::fs::read_to_string(f.ok()?.path()).ok()).collect::<Vec<_>>().join("\n"))
+}
+
+/// Text as compared for quotes: emphasis marks and HTML italics dropped, whitespace single.
+fn plain(s: &str) -> String {
+    s.replace(['*'], "").replace("<i>", "").replace("</i>", "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every published report carries the ledger of each of the five papers, no row above physics,
+/// and (where the papers are at hand) every quoted sentence is the paper's, verbatim.
+#[test]
+fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_above_physics() {
+    let papers = papers_text().map(|t| plain(&t));
+    if papers.is_none() {
+        eprintln!("the papers' text is not beside this checkout: quotes not checked against it (FEMBENCH_PAPERS)");
+    }
+    for gpu in ["h200", "h100"] {
+        let md = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
+        for id in ["acoo-capacitor", "banas-integration", "cecka-orders", "pogo-weld", "sanfui-formats"] {
+            let section = md.split("\n## ").find(|s| s.starts_with(id)).unwrap_or_else(|| panic!("{gpu}: no {id} section"));
+            assert!(section.contains("### The paper's claims on this run"), "{gpu}: {id} has no ledger");
+        }
+        assert!(!md.contains("Rows above physics"), "{gpu}: rows above physics in the published report");
+        let mut quotes = 0;
+        for line in md.lines().filter(|l| l.starts_with('|')) {
+            for cell in line.split(" | ").filter(|c| c.trim_start().starts_with('\u{201c}')) {
+                let quote = cell.trim().trim_start_matches('\u{201c}').split('\u{201d}').next().unwrap().replace("\\|", "|");
+                quotes += 1;
+                if let Some(text) = &papers {
+                    for part in quote.split(" … ") {
+                        assert!(text.contains(&plain(part)), "{gpu}: not the paper's words: {part:?}");
+                    }
+                }
+            }
+        }
+        assert!(quotes >= 40, "{gpu}: {quotes} quoted claims");
+        // Sanfui's Fig. 8 (storage against DOFs per node) is drawn and linked.
+        assert!(md.contains("figures/sanfui-formats-storage-dof.svg"), "{gpu}: no Fig. 8");
+    }
+}

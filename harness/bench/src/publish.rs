@@ -169,7 +169,8 @@ fn report_experiment(
             }
         }
     }
-    if let Some(t) = failures_table(exp.id(), &rows)? {
+    let above = crate::report::physics::breaches(&rows, ctx)?;
+    for t in crate::report::physics::table(exp.id(), &above).into_iter().chain(failures_table(exp.id(), &rows)?) {
         out.terminal.push_str(&t.to_terminal());
         out.terminal.push('\n');
         md.push_str(&t.to_markdown());

@@ -86,6 +86,16 @@ impl DeviceInfo {
         };
         (self.clock_mhz > 0).then(|| self.compute_units as f64 * lanes as f64 * 2.0 * self.clock_mhz as f64 * 1e-3)
     }
+
+    /// The highest nominal GFLOP/s any unit of the device reaches in `precision`: the vector
+    /// peak, or where FP64 tensor cores exist (sm_80, sm_90, sm_100: DMMA, which cuBLAS uses
+    /// for DGEMM) twice it. The ceiling no honest f64 count can exceed; share-of-peak figures of
+    /// vector kernels use [`DeviceInfo::peak_gflops`].
+    pub fn ceiling_gflops(&self, precision: Precision) -> Option<f64> {
+        let peak = self.peak_gflops(precision)?;
+        let dmma = precision == Precision::F64 && matches!(self.compute_capability.as_deref(), Some("8.0" | "9.0" | "10.0"));
+        Some(if dmma { 2.0 * peak } else { peak })
+    }
 }
 
 /// Errors of the device layer. Every variant keeps what a user needs to act on it.
