@@ -40,7 +40,7 @@ impl At<'_> {
     }
 }
 
-pub(super) fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
+pub(crate) fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
     let mut out = Vec::new();
     for key in keys.iter().filter(|k| (0..r.key.len()).any(|i| &r.key[i] == *k && PAPER_METHODS.iter().any(|m| r.method[i] == m.as_str())))
     {
@@ -54,7 +54,7 @@ pub(super) fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
         out.extend(growth(&at));
     }
     claims::table(
-        &format!("{id}"),
+        id,
         out,
         vec![
             "Judged at the largest size of each device, backend and precision; totals are assembly + solve (the paper's processing time, pre-processing excluded), coloring apart.".into(),

@@ -9,24 +9,24 @@ use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
-pub(super) struct Rows {
-    pub(super) key: Vec<String>,
+pub(crate) struct Rows {
+    pub(crate) key: Vec<String>,
     /// Device, backend and precision of each row (the copy bandwidth's key).
-    pub(super) ident: Vec<[String; 3]>,
-    pub(super) method: Vec<String>,
-    pub(super) metric: Vec<String>,
-    pub(super) time: Vec<f64>,
-    pub(super) lo: Vec<f64>,
-    pub(super) hi: Vec<f64>,
-    pub(super) triangles: Vec<f64>,
-    pub(super) iterations: Vec<f64>,
-    pub(super) bytes_per_element: Vec<f64>,
-    pub(super) gbs: Vec<f64>,
-    pub(super) coloring: Vec<f64>,
-    pub(super) preprocessing: [Vec<f64>; 3],
+    pub(crate) ident: Vec<[String; 3]>,
+    pub(crate) method: Vec<String>,
+    pub(crate) metric: Vec<String>,
+    pub(crate) time: Vec<f64>,
+    pub(crate) lo: Vec<f64>,
+    pub(crate) hi: Vec<f64>,
+    pub(crate) triangles: Vec<f64>,
+    pub(crate) iterations: Vec<f64>,
+    pub(crate) bytes_per_element: Vec<f64>,
+    pub(crate) gbs: Vec<f64>,
+    pub(crate) coloring: Vec<f64>,
+    pub(crate) preprocessing: [Vec<f64>; 3],
 }
 
-pub(super) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
+pub(crate) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let ok = df
         .clone()
         .lazy()
@@ -52,27 +52,31 @@ pub(super) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     })
 }
 
-pub(super) fn find(r: &Rows, key: &str, method: &str, metric: &str, triangles: f64) -> Option<usize> {
+pub(crate) fn find(r: &Rows, key: &str, method: &str, metric: &str, triangles: f64) -> Option<usize> {
     (0..r.key.len()).find(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == metric && r.triangles[i] == triangles)
 }
 
 /// Seconds per CG iteration of `method` at `triangles`: its solve stage over its iterations.
-pub(super) fn per_iteration(r: &Rows, key: &str, method: &str, triangles: f64) -> Option<f64> {
+pub(crate) fn per_iteration(r: &Rows, key: &str, method: &str, triangles: f64) -> Option<f64> {
     let (solve, total) = (find(r, key, method, "solve", triangles)?, find(r, key, method, "total", triangles)?);
     Some(r.time[solve] / r.iterations[total])
 }
 
-pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-    let r = read(df)?;
+/// Each device, backend and precision of the rows, sorted.
+pub(crate) fn keys(r: &Rows) -> Vec<String> {
     let mut keys: Vec<String> = r.key.clone();
     keys.sort();
     keys.dedup();
+    keys
+}
+
+/// The tables and figures but the ledger (claims.rs; the benchmark adds it).
+pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+    let r = read(df)?;
+    let keys = keys(&r);
     let mut out = Vec::new();
     if outputs.tables.contains(&TableName::Largest) {
         out.push(ReportItem::Table(largest(id, &r, &keys, ctx)));
-    }
-    if outputs.tables.contains(&TableName::Claims) {
-        out.push(ReportItem::Table(super::claims::claims(id, &r, &keys)));
     }
     for f in &outputs.figures {
         for key in &keys {
@@ -246,7 +250,7 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Warm rows at one size: (method, metric, seconds), 100 CG iterations each.

@@ -7,7 +7,7 @@ use super::paper;
 use super::report::Rows;
 use crate::report::{fmt_num, ReportCtx, Table};
 
-pub(super) fn beside_ours(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
+pub(crate) fn beside_ours(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
     let mut targets: Vec<(String, String)> =
         (0..r.id.time.len()).filter(|&i| r.id.backend[i] != "cpu").map(|i| (r.id.device[i].clone(), r.id.backend[i].clone())).collect();
     targets.sort();

@@ -10,12 +10,12 @@ use super::paper;
 use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
-pub(super) struct Rows {
-    pub(super) id: super::traces::Ident,
-    pub(super) lo: Vec<f64>,
-    pub(super) hi: Vec<f64>,
-    pub(super) gbs: Vec<f64>,
-    pub(super) num: std::collections::HashMap<&'static str, Vec<f64>>,
+pub(crate) struct Rows {
+    pub(crate) id: super::traces::Ident,
+    pub(crate) lo: Vec<f64>,
+    pub(crate) hi: Vec<f64>,
+    pub(crate) gbs: Vec<f64>,
+    pub(crate) num: std::collections::HashMap<&'static str, Vec<f64>>,
 }
 
 const EXTRAS: [&str; 28] = [
@@ -49,7 +49,7 @@ const EXTRAS: [&str; 28] = [
     "coarsen",
 ];
 
-pub(super) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
+pub(crate) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let mut optional = vec!["bandwidth_gbs", "time_ci_low_s", "time_ci_high_s"];
     optional.extend(EXTRAS);
     let ok = frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))))?;
@@ -63,11 +63,11 @@ pub(super) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
 }
 
 impl Rows {
-    pub(super) fn n(&self, c: &str, i: usize) -> f64 {
+    pub(crate) fn n(&self, c: &str, i: usize) -> f64 {
         self.num.get(c).map_or(f64::NAN, |v| v[i])
     }
     /// Each (model, dofs) the run holds, in order.
-    pub(super) fn cases(&self) -> Vec<(String, f64)> {
+    pub(crate) fn cases(&self) -> Vec<(String, f64)> {
         let mut v: Vec<(String, f64)> = (0..self.id.time.len()).map(|i| (self.id.model[i].clone(), self.id.dofs[i])).collect();
         v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         v.dedup();
@@ -86,9 +86,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
             TableName::FullRuns => super::traces::table(id, &full),
         }));
     }
-    // Every report carries the paper's ledger, whatever the experiment's outputs list.
-    out.push(ReportItem::Table(super::paper_tables::beside_ours(id, &r, ctx)));
-    out.push(ReportItem::Table(super::claims::claims(id, &r, &full, ctx)));
+
     for f in &outputs.figures {
         match f {
             FigureName::StepTime => out.push(ReportItem::Figure(step_time(id, &r))),

@@ -124,7 +124,12 @@ impl Benchmark for SanfuiAssembly {
         Ok(rows(&prep, point, ctx.precision, run))
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        super::report::report(&spec.id, &spec.outputs, rows, ctx)
+        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
+        if spec.outputs.tables.contains(&TableName::Claims) {
+            let r = super::report::read(rows)?;
+            items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &r.device_keys(), ctx)));
+        }
+        Ok(items)
     }
 }
 

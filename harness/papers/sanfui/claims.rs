@@ -42,7 +42,7 @@ impl At<'_> {
     }
 }
 
-pub(super) fn claims(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
+pub(crate) fn claims(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     let mut out = Vec::new();
     for key in keys {
         let Some(&top) = r.sizes(key).last() else { continue };

@@ -14,23 +14,23 @@ use super::spec::*;
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
-pub(super) struct Rows {
-    pub(super) key: Vec<String>,
+pub(crate) struct Rows {
+    pub(crate) key: Vec<String>,
     /// (device, backend, precision) of each row, to find the run's copy bandwidth.
-    pub(super) target: Vec<[String; 3]>,
-    pub(super) method: Vec<String>,
-    pub(super) metric: Vec<String>,
-    pub(super) time: Vec<f64>,
-    pub(super) lo: Vec<f64>,
-    pub(super) hi: Vec<f64>,
-    pub(super) nodes: Vec<f64>,
-    pub(super) box_: Vec<[usize; 3]>,
-    pub(super) gbs: Vec<f64>,
-    pub(super) gflops: Vec<f64>,
-    pub(super) storage: Vec<f64>,
+    pub(crate) target: Vec<[String; 3]>,
+    pub(crate) method: Vec<String>,
+    pub(crate) metric: Vec<String>,
+    pub(crate) time: Vec<f64>,
+    pub(crate) lo: Vec<f64>,
+    pub(crate) hi: Vec<f64>,
+    pub(crate) nodes: Vec<f64>,
+    pub(crate) box_: Vec<[usize; 3]>,
+    pub(crate) gbs: Vec<f64>,
+    pub(crate) gflops: Vec<f64>,
+    pub(crate) storage: Vec<f64>,
 }
 
-fn read(df: &DataFrame) -> Result<Rows, ReportError> {
+pub(crate) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let ok = frame::collect(
         frame::with_optional(df, &["bandwidth_gbs", "gflops", "storage_bytes", "nodes", "time_ci_low_s", "time_ci_high_s"])
             .filter(col("status").eq(lit("ok")).and(col("mode").eq(lit("warm")))),
@@ -64,14 +64,14 @@ fn read(df: &DataFrame) -> Result<Rows, ReportError> {
 }
 
 impl Rows {
-    pub(super) fn find(&self, key: &str, method: &str, metric: &str, nodes: f64) -> Option<usize> {
+    pub(crate) fn find(&self, key: &str, method: &str, metric: &str, nodes: f64) -> Option<usize> {
         (0..self.key.len()).find(|&i| self.key[i] == key && self.method[i] == method && self.metric[i] == metric && self.nodes[i] == nodes)
     }
-    pub(super) fn time(&self, key: &str, method: &str, metric: &str, nodes: f64) -> f64 {
+    pub(crate) fn time(&self, key: &str, method: &str, metric: &str, nodes: f64) -> f64 {
         self.find(key, method, metric, nodes).map_or(f64::NAN, |i| self.time[i])
     }
     /// Symbolic + numeric (the baseline: numeric; the CPU: symbolic + addto).
-    pub(super) fn assembly(&self, key: &str, method: &str, nodes: f64) -> f64 {
+    pub(crate) fn assembly(&self, key: &str, method: &str, nodes: f64) -> f64 {
         match method {
             "elem-atomic" => self.time(key, method, "numeric", nodes),
             "coo-cusparse" => ["triplets", "sort", "sum"].iter().map(|st| self.time(key, method, st, nodes)).sum(),
@@ -81,7 +81,7 @@ impl Rows {
     }
     /// Element matrices + assembly: what SharedNZ's two stages do (it computes K^e inside its
     /// numeric kernel), for the comparisons with it.
-    pub(super) fn with_elements(&self, key: &str, method: &str, nodes: f64) -> f64 {
+    pub(crate) fn with_elements(&self, key: &str, method: &str, nodes: f64) -> f64 {
         let asm = self.assembly(key, method, nodes);
         if method == "shared-nz" {
             asm
@@ -95,14 +95,14 @@ impl Rows {
             .find(|&i| self.method[i] == "cpu-serial" && self.metric[i] == "total" && self.nodes[i] == nodes)
             .map_or(f64::NAN, |i| self.time[i])
     }
-    fn device_keys(&self) -> Vec<String> {
+    pub(crate) fn device_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> =
             (0..self.key.len()).filter(|&i| !self.method[i].starts_with("cpu")).map(|i| self.key[i].clone()).collect();
         keys.sort();
         keys.dedup();
         keys
     }
-    pub(super) fn sizes(&self, key: &str) -> Vec<f64> {
+    pub(crate) fn sizes(&self, key: &str) -> Vec<f64> {
         let mut n: Vec<f64> = (0..self.key.len()).filter(|&i| self.key[i] == key).map(|i| self.nodes[i]).collect();
         n.sort_by(f64::total_cmp);
         n.dedup();
@@ -118,7 +118,8 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
         out.push(ReportItem::Table(match t {
             TableName::Counts => counts(id, &r),
             TableName::Largest => largest(id, &r, &keys, ctx),
-            TableName::Claims => super::claims::claims(id, &r, &keys, ctx),
+            // The ledger is the benchmark's to add (claims.rs reads these rows).
+            TableName::Claims => continue,
             TableName::MemoryLimit => super::limits::memory_limit(id, df, ctx)?,
         }));
     }
@@ -174,7 +175,7 @@ fn counts(id: &str, r: &Rows) -> Table {
 }
 
 /// The paper's ten combinations, by name.
-pub(super) fn paper() -> Vec<&'static str> {
+pub(crate) fn paper() -> Vec<&'static str> {
     Method::ALL.iter().filter(|m| m.is_paper()).map(|m| m.as_str()).collect()
 }
 
@@ -252,7 +253,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
 }
 
 /// Our device assembly methods: the paper's ten and ellm-gather (beyond the paper).
-pub(super) fn ours() -> Vec<&'static str> {
+pub(crate) fn ours() -> Vec<&'static str> {
     Method::ALL.iter().filter(|m| m.is_paper() || **m == Method::EllmGather).map(|m| m.as_str()).collect()
 }
 
