@@ -286,8 +286,8 @@ fn a_full_run_shorter_than_its_window_is_refused_at_its_line() {
 fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_at_its_line() {
     // The shipped gear: sell in f64 goes all the way, the others stop after 25,000.
     let gear = load(&shipped().join("pogo-gear.yaml")).unwrap_or_else(|e| panic!("{e}"));
-    // One size of one model: a point per method.
-    assert_eq!(gear.points(false).len(), 8);
+    // Two sizes of one model (the arrival check's and the paper's): a point per method each.
+    assert_eq!(gear.points(false).len(), 16);
     for (line, wants) in [
         ("    every_increment: [{method: csr-cusparse, precision: f64}]", "csr-cusparse makes no full run"),
         ("    every_increment: [{method: sell-kf32, precision: f32}]", "sell-kf32 runs in f64 only"),
@@ -311,6 +311,20 @@ fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_
 }
 
 #[test]
+fn an_arrival_check_off_the_sweep_or_at_the_full_runs_size_is_refused_at_its_line() {
+    for (line, wants) in [
+        ("  arrival: {coarsen: 3}", "problem.arrival.coarsen: 3 is not in the sweep's coarsen"),
+        ("  arrival: {coarsen: 1}", "is the full run's size"),
+        ("  arrival: {coarsen: 4, steps: 0}", "problem.arrival.steps must lie in 1..=1000000"),
+    ] {
+        let (_d, path) = variant_of("pogo-weld.yaml", "  arrival:", line);
+        let e = refused(&path);
+        assert_eq!(e.line, Some(line_of(&path, line.trim())), "{e}");
+        assert!(e.message.contains(wants), "{e}");
+    }
+}
+
+#[test]
 fn a_sell_sigma_that_is_not_whole_slices_is_refused_at_its_line() {
     let (_d, path) = variant_of("pogo-weld.yaml", "  sell_sigma:", "  sell_sigma: 100");
     let e = refused(&path);
@@ -329,6 +343,7 @@ fn a_mesh_file_for_a_sweep_of_sizes_or_a_missing_one_is_refused_at_its_line() {
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("coarsen: [4, 2, 1]", "coarsen: [1]")
+        .replace("  arrival: {coarsen: 4}", "")
         .replace("msh: weld.msh", "msh: /no/such/weld.msh");
     std::fs::write(&path, text).unwrap();
     let e = refused(&path);

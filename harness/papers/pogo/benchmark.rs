@@ -238,7 +238,13 @@ impl Benchmark for PogoStepping {
         Ok(rows)
     }
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        super::report::report(&spec.id, &spec.outputs, rows, ctx)
+        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
+        // Every report carries Tables 2 and 4 beside ours and the paper's ledger, whatever the
+        // experiment's outputs list.
+        let (r, full) = (super::report::read(rows)?, super::traces::read(rows)?);
+        items.push(ReportItem::Table(super::paper_tables::beside_ours(&spec.id, &r, ctx)));
+        items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &full, ctx)));
+        Ok(items)
     }
 }
 
@@ -374,6 +380,9 @@ fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: CheckedFull
         .flops(step.flops.unwrap_or(f64::NAN) * f.steps as f64)
         .series("trace", f.trace)
         .series("reference_trace", f.reference_trace);
+    if let Some(m) = step.memory_bytes {
+        out = out.memory(m);
+    }
     for (k, v) in step.extras.iter().filter(|(k, _)| k != "trace_error" && k != "timed_steps") {
         out = out.extra(k, *v);
     }

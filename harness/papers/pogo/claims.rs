@@ -38,7 +38,7 @@ impl At<'_> {
     }
 }
 
-pub(super) fn claims(id: &str, r: &Rows, full: &Full, ctx: &ReportCtx) -> Table {
+pub(crate) fn claims(id: &str, r: &Rows, full: &Full, ctx: &ReportCtx) -> Table {
     let mut targets: Vec<(String, String)> =
         (0..r.id.time.len()).filter(|&i| r.id.backend[i] != "cpu").map(|i| (r.id.device[i].clone(), r.id.backend[i].clone())).collect();
     targets.sort();
@@ -252,6 +252,15 @@ fn abaqus(at: &At) -> Claim {
     )
 }
 
+/// A simulated time span in a readable unit: "5 us", "0.48 s".
+fn span_of(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{} us", fmt_num(s * 1e6))
+    } else {
+        format!("{} s", fmt_num(s))
+    }
+}
+
 /// The paper's discrepancy against Abaqus, relative to the signal, per model (Figs. 9, 11, 13).
 fn paper_discrepancy(model: &str) -> Option<(Quote, f64)> {
     match model {
@@ -311,14 +320,14 @@ fn discrepancy(at: &At, full: &Full) -> Option<Claim> {
     let line = |c: &super::traces::Checked| {
         let model = if c.steps_run < c.increments { format!(" (the model has {})", fmt_num(c.increments)) } else { String::new() };
         format!(
-            "{} at {:.3}M DOFs: {:.1e} over {} of {} increments run{model} ({} of {} s)",
+            "{} at {:.3}M DOFs: {:.1e} over {} of {} increments run{model} ({} of {})",
             c.method,
             c.dofs / 1e6,
             c.trace_error,
             fmt_num(c.window_steps),
             fmt_num(c.steps_run),
-            fmt_num(c.window_steps * c.dt),
-            fmt_num(c.steps_run * c.dt)
+            span_of(c.window_steps * c.dt),
+            span_of(c.steps_run * c.dt)
         )
     };
     Some(Claim {
