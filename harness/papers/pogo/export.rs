@@ -220,6 +220,14 @@ mod tests {
         // nodes / 512; Fig. 7's pictures are PNG files.
         let (a, g) = (json["aligned_blocks"].as_u64().unwrap(), json["greedy_blocks"].as_u64().unwrap());
         assert!(a >= m.nodes().div_ceil(512) as u64 && a <= g, "aligned {a}, greedy {g}");
+        // In the run's node order the exported blocks are the run's own (Fig. 7 from the same
+        // build and numbering as the run's tables).
+        let dir = tempfile::tempdir().unwrap();
+        write_model(&crate::pogo::prepared::in_run_order(model::weld(1.2e-3)), dir.path()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("model.json")).unwrap()).unwrap();
+        let run = crate::pogo::prepared::Prepared::new(|| model::weld(1.2e-3), 10, 512).unwrap();
+        assert_eq!(json["aligned_blocks"].as_u64(), Some(run.aligned.blocks as u64));
+        assert_eq!(json["greedy_blocks"].as_u64(), Some(run.greedy_blocks as u64));
         for name in ["aligned", "greedy"] {
             let png = std::fs::read(dir.path().join(format!("fig7-weld-{name}.png"))).unwrap();
             assert_eq!(&png[1..4], b"PNG");

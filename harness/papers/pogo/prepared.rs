@@ -71,6 +71,17 @@ pub struct Window {
     pub seconds: f64,
 }
 
+/// The model in the node order every case runs it in (reverse Cuthill-McKee of its node graph):
+/// the order the blockers partition, so that `harness export`'s Fig. 7 shows the run's blocks.
+pub fn in_run_order(model: Model) -> Model {
+    let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
+    let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
+    let (xadj, adj) = partition::node_graph(elements);
+    let order = ordering::rcm(&xadj, &adj);
+    drop((xadj, adj));
+    renumbered(model, &order)
+}
+
 /// The model with its nodes renumbered: new node k is old node `order[k]`.
 pub fn renumbered(mut model: Model, order: &[u32]) -> Model {
     let mut new_of = vec![0u32; order.len()];
@@ -98,12 +109,7 @@ impl Prepared {
         let mesh_s = t.elapsed().as_secs_f64();
         let cfl_margin = model.check_dt()?;
         let t = Instant::now();
-        let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
-        let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
-        let (xadj, adj) = partition::node_graph(elements);
-        let order = ordering::rcm(&xadj, &adj);
-        drop((xadj, adj));
-        let model = renumbered(model, &order);
+        let model = in_run_order(model);
         let order_s = t.elapsed().as_secs_f64();
         let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
         let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };

@@ -84,6 +84,16 @@ impl Full {
         v.dedup();
         v
     }
+    /// A figure name's size suffix where a model has full runs at several sizes (the arrival
+    /// check beside the paper-size run): "-120k" for 120,000 DOFs; none where it has one.
+    fn size_tag(&self, g: &(String, String, String, f64)) -> String {
+        let sizes = self.groups().iter().filter(|o| (&o.0, &o.1, &o.2) == (&g.0, &g.1, &g.2)).count();
+        if sizes > 1 {
+            format!("-{:.0}k", g.3 / 1e3)
+        } else {
+            String::new()
+        }
+    }
     fn find(&self, g: &(String, String, String, f64), method: &str, precision: &str) -> Option<usize> {
         self.id.find([&g.0, &g.1, precision, method, &g.2], g.3)
     }
@@ -246,14 +256,18 @@ pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
                 points: points(&f.trace[i]),
                 reference: false,
             });
+            // The CPU values as crosses, at most about 300 of them: over a whole run (the
+            // arrival check) every step's cross would bury the traces.
+            let reference = points(&f.reference[i]);
+            let every = reference.len().div_ceil(300).max(1);
             series.push(Series {
-                label: format!("receiver {} u{axis}, CPU f64 window", r / 2 + 1),
-                points: points(&f.reference[i]),
+                label: format!("receiver {} u{axis}, CPU f64 (every {every} steps)", r / 2 + 1),
+                points: reference.into_iter().step_by(every).collect(),
                 reference: true,
             });
         }
         out.push(Figure {
-            name: format!("{id}-traces-{}-{}", g.2, g.1),
+            name: format!("{id}-traces-{}-{}{}", g.2, g.1, f.size_tag(&g)),
             title: format!("{} model: displacement at the receivers ({} {}, {:.2}M DOFs)", g.2, g.0, g.1, g.3 / 1e6),
             x_label: time_unit(f, i).1.into(),
             y_label: format!("displacement (x {scale:.0e} m, for a force of unit amplitude)"),
@@ -302,7 +316,7 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
             }
         }
         out.push(Figure {
-            name: format!("{id}-discrepancy-{}-{}", g.2, g.1),
+            name: format!("{id}-discrepancy-{}-{}{}", g.2, g.1, f.size_tag(&g)),
             title: format!("{} model: discrepancy sqrt(dux^2 + duy^2) at the receivers ({} {})", g.2, g.0, g.1),
             x_label: time_unit(f, i).1.into(),
             y_label: "discrepancy / largest |u| of the f64 trace (floor 1e-16)".into(),

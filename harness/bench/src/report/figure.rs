@@ -354,8 +354,8 @@ pub fn draw_partition(
 ) -> Result<PathBuf, ReportError> {
     register_font();
     let [x0, x1, y0, y1] = window;
-    let width = 1200u32;
-    let height = ((width as f64 * (y1 - y0) / (x1 - x0)).round() as u32).clamp(200, 2400) + 40;
+    let width = 900u32;
+    let height = ((width as f64 * (y1 - y0) / (x1 - x0)).round() as u32).clamp(200, 1800) + 40;
     let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
@@ -364,8 +364,8 @@ pub fn draw_partition(
     let inside = |p: [f64; 2]| p[0] >= x0 && p[0] <= x1 && p[1] >= y0 && p[1] <= y1;
     let colour = |b: u32| {
         // Neighbouring blocks have neighbouring ids: spread them over the palette.
-        let c = Palette99::pick((b as usize).wrapping_mul(37) % 99).mix(0.9);
-        c.filled()
+        // Opaque: few distinct colours keep the PNG small.
+        Palette99::pick((b as usize).wrapping_mul(37) % 99).filled()
     };
     let shown = |t: &[u32; 3]| t.iter().any(|&v| inside(points[v as usize]));
     chart
@@ -383,7 +383,7 @@ pub fn draw_partition(
     chart
         .draw_series(cut.map(|(a, b)| {
             let (p, q) = (points[a as usize], points[b as usize]);
-            PathElement::new(vec![(p[0], p[1]), (q[0], q[1])], BLACK.mix(0.6))
+            PathElement::new(vec![(p[0], p[1]), (q[0], q[1])], BLACK)
         }))
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;
