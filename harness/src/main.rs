@@ -212,7 +212,7 @@ fn devices() -> ExitCode {
             Ok(list) => {
                 for d in list {
                     println!(
-                        "{backend} #{}: {} | {} | driver {} | {} | {} | {} compute units | fp64 {} | cache {} KiB | local mem {} KiB{}",
+                        "{backend} #{}: {} | {} | driver {} | {} | {} | {} compute units | fp64 {} | cache {} KiB | local mem {} KiB{}{}",
                         d.index,
                         d.name,
                         d.platform,
@@ -223,7 +223,8 @@ fn devices() -> ExitCode {
                         if d.fp64 { "yes" } else { "no" },
                         d.cache_bytes / 1024,
                         d.local_mem_bytes / 1024,
-                        d.compute_capability.as_deref().map(|c| format!(" | compute capability {c}")).unwrap_or_default()
+                        d.compute_capability.as_deref().map(|c| format!(" | compute capability {c}")).unwrap_or_default(),
+                        d.uuid.as_deref().map(|u| format!(" | {u}")).unwrap_or_default()
                     );
                 }
             }

@@ -100,14 +100,15 @@ fn header(meta: &crate::results::RunMeta) -> String {
         for d in &meta.devices {
             let _ = writeln!(
                 md,
-                "- {} #{}: {} ({}; driver {}; {}; {:.1} GiB)",
+                "- {} #{}: {} ({}; driver {}; {}; {:.1} GiB{})",
                 d.backend.map(|b| b.as_str()).unwrap_or("?"),
                 d.index,
                 d.name,
                 d.platform,
                 d.driver_version,
                 d.runtime_version,
-                d.memory_bytes as f64 / (1u64 << 30) as f64
+                d.memory_bytes as f64 / (1u64 << 30) as f64,
+                d.uuid.as_deref().map(|u| format!("; {u}")).unwrap_or_default()
             );
         }
         md.push('\n');
@@ -153,6 +154,9 @@ fn report_experiment(
         }
     }
     let _ = writeln!(md, "\n## {}\n", exp.id());
+    if let Some(note) = shared_host_note(&rows) {
+        let _ = writeln!(md, "{note}\n");
+    }
     for item in items {
         match item {
             ReportItem::Table(t) => {
@@ -177,6 +181,19 @@ fn report_experiment(
         md.push('\n');
     }
     Ok(())
+}
+
+/// Where rows of an experiment were timed while other GPU workers shared the host (`harness run
+/// --gpus`): how many, and what that means for reading them. None for a run of one worker.
+fn shared_host_note(rows: &DataFrame) -> Option<String> {
+    let workers = frame::nums(rows, "concurrent_workers").ok()?;
+    let most = workers.iter().copied().filter(|w| w.is_finite()).fold(1.0f64, f64::max);
+    let shared = workers.iter().filter(|&&w| w > 1.0).count();
+    (shared > 0).then(|| {
+        format!(
+            "{shared} rows of this experiment were measured while up to {most:.0} GPU workers shared the host: their device-event kernels are undisturbed, but host-clocked stages, transfers and open regions among them may read slower than on a host of their own (`compare` gives those no verdict against a run of another worker count)."
+        )
+    })
 }
 
 /// Every failed case of an experiment with its reason: a wrong answer or a method that cannot
@@ -228,6 +245,17 @@ pub fn copy_ceilings(rows: Option<&polars::prelude::DataFrame>) -> Vec<(String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_timed_beside_other_workers_get_a_note_and_a_run_of_one_worker_none() {
+        let df = crate::report::frame::of_columns(3, vec![], vec![("concurrent_workers", vec![1.0, 4.0, f64::NAN])]).unwrap();
+        let note = shared_host_note(&df).unwrap();
+        assert!(note.starts_with("1 rows") && note.contains("up to 4 GPU workers"), "{note}");
+        let one = crate::report::frame::of_columns(2, vec![], vec![("concurrent_workers", vec![1.0, 1.0])]).unwrap();
+        assert!(shared_host_note(&one).is_none());
+        let none = crate::report::frame::of_columns(1, vec![("status", vec!["ok".into()])], vec![]).unwrap();
+        assert!(shared_host_note(&none).is_none());
+    }
 
     #[test]
     fn the_ceiling_is_the_copy_kernel_at_the_largest_array_per_device_backend_and_precision() {

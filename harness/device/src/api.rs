@@ -40,6 +40,16 @@ pub struct DeviceInfo {
     /// temperature and power of each case are read.
     #[serde(default)]
     pub pci_bus_id: Option<String>,
+    /// The GPU's UUID as nvidia-smi prints it ("GPU-8f0e...-..."), for CUDA devices: which card of
+    /// a node a run (or a worker's shard: its rows carry `device_index`) ran on.
+    #[serde(default)]
+    pub uuid: Option<String>,
+}
+
+/// A UUID's 16 bytes as nvidia-smi prints them: "GPU-" and 8-4-4-4-12 lowercase hex digits.
+pub fn gpu_uuid(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("GPU-{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
 impl DeviceInfo {
@@ -374,3 +384,12 @@ pub trait DeviceExt: Device {
 }
 
 impl<D: Device + ?Sized> DeviceExt for D {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_uuid_reads_as_nvidia_smi_prints_it() {
+        let bytes: [u8; 16] = [0x8f, 0x0e, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab];
+        assert_eq!(super::gpu_uuid(&bytes), "GPU-8f0e1234-5678-9abc-def0-0123456789ab");
+    }
+}

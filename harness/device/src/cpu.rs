@@ -42,5 +42,6 @@ pub fn info() -> DeviceInfo {
         clock_mhz: 0,
         max_alloc_bytes: 0,
         pci_bus_id: None,
+        uuid: None,
     }
 }

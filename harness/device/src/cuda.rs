@@ -72,6 +72,7 @@ fn query_info(ctx: &Arc<CudaContext>, index: usize) -> DeviceResult<DeviceInfo> 
             attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
             attr(Attr::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
         )),
+        uuid: ctx.uuid().ok().map(|u| crate::api::gpu_uuid(&u.bytes.map(|b| b as u8))),
     })
 }
 

@@ -87,6 +87,8 @@ fn query_info(platform: &str, index: usize, dev: &ClDevice) -> DeviceResult<Devi
             (Ok(bus), Ok(slot)) => Some(format!("00000000:{bus:02X}:{:02X}.{}", slot >> 3, slot & 7)),
             _ => None,
         },
+        // OpenCL has no portable device UUID (the CUDA backend records NVIDIA's).
+        uuid: None,
     })
 }
 

@@ -96,6 +96,8 @@ pub struct Side {
     pub ci_low_s: Option<f64>,
     pub ci_high_s: Option<f64>,
     pub samples: Vec<f64>,
+    /// GPU workers on the host when it ran (`concurrent_workers`; None: one).
+    pub workers: Option<f64>,
 }
 
 impl Side {
@@ -374,6 +376,7 @@ fn read_sides(run: &RunDir, experiment: &str) -> Result<BTreeMap<Key, Side>, Com
     let (case, metric, mode, status) = (strs("case_id")?, strs("metric")?, strs("mode")?, strs("status")?);
     let (backend, timer) = (strs("backend")?, strs("timer")?);
     let (median, lo, hi) = (nums("time_median_s")?, nums("time_ci_low_s")?, nums("time_ci_high_s")?);
+    let workers = nums("concurrent_workers")?;
     let samples: Vec<Vec<f64>> = match df.column("samples_s") {
         Ok(col) => {
             let list = col.list().map_err(|e| column_err(&path, "samples_s", e))?;
@@ -399,6 +402,7 @@ fn read_sides(run: &RunDir, experiment: &str) -> Result<BTreeMap<Key, Side>, Com
                 ci_low_s: lo[i],
                 ci_high_s: hi[i],
                 samples: samples[i].clone(),
+                workers: workers[i],
             },
         );
     }
@@ -536,6 +540,7 @@ fn experiment_entries(
             Some(b) => judge(b, &n, threshold.max(env)),
             None => (None, None, Verdict::Added),
         };
+        let (verdict, note) = noise::shared_host(class, b.as_ref().and_then(|b| b.workers), n.workers, verdict);
         out.push(Entry {
             experiment: key.0,
             case_id: key.1,
@@ -548,7 +553,7 @@ fn experiment_entries(
             verdict,
             class,
             envelope: env,
-            note: None,
+            note,
         });
     }
     for (key, b) in base {

@@ -107,6 +107,32 @@ impl NoiseClass {
     }
 }
 
+impl NoiseClass {
+    /// Whether the host's clock or its calls are inside the row's time: such rows move when
+    /// other GPU workers share the host (`harness run --gpus`), device-event kernels do not.
+    pub fn shares_host(self) -> bool {
+        matches!(self, NoiseClass::Transfer | NoiseClass::OpenRegion | NoiseClass::HostStage)
+    }
+}
+
+/// A slower or faster verdict on a host-clocked row whose two sides had different numbers of GPU
+/// workers beside them (`concurrent_workers`; none: 1) is no verdict: the host was shared in one
+/// run and not in the other. Returns the verdict to keep and the reason where it was changed.
+pub fn shared_host(
+    class: NoiseClass,
+    base_workers: Option<f64>,
+    new_workers: Option<f64>,
+    verdict: super::Verdict,
+) -> (super::Verdict, Option<String>) {
+    use super::Verdict;
+    let (b, n) = (base_workers.unwrap_or(1.0), new_workers.unwrap_or(1.0));
+    if class.shares_host() && b != n && matches!(verdict, Verdict::Slower | Verdict::Faster) {
+        (Verdict::Noisy, Some(format!("host-clocked, with {b:.0} and {n:.0} GPU workers on the host: not comparable")))
+    } else {
+        (verdict, None)
+    }
+}
+
 /// A row's own between-run envelope from its medians in earlier runs: one and a half times the
 /// largest relative distance of one of them from their median, at least [`MIN_ENVELOPE`]; None
 /// with fewer than [`HISTORY_MIN`] runs.
@@ -137,6 +163,17 @@ mod tests {
         assert_eq!(of("opencl", "device-event", "kernel", "opencl/f32/kernel=copy", 1e-3), NoiseClass::Kernel);
         assert_eq!(of("cuda", "device-event", "gemm", "cuda/f64/method=cublas-gemm,degree=3", 1e-3), NoiseClass::Library);
         assert_eq!(of("cuda", "device-event", "step", "cuda/f64/method=csr-cusparse", 1e-3), NoiseClass::Library);
+    }
+
+    #[test]
+    fn a_host_stage_timed_beside_other_workers_gets_no_verdict_and_a_kernel_keeps_its_own() {
+        use super::super::Verdict;
+        let (v, why) = shared_host(NoiseClass::HostStage, None, Some(4.0), Verdict::Slower);
+        assert_eq!(v, Verdict::Noisy);
+        assert!(why.unwrap().contains("1 and 4 GPU workers"));
+        assert_eq!(shared_host(NoiseClass::Kernel, None, Some(4.0), Verdict::Slower), (Verdict::Slower, None));
+        assert_eq!(shared_host(NoiseClass::HostStage, Some(4.0), Some(4.0), Verdict::Slower), (Verdict::Slower, None));
+        assert_eq!(shared_host(NoiseClass::OpenRegion, Some(4.0), None, Verdict::Same), (Verdict::Same, None));
     }
 
     #[test]
