@@ -187,11 +187,12 @@ fn report_experiment(
 /// --gpus`): how many, and what that means for reading them. None for a run of one worker.
 fn shared_host_note(rows: &DataFrame) -> Option<String> {
     let workers = frame::nums(rows, "concurrent_workers").ok()?;
-    let most = workers.iter().copied().filter(|w| w.is_finite()).fold(1.0f64, f64::max);
-    let shared = workers.iter().filter(|&&w| w > 1.0).count();
+    // `concurrent_workers` counts the other workers beside the row's own.
+    let most = workers.iter().copied().filter(|w| w.is_finite()).fold(0.0f64, f64::max);
+    let shared = workers.iter().filter(|&&w| w > 0.0).count();
     (shared > 0).then(|| {
         format!(
-            "{shared} rows of this experiment were measured while up to {most:.0} GPU workers shared the host: their device-event kernels are undisturbed, but host-clocked stages, transfers and open regions among them may read slower than on a host of their own (`compare` gives those no verdict against a run of another worker count)."
+            "{shared} rows of this experiment were measured while up to {most:.0} other GPU workers shared the host: their device-event kernels are undisturbed, but host-clocked stages, transfers and open regions among them may read slower than on a host of their own (`compare` gives those no verdict against a run of another worker count)."
         )
     })
 }
@@ -248,10 +249,10 @@ mod tests {
 
     #[test]
     fn rows_timed_beside_other_workers_get_a_note_and_a_run_of_one_worker_none() {
-        let df = crate::report::frame::of_columns(3, vec![], vec![("concurrent_workers", vec![1.0, 4.0, f64::NAN])]).unwrap();
+        let df = crate::report::frame::of_columns(3, vec![], vec![("concurrent_workers", vec![0.0, 3.0, f64::NAN])]).unwrap();
         let note = shared_host_note(&df).unwrap();
-        assert!(note.starts_with("1 rows") && note.contains("up to 4 GPU workers"), "{note}");
-        let one = crate::report::frame::of_columns(2, vec![], vec![("concurrent_workers", vec![1.0, 1.0])]).unwrap();
+        assert!(note.starts_with("1 rows") && note.contains("up to 3 other GPU workers"), "{note}");
+        let one = crate::report::frame::of_columns(2, vec![], vec![("concurrent_workers", vec![0.0, 0.0])]).unwrap();
         assert!(shared_host_note(&one).is_none());
         let none = crate::report::frame::of_columns(1, vec![("status", vec!["ok".into()])], vec![]).unwrap();
         assert!(shared_host_note(&none).is_none());

@@ -96,7 +96,7 @@ pub struct Side {
     pub ci_low_s: Option<f64>,
     pub ci_high_s: Option<f64>,
     pub samples: Vec<f64>,
-    /// GPU workers on the host when it ran (`concurrent_workers`; None: one).
+    /// Other GPU workers on the host when it ran (`concurrent_workers`; None: none).
     pub workers: Option<f64>,
 }
 
@@ -540,7 +540,10 @@ fn experiment_entries(
             Some(b) => judge(b, &n, threshold.max(env)),
             None => (None, None, Verdict::Added),
         };
-        let (verdict, note) = noise::shared_host(class, b.as_ref().and_then(|b| b.workers), n.workers, verdict);
+        // A host-clocked change between runs whose hosts were shared differently is no verdict.
+        let note = noise::shared_host(class, b.as_ref().and_then(|b| b.workers), n.workers)
+            .filter(|_| matches!(verdict, Verdict::Slower | Verdict::Faster));
+        let verdict = if note.is_some() { Verdict::Noisy } else { verdict };
         out.push(Entry {
             experiment: key.0,
             case_id: key.1,

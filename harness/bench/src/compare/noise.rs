@@ -78,6 +78,12 @@ impl NoiseClass {
         }
     }
 
+    /// Whether the host's clock or its calls are inside the row's time: such rows move when
+    /// other GPU workers share the host (`harness run --gpus`), device-event kernels do not.
+    pub fn shares_host(self) -> bool {
+        matches!(self, NoiseClass::Transfer | NoiseClass::OpenRegion | NoiseClass::HostStage)
+    }
+
     /// Whether rows of the class can fail a job by default only beyond their envelope, which is
     /// wide: they are reported, and read with care.
     pub fn is_noisy(self) -> bool {
@@ -107,30 +113,12 @@ impl NoiseClass {
     }
 }
 
-impl NoiseClass {
-    /// Whether the host's clock or its calls are inside the row's time: such rows move when
-    /// other GPU workers share the host (`harness run --gpus`), device-event kernels do not.
-    pub fn shares_host(self) -> bool {
-        matches!(self, NoiseClass::Transfer | NoiseClass::OpenRegion | NoiseClass::HostStage)
-    }
-}
-
-/// A slower or faster verdict on a host-clocked row whose two sides had different numbers of GPU
-/// workers beside them (`concurrent_workers`; none: 1) is no verdict: the host was shared in one
-/// run and not in the other. Returns the verdict to keep and the reason where it was changed.
-pub fn shared_host(
-    class: NoiseClass,
-    base_workers: Option<f64>,
-    new_workers: Option<f64>,
-    verdict: super::Verdict,
-) -> (super::Verdict, Option<String>) {
-    use super::Verdict;
-    let (b, n) = (base_workers.unwrap_or(1.0), new_workers.unwrap_or(1.0));
-    if class.shares_host() && b != n && matches!(verdict, Verdict::Slower | Verdict::Faster) {
-        (Verdict::Noisy, Some(format!("host-clocked, with {b:.0} and {n:.0} GPU workers on the host: not comparable")))
-    } else {
-        (verdict, None)
-    }
+/// Why a host-clocked row cannot be judged between two runs whose sides had different numbers
+/// of other GPU workers beside them (`concurrent_workers`; none: 0): the host was shared
+/// differently. None where the row can be judged (device-event kernels always can).
+pub fn shared_host(class: NoiseClass, base_workers: Option<f64>, new_workers: Option<f64>) -> Option<String> {
+    let (b, n) = (base_workers.unwrap_or(0.0), new_workers.unwrap_or(0.0));
+    (class.shares_host() && b != n).then(|| format!("host-clocked, with {b:.0} and {n:.0} other GPU workers on the host: not comparable"))
 }
 
 /// A row's own between-run envelope from its medians in earlier runs: one and a half times the
@@ -166,14 +154,13 @@ mod tests {
     }
 
     #[test]
-    fn a_host_stage_timed_beside_other_workers_gets_no_verdict_and_a_kernel_keeps_its_own() {
-        use super::super::Verdict;
-        let (v, why) = shared_host(NoiseClass::HostStage, None, Some(4.0), Verdict::Slower);
-        assert_eq!(v, Verdict::Noisy);
-        assert!(why.unwrap().contains("1 and 4 GPU workers"));
-        assert_eq!(shared_host(NoiseClass::Kernel, None, Some(4.0), Verdict::Slower), (Verdict::Slower, None));
-        assert_eq!(shared_host(NoiseClass::HostStage, Some(4.0), Some(4.0), Verdict::Slower), (Verdict::Slower, None));
-        assert_eq!(shared_host(NoiseClass::OpenRegion, Some(4.0), None, Verdict::Same), (Verdict::Same, None));
+    fn a_host_stage_timed_beside_other_workers_cannot_be_judged_and_a_kernel_can() {
+        // An ordinary run (no column) against one of four workers (three others beside each).
+        assert!(shared_host(NoiseClass::HostStage, None, Some(3.0)).unwrap().contains("0 and 3 other GPU workers"));
+        assert!(shared_host(NoiseClass::OpenRegion, Some(3.0), None).is_some());
+        assert_eq!(shared_host(NoiseClass::Kernel, None, Some(3.0)), None);
+        assert_eq!(shared_host(NoiseClass::HostStage, Some(3.0), Some(3.0)), None);
+        assert_eq!(shared_host(NoiseClass::HostStage, Some(0.0), None), None);
     }
 
     #[test]
