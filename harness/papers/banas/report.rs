@@ -246,13 +246,18 @@ pub(crate) fn paper_devices_plan(id: &str) -> Table {
             ("input MB, NOJAC", &|d| plan(Variant::RegNojac, d).map(|p| p.input_bytes(false) as f64 / 1e6)),
             ("output MB", &|d| plan(Variant::RegJac, d).map(|p| (p.elements * p.output_bytes_per_element()) as f64 / 1e6)),
         ];
+        // Counts as whole numbers, sizes as they come.
+        let value = |v: Option<f64>| match v {
+            Some(v) if v.is_finite() && v.fract() == 0.0 => format!("{v:.0}"),
+            v => cell(v),
+        };
         for (label, f) in ours {
             let mut row = vec![format!("ours on {name}'s limits: {label}")];
-            row.extend(degrees.iter().map(|&d| cell(f(d))));
+            row.extend(degrees.iter().map(|&d| value(f(d))));
             rows.push(row);
             if let Some((_, values)) = paper.iter().find(|p| p.0 == label) {
                 let mut row = vec![format!("paper {name}: {label}")];
-                row.extend(degrees.iter().map(|&d| cell(paper_at(values, d))));
+                row.extend(degrees.iter().map(|&d| value(paper_at(values, d))));
                 rows.push(row);
             }
         }
