@@ -54,18 +54,10 @@ fn ratio_list(v: &[(i64, f64)]) -> String {
     v.iter().map(|(d, x)| format!("p{d} {x:.2}")).collect::<Vec<_>>().join(", ")
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
+/// The median of the finite values (NaN where there are none).
+fn median(v: Vec<f64>) -> f64 {
+    let finite: Vec<f64> = v.into_iter().filter(|x| x.is_finite()).collect();
+    crate::stats::median(&finite)
 }
 
 pub(crate) fn claims_table(id: &str, r: &Rows) -> Table {

@@ -80,7 +80,7 @@ impl Obs {
     }
 
     fn timed_of(&self, on: &str, method: &str, level: i64, order: i64) -> Option<Timed> {
-        let i = self.select(on, Some(method), Some(level), Some(order)).into_iter().filter(|&i| self.ok(i)).last()?;
+        let i = self.select(on, Some(method), Some(level), Some(order)).into_iter().rev().find(|&i| self.ok(i))?;
         Some(Timed::new(self.time[i], self.lo[i], self.hi[i]))
     }
 
@@ -286,7 +286,7 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
 /// Abstract: the f32 GPU assembly is at least 30x the serial f64 CPU code (order 1, the
 /// largest mesh).
 fn speedup(o: &Obs, on: &str, level: i64) -> Option<Claim> {
-    let cpu = (0..o.on.len()).filter(|&i| o.method[i] == "cpu-serial" && o.level[i] == level && o.order[i] == 1 && o.ok(i)).last()?;
+    let cpu = (0..o.on.len()).rev().find(|&i| o.method[i] == "cpu-serial" && o.level[i] == level && o.order[i] == 1 && o.ok(i))?;
     if !on.ends_with("f32") {
         return None;
     }

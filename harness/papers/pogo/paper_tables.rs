@@ -8,55 +8,47 @@ use super::report::Rows;
 use crate::report::{fmt_num, ReportCtx, Table};
 
 pub(crate) fn beside_ours(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
-    let mut targets: Vec<(String, String)> =
-        (0..r.id.time.len()).filter(|&i| r.id.backend[i] != "cpu").map(|i| (r.id.device[i].clone(), r.id.backend[i].clone())).collect();
-    targets.sort();
-    targets.dedup();
     let mut rows = Vec::new();
-    for (device, backend) in &targets {
-        let mut models: Vec<String> = r.cases().into_iter().map(|c| c.0).collect();
-        models.dedup();
-        for model in models {
-            let dofs = r.cases().into_iter().filter(|c| c.0 == model).map(|c| c.1).fold(f64::NAN, f64::max);
-            for (blocker, method) in [("aligned", "pogo-aligned"), ("greedy", "pogo-greedy")] {
-                let paper2 = paper::TABLE2.iter().find(|t| t.0 == model && t.1 == blocker);
-                for precision in ["f64", "f32"] {
-                    let Some(i) = r.id.find([device, backend, precision, method, &model], dofs) else { continue };
-                    let paper4 = paper::TABLE4.iter().find(|t| t.0 == model && t.1 == precision).filter(|_| blocker == "aligned");
-                    let blocks = r.n("arranged_blocks", i);
-                    let paper_gbs = r.n("paper_bytes", i) / r.id.time[i] / 1e9;
-                    let copy = ctx.copy_gbs(device, backend, precision);
-                    let block_s = r.n(&format!("{blocker}_s"), i);
-                    let pre = r.n("order_s", i) + r.n("operators_s", i) + r.n("arrange_s", i);
-                    let stepping = r.n("increments", i) * r.id.time[i];
-                    rows.push(vec![
-                        format!("{device} {backend}"),
-                        model.clone(),
-                        format!("{:.3}", dofs / 1e6),
-                        blocker.into(),
-                        precision.into(),
-                        fmt_num(block_s),
-                        paper2.map_or("-".into(), |p| fmt_num(p.2)),
-                        fmt_num(pre),
-                        paper2.map_or("-".into(), |p| fmt_num(p.3)),
-                        fmt_num(stepping),
-                        paper::model(&model).map_or("-".into(), |p| {
-                            let s = if blocker == "aligned" { p.step_aligned_s } else { p.step_greedy_s };
-                            fmt_num(if precision == "f64" { s.0 } else { s.1 })
-                        }),
-                        fmt_num(block_s + pre + stepping),
-                        paper2.filter(|_| precision == "f64").map_or("-".into(), |p| fmt_num(p.4)),
-                        fmt_num(blocks),
-                        paper4.map_or("-".into(), |p| fmt_num(p.2)),
-                        fmt_num(r.n("paper_bytes", i) / blocks),
-                        paper4.map_or("-".into(), |p| fmt_num(p.3)),
-                        fmt_num(paper_gbs),
-                        copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * paper_gbs / c)),
-                        fmt_num(r.gbs[i]),
-                        copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * r.gbs[i] / c)),
-                        paper4.map_or("-".into(), |p| format!("{} ({:.0}% of 192.4)", fmt_num(p.4), 100.0 * p.4 / 192.4)),
-                    ]);
-                }
+    for (device, backend, model, dofs) in r.largest_on_gpus() {
+        let (device, backend) = (&device, &backend);
+        for (blocker, method) in [("aligned", "pogo-aligned"), ("greedy", "pogo-greedy")] {
+            let paper2 = paper::TABLE2.iter().find(|t| t.0 == model && t.1 == blocker);
+            for precision in ["f64", "f32"] {
+                let Some(i) = r.id.find([device, backend, precision, method, &model], dofs) else { continue };
+                let paper4 = paper::TABLE4.iter().find(|t| t.0 == model && t.1 == precision).filter(|_| blocker == "aligned");
+                let blocks = r.n("arranged_blocks", i);
+                let paper_gbs = r.n("paper_bytes", i) / r.id.time[i] / 1e9;
+                let copy = ctx.copy_gbs(device, backend, precision);
+                let block_s = r.n(&format!("{blocker}_s"), i);
+                let pre = r.n("order_s", i) + r.n("operators_s", i) + r.n("arrange_s", i);
+                let stepping = r.n("increments", i) * r.id.time[i];
+                rows.push(vec![
+                    format!("{device} {backend}"),
+                    model.clone(),
+                    format!("{:.3}", dofs / 1e6),
+                    blocker.into(),
+                    precision.into(),
+                    fmt_num(block_s),
+                    paper2.map_or("-".into(), |p| fmt_num(p.2)),
+                    fmt_num(pre),
+                    paper2.map_or("-".into(), |p| fmt_num(p.3)),
+                    fmt_num(stepping),
+                    paper::model(&model).map_or("-".into(), |p| {
+                        let s = if blocker == "aligned" { p.step_aligned_s } else { p.step_greedy_s };
+                        fmt_num(if precision == "f64" { s.0 } else { s.1 })
+                    }),
+                    fmt_num(block_s + pre + stepping),
+                    paper2.filter(|_| precision == "f64").map_or("-".into(), |p| fmt_num(p.4)),
+                    fmt_num(blocks),
+                    paper4.map_or("-".into(), |p| fmt_num(p.2)),
+                    fmt_num(r.n("paper_bytes", i) / blocks),
+                    paper4.map_or("-".into(), |p| fmt_num(p.3)),
+                    fmt_num(paper_gbs),
+                    copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * paper_gbs / c)),
+                    fmt_num(r.gbs[i]),
+                    copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * r.gbs[i] / c)),
+                    paper4.map_or("-".into(), |p| format!("{} ({:.0}% of 192.4)", fmt_num(p.4), 100.0 * p.4 / 192.4)),
+                ]);
             }
         }
     }

@@ -73,6 +73,25 @@ impl Rows {
         v.dedup();
         v
     }
+    /// Each (device, backend, model, DOFs) of the GPU rows at the model's largest size, in
+    /// order: what the ledger and Tables 2/4 judge.
+    pub(crate) fn largest_on_gpus(&self) -> Vec<(String, String, String, f64)> {
+        let mut targets: Vec<(String, String)> = (0..self.id.time.len())
+            .filter(|&i| self.id.backend[i] != "cpu")
+            .map(|i| (self.id.device[i].clone(), self.id.backend[i].clone()))
+            .collect();
+        targets.sort();
+        targets.dedup();
+        let cases = self.cases();
+        let mut largest: Vec<(String, f64)> = Vec::new();
+        for (model, dofs) in cases {
+            match largest.last_mut() {
+                Some(l) if l.0 == model => l.1 = l.1.max(dofs),
+                _ => largest.push((model, dofs)),
+            }
+        }
+        targets.into_iter().flat_map(|(d, b)| largest.iter().map(move |(m, n)| (d.clone(), b.clone(), m.clone(), *n))).collect()
+    }
 }
 
 pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {

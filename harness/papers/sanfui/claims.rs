@@ -3,7 +3,7 @@
 //! claim quotes the paper; the rules are in the functions below.
 
 use super::formats::storage_bytes_of_box;
-use super::report::{ours, paper, Rows};
+use super::report::{assembly_stages, ours, paper, Rows};
 use super::spec::Format;
 use crate::report::claims::{self, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, ReportCtx, Table};
@@ -18,13 +18,8 @@ struct At<'a> {
 impl At<'_> {
     /// Symbolic + numeric with its (summed) interval; the stages the report's `assembly` adds.
     fn assembly(&self, m: &str) -> Timed {
-        let stages: &[&str] = match m {
-            "elem-atomic" => &["numeric"],
-            "coo-cusparse" => &["triplets", "sort", "sum"],
-            _ => &["symbolic", "numeric"],
-        };
         let mut t = Timed::new(0.0, 0.0, 0.0);
-        for st in stages {
+        for st in assembly_stages(m) {
             match self.r.find(self.key, m, st, self.top) {
                 Some(i) => t = t.plus(Timed::new(self.r.time[i], self.r.lo[i], self.r.hi[i])),
                 None => return Timed::new(f64::NAN, f64::NAN, f64::NAN),

@@ -54,15 +54,7 @@ fn wide_intervals_are_noisy_not_changes() {
 #[test]
 fn a_verification_that_now_fails_is_a_regression_whatever_the_time() {
     let ok = side(vec![1.0; 10]);
-    let failed = Side {
-        class: NoiseClass::Kernel,
-        status: "failed".into(),
-        median_s: None,
-        ci_low_s: None,
-        ci_high_s: None,
-        samples: vec![],
-        workers: None,
-    };
+    let failed = failed_side();
     assert_eq!(judge(&ok, &failed, 0.05).2, Verdict::Regression);
     assert_eq!(judge(&failed, &ok, 0.05).2, Verdict::Fixed);
     let skipped = Side { status: "skipped".into(), ..failed.clone() };

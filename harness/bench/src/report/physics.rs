@@ -40,8 +40,11 @@ pub fn breaches(rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<Breach>, Report
     let memory = frame::nums(&timed, "memory_bytes")?;
     // A case's working set: the device memory it holds, where any of its rows says (a long run's
     // row counts the bytes of all its steps, not what one step touches); else the row's bytes.
-    let held =
-        |c: &str| (0..timed.height()).filter(|&j| case[j] == c).map(|j| memory[j]).filter(|m| m.is_finite()).fold(f64::NAN, f64::max);
+    let mut held: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+    for (c, &m) in case.iter().zip(&memory).filter(|(_, m)| m.is_finite()) {
+        let e = held.entry(c.as_str()).or_insert(m);
+        *e = e.max(m);
+    }
     let mut out = Vec::new();
     for i in 0..timed.height() {
         let on = format!("{} {} {}", device[i], backend[i], precision[i]);
@@ -56,7 +59,7 @@ pub fn breaches(rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<Breach>, Report
         let info = ctx.meta.devices.iter().find(|d| d.name == device[i] && d.backend.map(|b| b.as_str()) == Some(backend[i].as_str()));
         // A working set the L2 can hold between repetitions is served at cache speed: the
         // DRAM copy is no ceiling for it.
-        let working_set = Some(held(&case[i])).filter(|m| m.is_finite()).unwrap_or(bytes[i]);
+        let working_set = held.get(case[i].as_str()).copied().unwrap_or(bytes[i]);
         let cache_resident = info.is_some_and(|d| d.cache_bytes > 0 && working_set < 2.0 * d.cache_bytes as f64);
         if let Some(copy) = ctx.copy_gbs(&device[i], &backend[i], &precision[i]).filter(|_| !cache_resident) {
             if gbs[i].is_finite() && gbs[i] > COPY_MARGIN * copy {
