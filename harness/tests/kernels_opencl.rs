@@ -3,6 +3,8 @@
 #[path = "opencl/afem.rs"]
 mod afem;
 mod common;
+#[path = "opencl/peers.rs"]
+mod peers;
 
 use fembench::device::{Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};

@@ -69,6 +69,24 @@ impl ModuleCache {
         })
     }
 
+    /// The slot-map scatter (`slot_scatter` of `kernels/coo_sum.kern`): element entries added
+    /// atomically into the slots of a map built once.
+    pub fn slot_scatter(&mut self, dev: &dyn Device, precision: fembench_device::Precision) -> Result<Kernel, DeviceError> {
+        self.kernel(dev, &fembench_device::kernels::COO_SUM, &Defines::for_precision(precision), "slot_scatter")
+    }
+
+    /// The shared device radix sort of COO pairs (`kernels/radix_sort.kern`).
+    pub fn radix_sort(&mut self, dev: &dyn Device) -> Result<fembench_device::radix_sort::RadixKernels, DeviceError> {
+        let mut get = |name| self.kernel(dev, &fembench_device::kernels::RADIX_SORT, &Defines::new(), name);
+        Ok(fembench_device::radix_sort::RadixKernels {
+            iota: get("radix_iota")?,
+            count: get("radix_count")?,
+            scatter: get("radix_scatter")?,
+            row_ptr: get("radix_row_ptr")?,
+            copy3: get("radix_copy3")?,
+        })
+    }
+
     /// The word-fill kernel (`fb_fill_u32`): zeroing, poisoning, any 32-bit pattern.
     pub fn filler(&mut self, dev: &dyn Device) -> Result<Kernel, DeviceError> {
         self.kernel(dev, &fembench_device::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")

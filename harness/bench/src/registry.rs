@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fembench_device::kernels::{KernelSource, CACHE_FLUSH, COO_SUM, SCAN};
+use fembench_device::kernels::{KernelSource, CACHE_FLUSH, COO_SUM, RADIX_SORT, SCAN};
 
 use crate::benchmark::{load_as, Benchmark, Checks, Experiment};
 use crate::experiment::{self, ExperimentError};
@@ -36,7 +36,7 @@ impl Registry {
 
     /// Every kernel file of the build, the harness' own first, each once.
     pub fn kernels(&self) -> Vec<KernelSource> {
-        let mut out = vec![CACHE_FLUSH, SCAN, COO_SUM];
+        let mut out = vec![CACHE_FLUSH, SCAN, COO_SUM, RADIX_SORT];
         for k in self.0.iter().flat_map(|e| e.kernels) {
             if !out.iter().any(|o| o.file == k.file) {
                 out.push(*k);

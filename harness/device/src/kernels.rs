@@ -27,6 +27,9 @@ pub const SCAN: KernelSource = KernelSource { file: "scan.kern", text: include_s
 /// Sorted COO pairs to CSR with duplicates summed (host side: [`crate::coo_sum`]).
 pub const COO_SUM: KernelSource = KernelSource { file: "coo_sum.kern", text: include_str!("../../../kernels/coo_sum.kern") };
 
+/// The device radix sort of COO pairs (host side: [`crate::radix_sort`]).
+pub const RADIX_SORT: KernelSource = KernelSource { file: "radix_sort.kern", text: include_str!("../../../kernels/radix_sort.kern") };
+
 /// `-D` defines for one compilation, kept in order so compile errors can show them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Defines(pub Vec<(String, String)>);

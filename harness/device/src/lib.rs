@@ -17,6 +17,7 @@ pub mod kernel_cache;
 pub mod kernels;
 mod nvrtc;
 pub mod opencl;
+pub mod radix_sort;
 pub mod scan;
 pub mod telemetry;
 pub mod vendor;

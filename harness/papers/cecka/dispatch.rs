@@ -3,7 +3,7 @@
 
 use super::cost::*;
 use super::gpu::*;
-use super::peer::run_coo_peer;
+use super::peer::run_peer;
 use super::plans::*;
 use super::prepared::*;
 use super::spec::*;
@@ -22,7 +22,7 @@ pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Pre
         Family::SharedNz => run_shared_nz::<T>(ctx, problem, prep, point)?,
         Family::LocalNz => run_local_nz::<T>(ctx, problem, prep, point)?,
         Family::SharedAtomic => run_shared_atomic::<T>(ctx, problem, prep, point)?,
-        Family::Coo => run_coo_peer::<T>(ctx, problem, prep)?,
+        Family::Coo => run_peer::<T>(ctx, problem, prep, point.method)?,
         Family::Cpu => return Err(CaseError::Failed("a CPU method on a GPU target".into())),
     };
     let p = &prep.problem;

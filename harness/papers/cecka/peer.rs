@@ -1,39 +1,55 @@
-//! The peer (beyond the paper, CUDA only): the COO route a user of CuPy or SciPy takes, run in the
-//! same process and stream as the paper's methods. One thread per element writes A^e as
-//! triplets (value, row, column; a pair with a prescribed dof goes to a sentinel row past the
-//! free ones) and adds F^e into the right-hand side atomically; cuSPARSE sorts the pairs into CSR
-//! order (`coosortByRow`, `coo2csr`, `csrsort`), and the shared `coo_sum` kernels sum the
-//! duplicates. The whole route is one timed region, the gate open: cuSPARSE's sorts wait on the
-//! stream inside, so the host gaps between its calls count, as they do for a user.
+//! The peers (beyond the paper): the routes a user of a GPU library takes, run in the same
+//! process and stream as the paper's methods.
+//!
+//! - The COO route (CuPy's `coo_matrix(...).tocsr()`, SciPy's on the CPU): one thread per element
+//!   writes A^e as triplets (value, row, column; a pair with a prescribed dof goes to a sentinel
+//!   row past the free ones) and adds F^e into the right-hand side atomically; the pairs are
+//!   sorted into CSR order and the shared `coo_sum` kernels sum the duplicates. `coo-radix` sorts
+//!   with the shared device radix sort (CUB's algorithm, what CuPy runs; no host wait, so device
+//!   events time it), `coo-cusparse` with cuSPARSE's legacy sort (`coosortByRow`, `coo2csr`,
+//!   `csrsort`), whose calls wait on the stream inside, so its region is timed with the gate open
+//!   and the host gaps count, as they do for a user.
+//! - The slot-map route (PyTorch's `index_add_`): a plain kernel writes A^e, then one thread per
+//!   entry adds it atomically into the CSR slot a map built once (outside the timer) gives.
 
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use super::cost::element_flops;
 use super::gpu::*;
 use super::prepared::Prepared;
-use super::spec::{Family, Problem_};
+use super::spec::{Family, Method, Problem_};
 use super::system::SOURCE_F;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
+use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
 use crate::device::{Arg, DeviceExt, Launch};
 use crate::kernels::Defines;
 use crate::measure::Gate;
 use crate::real::Real;
 
-pub(crate) fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared) -> Result<GpuRun<T>, CaseError> {
+/// Runs the peer `method` (one of the [`Family::Coo`] methods).
+pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, method: Method) -> Result<GpuRun<T>, CaseError> {
+    match method {
+        Method::SlotScatter => run_slot_peer::<T>(ctx, problem, prep),
+        _ => run_coo_peer::<T>(ctx, problem, prep, method == Method::CooRadix),
+    }
+}
+
+fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, radix: bool) -> Result<GpuRun<T>, CaseError> {
     let dev = gpu_of(ctx)?;
     let p = &prep.problem;
     let (en, ne, s, nnz) = (p.en(), p.ne(), std::mem::size_of::<T>(), p.nnz());
     let pairs = en * en * ne;
     if pairs >= i32::MAX as usize {
         return Err(CaseError::Failed(format!(
-            "cuSPARSE's COO sort takes a 32-bit entry count; {ne} elements give {pairs} triplets ({} each), over 2^31 - 1",
+            "the COO sort takes a 32-bit entry count; {ne} elements give {pairs} triplets ({} each), over 2^31 - 1",
             en * en
         )));
     }
     // The free rows, then the sentinel row n_free that collects every pair with a prescribed dof.
     let rows = p.n_free + 1;
-    let lib = dev.sparse()?;
     let setup_start = Instant::now();
     let conn: Vec<u32> = (0..en * ne).map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
     let nodal = upload_nodal::<T>(dev, p)?;
@@ -45,7 +61,13 @@ pub(crate) fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
     // At most one distinct sentinel pair beside the pattern's nnz.
     let (out_ptr, out_col, out_val, rhs) =
         (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * (nnz + 1))?, dev.alloc(s * (nnz + 1))?, dev.alloc(s * p.n_free.max(1))?);
-    let sort = lib.coo_sort_to_csr(rows, rows, pairs, &row, &col, &perm, &row_ptr_dup)?;
+    let (radix_k, scan) = (ctx.modules.radix_sort(dev)?, ctx.modules.scan(dev)?);
+    let arrays = CooArrays { rows, cols: rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup };
+    let sort: Box<dyn SortOp + '_> = if radix {
+        Box::new(CooRadixSort::new(dev, &radix_k, &scan, arrays)?)
+    } else {
+        Box::new(dev.sparse()?.coo_sort_to_csr(rows, rows, pairs, &row, &col, &perm, &row_ptr_dup)?)
+    };
     let setup_s = setup_start.elapsed().as_secs_f64();
     let memory = (conn.len() + p.dof.len()) * 4
         + nodal.bytes
@@ -60,15 +82,18 @@ pub(crate) fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
     let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", 0);
     let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_coo_elements")?;
     let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
-    let (scan, sum) = (ctx.modules.scan(dev)?, ctx.modules.coo_sum(dev, T::PRECISION)?);
+    let sum = ctx.modules.coo_sum(dev, T::PRECISION)?;
     let coo = SortedCoo { rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup, vals: &ke };
     let out = CsrOut { row_ptr: &out_ptr, col: &out_col, val: &out_val };
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let outputs = [&ke, &row, &col, &perm, &row_ptr_dup, &scratch.head, &scratch.slot, &out_ptr, &out_col, &out_val, &rhs];
-    // Its region is open: the host's cuSPARSE calls are inside it, so no background work (the
+    // cuSPARSE's region is open: the host's calls are inside it, so no background work (the
     // next problem built ahead) may share the cores while it is timed.
-    crate::background::quiet();
-    let timings = time_modes_as(ctx, dev, Gate::Open, &outputs, &mut || {
+    if !radix {
+        crate::background::quiet();
+    }
+    let gate = if radix { Gate::Closed } else { Gate::Open };
+    let timings = time_modes_as(ctx, dev, gate, &outputs, &mut || {
         dev.launch(&zero, Launch::cover(p.n_free.max(1), 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
         let args = [
             Arg::Buf(&nodal.x),
@@ -105,8 +130,8 @@ pub(crate) fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
         )));
     }
     // Minimum traffic (cost model): connectivity, dofs and nodal data in; A^e and its pairs out;
-    // the sort reads and writes the pairs and the permutation once (a lower bound for a radix
-    // sort); the sum reads pairs, flags, run numbers and the gathered values and writes the CSR.
+    // the sort reads and writes the pairs and the permutation once (a lower bound for any sort;
+    // a radix sort makes one such pass per digit); the sum reads pairs, flags, run numbers and the gathered values and writes the CSR.
     let bytes = en * ne * (8 + 3 * s) + pairs * (s + 8) + pairs * 24 + pairs * (16 + s) + nnz * (4 + s) + (rows + 1) * 8 + 2 * p.n_free * s;
     Ok(GpuRun {
         timings,
@@ -117,5 +142,62 @@ pub(crate) fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
         memory: memory as f64,
         setup_s,
         extras: vec![("sort_workspace_bytes", sort.workspace_bytes() as f64), ("triplets", pairs as f64)],
+    })
+}
+
+/// The slot-map route: the map (entry k of element e, stored at k ne + e as the element kernel
+/// writes A^e, to its CSR slot, -1 for a prescribed dof) is built and uploaded outside the timer.
+fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared) -> Result<GpuRun<T>, CaseError> {
+    let dev = gpu_of(ctx)?;
+    let p = &prep.problem;
+    let (en, ne, s, nnz) = (p.en(), p.ne(), std::mem::size_of::<T>(), p.nnz());
+    let entries = en * en * ne;
+    let setup_start = Instant::now();
+    let conn: Vec<u32> = (0..en * ne).into_par_iter().map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
+    let slots: Vec<i32> = (0..entries).into_par_iter().map(|idx| p.slots[(idx % ne) * en * en + idx / ne] as i32).collect();
+    let nodal = upload_nodal::<T>(dev, p)?;
+    let (conn_b, dof, slots_b) = (dev.upload_slice(&conn)?, dev.upload_slice(&p.dof)?, dev.upload_slice(&slots)?);
+    let (ke, vals, rhs, unused) = (dev.alloc(s * entries)?, dev.alloc(s * nnz.max(1))?, dev.alloc(s * p.n_free.max(1))?, dev.alloc(4)?);
+    let setup_s = setup_start.elapsed().as_secs_f64();
+    let memory = (conn.len() + p.dof.len() + entries) * 4 + nodal.bytes + entries * s + (nnz + p.n_free) * s;
+    let gs = problem.group_size(Family::Elem);
+    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", 0).with("COO_PAIRS", 0);
+    let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_coo_elements")?;
+    let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
+    let scatter = ctx.modules.slot_scatter(dev, T::PRECISION)?;
+    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let timings = time_modes(ctx, dev, &[&ke, &vals, &rhs], &mut || {
+        dev.launch(&zero, Launch::cover(nnz.max(1), 256), &[Arg::Buf(&vals), Arg::I32(nnz as i32)])?;
+        dev.launch(&zero, Launch::cover(p.n_free.max(1), 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
+        let args = [
+            Arg::Buf(&nodal.x),
+            Arg::Buf(&nodal.y),
+            Arg::Buf(&conn_b),
+            Arg::Buf(&dof),
+            Arg::Buf(&nodal.g),
+            Arg::Buf(&nodal.refs),
+            Arg::Buf(&ke),
+            Arg::Buf(&unused),
+            Arg::Buf(&unused),
+            Arg::Buf(&rhs),
+            f,
+            Arg::I32(ne as i32),
+            Arg::I32(p.n_free as i32),
+        ];
+        dev.launch(&elements, Launch::cover(ne, gs), &args)?;
+        dev.launch(&scatter, Launch::cover(entries, 256), &[Arg::Buf(&ke), Arg::Buf(&slots_b), Arg::Buf(&vals), Arg::I64(entries as i64)])
+    })?;
+    // Compulsory traffic: connectivity, dofs and nodal data in, A^e written once, then A^e and
+    // the map read once and every CSR value read and written once; rhs zeroed and added once.
+    let bytes = en * ne * (8 + 3 * s) + entries * s + entries * (4 + s) + 2 * nnz * s + 2 * p.n_free * s;
+    Ok(GpuRun {
+        timings,
+        vals: dev.download_vec::<T>(&vals, nnz)?,
+        rhs: dev.download_vec::<T>(&rhs, p.n_free)?,
+        bytes: bytes as f64,
+        flops: ne as f64 * element_flops(en as f64, false) + entries as f64,
+        memory: memory as f64,
+        setup_s,
+        extras: vec![("triplets", entries as f64)],
     })
 }

@@ -38,6 +38,13 @@ pub enum Method {
     /// Beyond the paper, the peer (CUDA only): the COO route a user of CuPy or SciPy takes.
     /// Element matrices as triplets, cuSPARSE's sort into CSR order, duplicates summed.
     CooCusparse,
+    /// Beyond the paper, a peer: the same COO route sorted by the shared device radix sort (what
+    /// CuPy's `tocsr` runs, CUB's algorithm). Both GPU APIs.
+    CooRadix,
+    /// Beyond the paper, a peer: PyTorch's `index_add_` route; a plain kernel writes the element
+    /// matrices, then they are added atomically into CSR slots through a map built once. Both
+    /// GPU APIs.
+    SlotScatter,
 }
 
 /// How a GPU method assembles; each has a full and a dummy variant.
@@ -53,7 +60,7 @@ pub(crate) enum Family {
 }
 
 impl Method {
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 17] = [
         Method::CpuSerial,
         Method::CpuParallel,
         Method::ElemColor,
@@ -69,7 +76,12 @@ impl Method {
         Method::SharedAtomic,
         Method::SharedAtomicDummy,
         Method::CooCusparse,
+        Method::CooRadix,
+        Method::SlotScatter,
     ];
+
+    /// The peers: what a user of a GPU library runs instead of the paper's methods.
+    pub const PEERS: [Method; 3] = [Method::CooRadix, Method::SlotScatter, Method::CooCusparse];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -88,6 +100,8 @@ impl Method {
             Method::SharedAtomic => "shared-atomic",
             Method::SharedAtomicDummy => "shared-atomic-dummy",
             Method::CooCusparse => "coo-cusparse",
+            Method::CooRadix => "coo-radix",
+            Method::SlotScatter => "slot-scatter",
         }
     }
     pub(crate) fn family(self) -> Family {
@@ -98,7 +112,7 @@ impl Method {
             Method::SharedNz | Method::SharedNzDummy => Family::SharedNz,
             Method::LocalNz | Method::LocalNzDummy => Family::LocalNz,
             Method::SharedAtomic | Method::SharedAtomicDummy => Family::SharedAtomic,
-            Method::CooCusparse => Family::Coo,
+            Method::CooCusparse | Method::CooRadix | Method::SlotScatter => Family::Coo,
         }
     }
     pub(crate) fn on_cpu(self) -> bool {

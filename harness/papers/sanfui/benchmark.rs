@@ -92,9 +92,9 @@ impl Benchmark for SanfuiAssembly {
         // baseline's slots and K^e dominate on the device (576 x (8 + 4) bytes per element).
         let n = p.nodes.iter().product::<usize>() as f64;
         let part = super::gpu::CHECK_ENTRIES.min(243 * p.nodes.iter().product::<usize>()) as f64 * 16.0;
-        // The cuSPARSE peer keeps five int arrays of 576 E triplets besides K^e, and the sort's workspace.
+        // The COO peers keep five int arrays of 576 E triplets besides K^e, and the sort's workspace.
         let host = n * 243.0 * 20.0 + part + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
-        let peer = if p.method == Method::CooCusparse { n * 576.0 * 28.0 } else { 0.0 };
+        let peer = if p.method.coo_route() { n * 576.0 * 28.0 } else { 0.0 };
         // SharedNZ's lists: about 576 sources and 243 targets per owned node, 4 bytes each,
         // built per block, then concatenated (host: twice), and no K^e on the device.
         if p.method == Method::SharedNz {
@@ -112,8 +112,8 @@ impl Benchmark for SanfuiAssembly {
         let run = match ctx.target {
             Target::Cpu => run_cpu(ctx, &prep, point.method)?,
             Target::Gpu(dev) => match (ctx.precision, point.method) {
-                (Precision::F32, Method::CooCusparse) => super::peer::run_peer::<f32>(ctx, dev, &prep)?,
-                (Precision::F64, Method::CooCusparse) => super::peer::run_peer::<f64>(ctx, dev, &prep)?,
+                (Precision::F32, m) if m.coo_route() => super::peer::run_peer::<f32>(ctx, dev, &prep, m)?,
+                (Precision::F64, m) if m.coo_route() => super::peer::run_peer::<f64>(ctx, dev, &prep, m)?,
                 (Precision::F32, Method::SharedNz) => super::shared_nz::run::<f32>(ctx, dev, &prep, problem)?,
                 (Precision::F64, Method::SharedNz) => super::shared_nz::run::<f64>(ctx, dev, &prep, problem)?,
                 (Precision::F32, _) => run_device::<f32>(ctx, dev, &prep, point.method)?,

@@ -66,7 +66,7 @@ pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, C
         let nnz = 9.0 * nb.blocks() as f64;
         return vec![("elements", elements), ("numeric", Cost { bytes: 576.0 * s * e + 4.0 * 576.0 * e + s * nnz, flops: 576.0 * e })];
     }
-    if method == Method::CooCusparse {
+    if method.coo_route() {
         let (p, nnz) = (576.0 * e, 9.0 * nb.blocks() as f64);
         let rows = 4.0 * (3.0 * n + 1.0);
         return vec![

@@ -101,7 +101,7 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
         Method::ElemAtomic => vec![("elements", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
         // K^e is computed inside the numeric kernel, in shared memory.
         Method::SharedNz => vec![("symbolic", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
-        Method::CooCusparse => vec![
+        Method::CooCusparse | Method::CooRadix => vec![
             ("elements", Timer::DeviceEvent),
             ("triplets", Timer::DeviceEvent),
             ("sort", Timer::DeviceEvent),

@@ -111,7 +111,7 @@ impl Rows {
 pub(crate) fn assembly_stages(method: &str) -> &'static [&'static str] {
     match method {
         "elem-atomic" => &["numeric"],
-        "coo-cusparse" => &["triplets", "sort", "sum"],
+        "coo-cusparse" | "coo-radix" => &["triplets", "sort", "sum"],
         "cpu-serial" | "cpu-parallel" => &["total"],
         _ => &["symbolic", "numeric"],
     }
@@ -181,6 +181,15 @@ fn counts(id: &str, r: &Rows) -> Table {
     }
 }
 
+/// The fastest peer's assembly at box `n` (the peers: [`Method::PEERS`]), with its name.
+pub(crate) fn strongest_peer(r: &Rows, key: &str, n: f64) -> Option<(&'static str, f64)> {
+    Method::PEERS
+        .iter()
+        .map(|m| (m.as_str(), r.assembly(key, m.as_str(), n)))
+        .filter(|p| p.1.is_finite())
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
 /// The paper's ten combinations, by name.
 pub(crate) fn paper() -> Vec<&'static str> {
     Method::ALL.iter().filter(|m| m.is_paper()).map(|m| m.as_str()).collect()
@@ -192,6 +201,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
         let Some(&top) = r.sizes(key).last() else { continue };
         let base = r.assembly(key, "elem-atomic", top);
         let peer = r.assembly(key, "coo-cusparse", top);
+        let strongest = strongest_peer(r, key, top);
         let cpu = r.cpu_serial(top);
         for m in Method::ALL.iter().filter(|m| !m.on_cpu()) {
             let name = m.as_str();
@@ -207,6 +217,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
                 ms("symbolic"),
                 ms("numeric"),
                 fmt_num(asm * 1e3),
+                strongest.map_or("-".into(), |(p, t)| format!("{} {p}", fmt_num(t / asm))),
                 ms("convert"),
                 numeric.map_or("-".into(), |i| fmt_num(r.gbs[i])),
                 numeric
@@ -235,6 +246,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
             "symbolic ms",
             "numeric ms",
             "assembly ms",
+            "x strongest peer (assembly, same run)",
             "to CSR ms",
             "numeric GB/s",
             "% of copy",
@@ -251,7 +263,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
         notes: vec![
             "Device stages by device events; assembly = symbolic + numeric (the baseline: numeric, its CSR slots being host pre-processing); to CSR: COOM and ELLM converted to CSR on the device (beyond the paper; in their total).".into(),
             "numeric GB/s: compulsory bytes (K^e, connectivity, the searched index arrays once, every value written once) over the numeric stage's median (cost.rs); % of copy: of the copy kernel's GB/s at its largest array, same device, backend and precision, in the same run (device-bandwidth; '-' where the run has none).".into(),
-            "coo-cusparse (what most users do, CUDA only): its assembly is triplets + sort (cuSPARSE coosortByRow, coo2csr, csrsort) + sum (our head flags, scan and segmented sum); x coo-cusparse is its assembly over the method's, same run.".into(),
+            "The peers, what a GPU-library user runs instead: coo-radix, the COO route of a CuPy user (triplets + sort by a device radix sort, CUB's algorithm as CuPy's tocsr runs it + sum: our head flags, scan and segmented sum; device events); elem-atomic, the slot-map route of PyTorch's index_add_ (K^e added atomically through CSR slots built once); coo-cusparse (CUDA only), the COO route with cuSPARSE's legacy sort (coosortByRow, coo2csr, csrsort; timed with its host waits). x strongest peer: the fastest peer's assembly over the method's, that peer named; x elem-atomic and x coo-cusparse: theirs, same run.".into(),
             "SpMV: y = A x on the method's own matrix by our kernel of its format (timed apart from the assembly); cuSPARSE SpMV: cusparseSpMV on the same matrix where cuSPARSE has the format (CSR; COOM as BSR with 3x3 row-major blocks; ELLM through its CSR conversion), same process and stream. Both checked against the f64 reference matrix times x.".into(),
             "shared-nz (the paper's GPU baseline, Cecka et al.'s SharedNZ for hex8): K^e is computed inside its numeric kernel, in shared memory (no elements stage); its symbolic stage is CSR's. Its plan (bricks, lists) is host pre-processing.".into(),
             "x cpu-serial: the serial f64 CPU's total (symbolic + addto with K^e inside, one host thread) over the method's total (elements + symbolic + numeric), same run.".into(),

@@ -58,6 +58,9 @@ pub enum Method {
     /// `csrsort`) and our kernels sum the duplicates into CSR (head flags, the shared scan, a
     /// segmented sum).
     CooCusparse,
+    /// The same COO route sorted by the shared device radix sort (what CuPy's `tocsr` runs, CUB's
+    /// algorithm; beyond the paper, both GPU APIs).
+    CooRadix,
     /// Algorithm 2 (`addto`), serial f64 into CSR: the paper's CPU baseline.
     CpuSerial,
     /// The same over the 8 colors with rayon's threads.
@@ -65,7 +68,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 16] = [
+    pub const ALL: [Method; 17] = [
         Method::CooColor,
         Method::CooAtomic,
         Method::CsrColor,
@@ -80,6 +83,7 @@ impl Method {
         Method::EllmGather,
         Method::SharedNz,
         Method::CooCusparse,
+        Method::CooRadix,
         Method::CpuSerial,
         Method::CpuParallel,
     ];
@@ -99,6 +103,7 @@ impl Method {
             "ellm-gather",
             "shared-nz",
             "coo-cusparse",
+            "coo-radix",
             "cpu-serial",
             "cpu-parallel",
         ][self as usize]
@@ -127,6 +132,13 @@ impl Method {
     }
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
+    }
+    /// The peers, what a GPU-library user runs instead: the COO routes and the slot-map scatter
+    /// (elem-atomic: K^e written, then added through CSR slots built once, PyTorch's index_add_).
+    pub const PEERS: [Method; 3] = [Method::CooRadix, Method::ElemAtomic, Method::CooCusparse];
+    /// A COO route (element triplets sorted into CSR, duplicates summed).
+    pub fn coo_route(self) -> bool {
+        matches!(self, Method::CooCusparse | Method::CooRadix)
     }
     pub fn runs_on(self, backend: Backend) -> bool {
         match self {
