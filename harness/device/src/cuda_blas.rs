@@ -1,7 +1,9 @@
 //! cuBLAS through cudarc's binding (loaded at run time, like cuSPARSE): the level-1 calls a
 //! conjugate gradient written with the vendor libraries makes. The handle is bound to the
 //! device's one stream and keeps cuBLAS' default host pointer mode, so `dot` returns its result
-//! to the host and waits for it, as in NVIDIA's own CG sample: the round trip a user pays. Its
+//! to the host and waits for it, as in NVIDIA's own CG sample: the round trip a user pays; the
+//! `*_to`/`*_by` calls switch to device pointer mode for one call each (scalars stay on the
+//! device, as in NVIDIA's CUDA-graph CG sample, the expert's version). Its
 //! math mode is set to the default, so FP32 GEMMs do not use TF32 tensor cores. Its workspace is
 //! a buffer of ours ([`WORKSPACE_BYTES`], cuBLAS' recommendation for Hopper), so the device
 //! memory the library holds is known and a method can count it.
@@ -88,6 +90,28 @@ impl CuBlas {
 
     fn n(n: usize) -> DeviceResult<c_int> {
         c_int::try_from(n).map_err(|_| DeviceError::Unsupported(format!("cuBLAS takes a 32-bit length; {n} does not fit")))
+    }
+}
+
+impl CuBlas {
+    /// Runs `call` with the handle in device pointer mode (scalars read and written on the
+    /// device), then puts the default host mode back.
+    fn on_device_scalars(&self, call: impl FnOnce() -> DeviceResult<()>) -> DeviceResult<()> {
+        // SAFETY: a live handle; the mode is host state of the handle, read at each call.
+        unsafe {
+            status("cublasSetPointerMode", bl::cublasSetPointerMode_v2(self.handle, bl::cublasPointerMode_t::CUBLAS_POINTER_MODE_DEVICE))?;
+        }
+        let result = call();
+        // SAFETY: as above.
+        unsafe {
+            status("cublasSetPointerMode", bl::cublasSetPointerMode_v2(self.handle, bl::cublasPointerMode_t::CUBLAS_POINTER_MODE_HOST))?;
+        }
+        result
+    }
+
+    /// The device address of scalar `at` of `buf`.
+    fn scalar(&self, buf: &Buffer, at: usize, precision: Precision) -> DeviceResult<u64> {
+        Ok(self.ptr(buf, at + 1, precision)? + (at * precision.bytes()) as u64)
     }
 }
 
@@ -187,6 +211,50 @@ impl VendorBlas for CuBlas {
             Precision::F64 => gemm!(cublasDgemmStridedBatched, f64),
             Precision::F32 => gemm!(cublasSgemmStridedBatched, f32),
         }
+    }
+
+    fn dot_to(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer, out: &Buffer, at: usize) -> DeviceResult<()> {
+        let (px, py, len) = (self.ptr(x, n, precision)?, self.ptr(y, n, precision)?, Self::n(n)?);
+        let po = self.scalar(out, at, precision)?;
+        // SAFETY: both vectors hold n values, `out` holds scalar `at`; device pointer mode.
+        self.on_device_scalars(|| unsafe {
+            match precision {
+                Precision::F64 => {
+                    status("cublasDdot", bl::cublasDdot_v2(self.handle, len, px as *const f64, 1, py as *const f64, 1, po as *mut f64))
+                }
+                Precision::F32 => {
+                    status("cublasSdot", bl::cublasSdot_v2(self.handle, len, px as *const f32, 1, py as *const f32, 1, po as *mut f32))
+                }
+            }
+        })
+    }
+
+    fn axpy_by(&self, precision: Precision, n: usize, alpha: &Buffer, at: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()> {
+        let (px, py, len) = (self.ptr(x, n, precision)?, self.ptr(y, n, precision)?, Self::n(n)?);
+        let pa = self.scalar(alpha, at, precision)?;
+        // SAFETY: both vectors hold n values, `alpha` holds scalar `at`; device pointer mode.
+        self.on_device_scalars(|| unsafe {
+            match precision {
+                Precision::F64 => {
+                    status("cublasDaxpy", bl::cublasDaxpy_v2(self.handle, len, pa as *const f64, px as *const f64, 1, py as *mut f64, 1))
+                }
+                Precision::F32 => {
+                    status("cublasSaxpy", bl::cublasSaxpy_v2(self.handle, len, pa as *const f32, px as *const f32, 1, py as *mut f32, 1))
+                }
+            }
+        })
+    }
+
+    fn scal_by(&self, precision: Precision, n: usize, alpha: &Buffer, at: usize, x: &Buffer) -> DeviceResult<()> {
+        let (px, len) = (self.ptr(x, n, precision)?, Self::n(n)?);
+        let pa = self.scalar(alpha, at, precision)?;
+        // SAFETY: the vector holds n values, `alpha` holds scalar `at`; device pointer mode.
+        self.on_device_scalars(|| unsafe {
+            match precision {
+                Precision::F64 => status("cublasDscal", bl::cublasDscal_v2(self.handle, len, pa as *const f64, px as *mut f64, 1)),
+                Precision::F32 => status("cublasSscal", bl::cublasSscal_v2(self.handle, len, pa as *const f32, px as *mut f32, 1)),
+            }
+        })
     }
 
     fn copy(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()> {

@@ -83,6 +83,13 @@ pub trait VendorBlas {
     fn axpy(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
     /// x *= alpha.
     fn scal(&self, precision: Precision, n: usize, alpha: f64, x: &Buffer) -> DeviceResult<()>;
+    /// out[at] = x . y, written on the device (cuBLAS' device pointer mode): no host wait, so
+    /// it may sit inside a gated timed region.
+    fn dot_to(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer, out: &Buffer, at: usize) -> DeviceResult<()>;
+    /// y += alpha[at] x, the scalar read on the device.
+    fn axpy_by(&self, precision: Precision, n: usize, alpha: &Buffer, at: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
+    /// x *= alpha[at], the scalar read on the device.
+    fn scal_by(&self, precision: Precision, n: usize, alpha: &Buffer, at: usize, x: &Buffer) -> DeviceResult<()>;
     /// y = x.
     fn copy(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
     /// C_b = A_b^T B_b for b < `batch`: A_b and B_b are `k` x `n` column-major, one after the

@@ -223,6 +223,71 @@ impl Cg {
     }
 }
 
+impl Cg {
+    /// The CG an expert writes with the vendor libraries, as NVIDIA's `conjugateGradientCudaGraphs`
+    /// sample does (without the graph): `vendor`'s planned cuSPARSE q = A p and cuBLAS' dot, axpy
+    /// and scal in device pointer mode, the scalar steps (alpha, beta) in one-thread kernels of
+    /// ours, so that nothing waits on the host inside a batch. As [`Cg::solve`]: from x = 0 until
+    /// ||r|| <= tol ||b||, in device-timed batches, the host reading the residual history between
+    /// them (not timed), the batches recorded as stage `stage`.
+    pub(crate) fn solve_vendor<T: Real>(
+        &self,
+        k: &mut Kernels,
+        vendor: (&dyn VendorOp, &dyn VendorBlas),
+        b: &Buffer,
+        tol: f64,
+        max_iter: usize,
+        pass: &mut Pass,
+        stage: &str,
+    ) -> Result<CgRun, CaseError> {
+        let (dev, (spmv, blas), p, n) = (k.dev, vendor, T::PRECISION, self.n);
+        let (start, alpha, beta, z) = (k.get("cgv_start")?, k.get("cgv_alpha")?, k.get("cgv_beta")?, k.filler()?);
+        let one = Launch { groups: 1, group_size: 1 };
+        let t = dev.time_events(&mut || {
+            fill_with(dev, &z, &self.x, 0, n * std::mem::size_of::<T>() / 4)?;
+            blas.copy(p, n, b, &self.r)?;
+            blas.copy(p, n, &self.r, &self.p)?;
+            blas.dot_to(p, n, &self.r, &self.r, &self.scal, 0)?;
+            dev.launch(&start, one, &[Arg::Buf(&self.scal)])
+        })?;
+        pass.record(stage, t);
+        let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
+        let target = tol * tol * bb;
+        let mut performed = 0;
+        while performed < max_iter && bb > 0.0 {
+            let batch = BATCH.min(max_iter - performed);
+            let t = dev.time_events(&mut || {
+                for j in 0..batch {
+                    spmv.enqueue()?;
+                    blas.dot_to(p, n, &self.p, &self.q, &self.scal, 1)?;
+                    dev.launch(&alpha, one, &[Arg::Buf(&self.scal)])?;
+                    blas.axpy_by(p, n, &self.scal, 2, &self.p, &self.x)?;
+                    blas.axpy_by(p, n, &self.scal, 5, &self.q, &self.r)?;
+                    blas.dot_to(p, n, &self.r, &self.r, &self.scal, 6)?;
+                    dev.launch(&beta, one, &[Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(j as i32)])?;
+                    blas.scal_by(p, n, &self.scal, 3, &self.p)?;
+                    blas.axpy_by(p, n, &self.scal, 7, &self.r, &self.p)?;
+                }
+                Ok(())
+            })?;
+            pass.record(stage, t);
+            let history = dev.download_vec::<T>(&self.history, batch)?;
+            if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
+                return Ok(CgRun { iterations: performed + j + 1, performed: performed + batch, converged: true });
+            }
+            if history.iter().any(|h| !h.to_f64().is_finite()) {
+                return Err(CaseError::Failed(format!(
+                    "the vendor CG broke down: residual {:?} after {} iterations",
+                    history.last().map(|h| h.to_f64()),
+                    performed + batch
+                )));
+            }
+            performed += batch;
+        }
+        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0 })
+    }
+}
+
 /// The CG a user writes with the vendor libraries, as NVIDIA's `conjugateGradient` sample does:
 /// `spmv` (a planned cuSPARSE q = A p) and cuBLAS' copy, dot, axpy and scal, the scalars on the
 /// host. Each iteration waits for its two dot products, and the convergence test

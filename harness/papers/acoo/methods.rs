@@ -36,7 +36,9 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
         Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
         Method::EbeV1 => &["elements", "bc", "solve"],
         Method::EbeV2 => &["bc", "solve"],
-        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CpuSerial | Method::CpuParallel => &["elements", "solve"],
+        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CusparseCgDevice | Method::CpuSerial | Method::CpuParallel => {
+            &["elements", "solve"]
+        }
     };
     let timer = if m.on_cpu() { Timer::HostWall } else { Timer::DeviceEvent };
     // The cuSPARSE/cuBLAS CG reads its scalars back every iteration: its solve is an open region.
@@ -220,7 +222,7 @@ pub(crate) fn run_device<T: Real>(
             })?;
             Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None, product: Some(product) })
         }
-        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg => {
+        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CusparseCgDevice => {
             let nnz = c.pattern.nnz();
             // csr-color: the elements renumbered by color (their triangles and slots uploaded in
             // color order), one launch per color.
@@ -246,7 +248,7 @@ pub(crate) fn run_device<T: Real>(
             let rhs = mem.alloc(dev, s * nf)?;
             let cg = Cg::new::<T>(dev, &mut mem, nf)?;
             // The peer's SpMV is planned here, outside the passes (descriptors, workspace).
-            let vendor = if method == Method::CusparseCg {
+            let vendor = if method.vendor() {
                 let op = dev.sparse()?.csr_spmv(T::PRECISION, nf, nf, nnz, &a.row_ptr, &a.col, &a.val, &cg.p, &cg.q)?;
                 mem.count(op.workspace_bytes());
                 // cuBLAS' workspace (a buffer the harness gives the handle) is the peer's too.
@@ -299,7 +301,10 @@ pub(crate) fn run_device<T: Real>(
                         dev.launch(&kern, cover(ne), &args)
                     })?;
                     let run = match &vendor {
-                        Some((op, blas)) => vendor_cg::<T>(dev, &**op, *blas, &z, &rhs, &cg, tol, max_iter, pass, "solve")?,
+                        Some((op, blas)) if method == Method::CusparseCg => {
+                            vendor_cg::<T>(dev, &**op, *blas, &z, &rhs, &cg, tol, max_iter, pass, "solve")?
+                        }
+                        Some((op, blas)) => cg.solve_vendor::<T>(k, (&**op, *blas), &rhs, tol, max_iter, pass, "solve")?,
                         None => {
                             let sp = k.get("cg_spmv_csr")?;
                             cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?

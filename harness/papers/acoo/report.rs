@@ -95,16 +95,19 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     let mut rows = Vec::new();
     for key in keys {
         let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
-        // Speed-ups over the vendor-library CG of the same device, backend and precision.
-        let peer = Method::CusparseCg.as_str();
-        let (peer_iteration, peer_total) = (per_iteration(r, key, peer, top), find(r, key, peer, "total", top).map(|i| r.time[i]));
+        // Speed-ups over the vendor-library CGs of the same device, backend and precision, the
+        // strongest (the device-scalar one) first.
+        let peers: Vec<(Option<f64>, Option<f64>)> = Method::PEERS
+            .iter()
+            .map(|p| (per_iteration(r, key, p.as_str(), top), find(r, key, p.as_str(), "total", top).map(|i| r.time[i])))
+            .collect();
         for m in Method::ALL {
             let Some(total) = find(r, key, m.as_str(), "total", top) else { continue };
             let ms = |metric: &str| find(r, key, m.as_str(), metric, top).map(|i| fmt_num(r.time[i] * 1e3)).unwrap_or_else(|| "-".into());
             let solve = find(r, key, m.as_str(), "solve", top).map(|i| r.time[i]).unwrap_or(f64::NAN);
             let it = r.iterations[total];
             let over_peer = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
-                (Some(a), Some(b)) if m != Method::CusparseCg => format!("{:.2}x", b / a),
+                (Some(a), Some(b)) => format!("{:.2}x", b / a),
                 _ => "-".into(),
             };
             let with_coloring = r.time[total] + if r.coloring[total].is_finite() { r.coloring[total] } else { 0.0 };
@@ -127,9 +130,11 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
                 share,
                 fmt_num(r.bytes_per_element[total]),
                 m.paper_bytes_per_element().map(fmt_num).unwrap_or_else(|| "-".into()),
-                over_peer(per_iteration(r, key, m.as_str(), top), peer_iteration),
-                over_peer(Some(r.time[total]), peer_total),
             ]);
+            for &(peer_iteration, peer_total) in &peers {
+                row.push(over_peer(per_iteration(r, key, m.as_str(), top), peer_iteration));
+                row.push(over_peer(Some(r.time[total]), peer_total));
+            }
             rows.push(row);
         }
     }
@@ -145,11 +150,12 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
             "product of copy",
             "bytes / element",
             "paper bytes / element",
-            "iteration vs cusparse-cg",
-            "total vs cusparse-cg",
         ]
         .map(String::from),
     );
+    for p in Method::PEERS {
+        header.extend(["iteration", "total"].map(|what| format!("{what} vs {}", p.as_str())));
+    }
     Table {
         name: format!("{id}-largest"),
         title: "a-COO at the largest mesh: median stage times, CG, device memory".into(),
@@ -159,8 +165,8 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
             "Device stages are timed by device events; the CPU rows by the host clock (assembly as 'elements'). The coloring (EbE) is host pre-processing, added in 'total + coloring'.".into(),
             "bytes / element: peak device bytes of the method's buffers (mesh, lists or element matrices, CSR, CG vectors) over triangles; the paper's Fig. 10 values beside (its GPU and code, not ours).".into(),
             "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached.".into(),
-            "product: the method's matrix-vector product on its own (not in the total; cusparse-cg: cuSPARSE's CSR SpMV; EbE: every color's element products and the mask), timed by device events and checked on a probe vector against the f64 reference matrix. GB/s by its compulsory bytes (CSR: offsets, columns and values once, p read and q written once; EbE: element list, triangles, element matrices (v1) or coordinates (v2), p, q and the dof numbers once); 'of copy': over the copy bandwidth this run measured (device-bandwidth) on the same device, backend and precision, '-' where the run has none.".into(),
-            "cusparse-cg is the peer a user would write: the csr-atomic assembly, then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal, scalars on the host (two waits per iteration, convergence tested every iteration), timed as one region by device events. 'vs cusparse-cg': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
+            "product: the method's matrix-vector product on its own (not in the total; the cusparse-cg peers: cuSPARSE's CSR SpMV; EbE: every color's element products and the mask), timed by device events and checked on a probe vector against the f64 reference matrix. GB/s by its compulsory bytes (CSR: offsets, columns and values once, p read and q written once; EbE: element list, triangles, element matrices (v1) or coordinates (v2), p, q and the dof numbers once); 'of copy': over the copy bandwidth this run measured (device-bandwidth) on the same device, backend and precision, '-' where the run has none.".into(),
+            "The peers, both the csr-atomic assembly then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal (CUDA only), strongest first: cusparse-cg-device, what an expert writes (NVIDIA's CUDA-graph CG sample without the graph: cuBLAS in device pointer mode, alpha and beta formed by one-thread kernels, no host wait inside a batch of 16 iterations, convergence tested between batches as in our CG; device events); cusparse-cg, NVIDIA's plain CG sample (scalars on the host: two waits per iteration, convergence tested every iteration; timed as one region by device events with the host's waits inside). 'vs <peer>': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
         ],
     }
 }
@@ -299,7 +305,7 @@ pub(crate) mod tests {
         let t = largest("x", &r, &keys, &ctx);
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!(ours[ours.len() - 2..], ["1.50x".to_string(), "1.33x".to_string()]);
-        let at = |name: &str| t.header.iter().position(|h| h == name).unwrap();
+        let at = |name: &str| t.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
         assert_eq!((ours[at("product µs")].as_str(), ours[at("product GB/s")].as_str()), ("4.00", "3000"));
         assert_eq!(ours[at("product of copy")], "75%");
         // No product row, or no copy figure in the run: '-'.
@@ -308,7 +314,10 @@ pub(crate) mod tests {
         let bare = largest("x", &r, &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
         let ours = bare.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!((ours[at("product GB/s")].as_str(), ours[at("product of copy")].as_str()), ("3000", "-"));
+        // Both peers' columns, the strongest first; a peer against itself is 1.
         let peer = t.rows.iter().find(|row| row[1] == "cusparse-cg").unwrap();
-        assert_eq!(peer[peer.len() - 2..], ["-".to_string(), "-".to_string()]);
+        assert_eq!(peer[peer.len() - 2..], ["1.00x".to_string(), "1.00x".to_string()]);
+        assert!(at("iteration vs cusparse-cg-device") < at("iteration vs cusparse-cg"));
+        assert_eq!(ours[at("total vs cusparse-cg-device")], "-", "no rows of that peer here");
     }
 }

@@ -23,6 +23,10 @@ pub enum Method {
     /// the vendor libraries (cuSPARSE SpMV, cuBLAS dot/axpy/scal/copy, scalars on the host, as
     /// in NVIDIA's CG sample). CUDA only.
     CusparseCg,
+    /// The peer an expert writes: the same assembly and cuSPARSE SpMV, cuBLAS in device pointer
+    /// mode with the scalar steps on the device (NVIDIA's CUDA-graph CG sample, without the
+    /// graph), the convergence tested every batch of iterations as in our CG. CUDA only.
+    CusparseCgDevice,
     /// The CPU reference: serial f64 assembly and CG (the paper's sequential FEM).
     CpuSerial,
     /// The same with rayon's threads.
@@ -30,13 +34,14 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 8] = [
+    pub const ALL: [Method; 9] = [
         Method::AFem,
         Method::EbeV1,
         Method::EbeV2,
         Method::CsrAtomic,
         Method::CsrColor,
         Method::CusparseCg,
+        Method::CusparseCgDevice,
         Method::CpuSerial,
         Method::CpuParallel,
     ];
@@ -48,16 +53,23 @@ impl Method {
             Method::CsrAtomic => "csr-atomic",
             Method::CsrColor => "csr-color",
             Method::CusparseCg => "cusparse-cg",
+            Method::CusparseCgDevice => "cusparse-cg-device",
             Method::CpuSerial => "cpu-serial",
             Method::CpuParallel => "cpu-parallel",
         }
+    }
+    /// The peers, strongest first: what a user of the vendor libraries runs.
+    pub const PEERS: [Method; 2] = [Method::CusparseCgDevice, Method::CusparseCg];
+    /// A CG written with the vendor libraries.
+    pub fn vendor(self) -> bool {
+        matches!(self, Method::CusparseCg | Method::CusparseCgDevice)
     }
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
     }
     pub fn runs_on(self, backend: Backend) -> bool {
         match self {
-            Method::CusparseCg => backend == Backend::Cuda,
+            Method::CusparseCg | Method::CusparseCgDevice => backend == Backend::Cuda,
             _ => self.on_cpu() == (backend == Backend::Cpu),
         }
     }
