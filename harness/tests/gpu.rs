@@ -146,9 +146,9 @@ fn acoo_methods_solve_the_capacitor_on_cuda() {
     let s = quick_on_cuda("acoo-capacitor.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
     // a-fem 5 stages + total, ebe-v1 3 + total, ebe-v2 2 + total, csr-atomic and csr-color
-    // 2 + total, and the cuSPARSE/cuBLAS peer (cusparse-cg) 2 + total, each with its product
-    // row (spmv); in f64 and f32.
-    assert_eq!(s.rows_ok, 2 * (7 + 5 + 4 + 4 + 4 + 4));
+    // 2 + total, and the cuSPARSE/cuBLAS peers (cusparse-cg-device, cusparse-cg) 2 + total,
+    // each with its product row (spmv); in f64 and f32.
+    assert_eq!(s.rows_ok, 2 * (7 + 5 + 4 + 4 + 4 + 4 + 4));
 }
 
 /// Sanfui-Sharma on CUDA, with the cuSPARSE peers: the COO-to-CSR path (coo-cusparse) and
@@ -160,9 +160,10 @@ fn sanfui_methods_and_the_cusparse_peers_verify_on_cuda() {
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
     // Per box and precision: COO and ELL 3 stages + total + spmv (x 2 races), CSR also its
     // cuSPARSE SpMV, COOM and ELLM 4 stages + total + spmv + cuSPARSE SpMV (BSR, CSR),
-    // elem-atomic 2 + total + both SpMVs, coo-cusparse 4 + total + both SpMVs, ellm-gather 3
-    // stages + total + spmv, shared-nz 2 stages + total + both SpMVs: 82; 2 boxes, 2 precisions.
-    assert_eq!(s.rows_ok, 82 * 4);
+    // elem-atomic 2 + total + both SpMVs, coo-radix and coo-cusparse 4 + total + both SpMVs,
+    // ellm-gather 3 stages + total + spmv, shared-nz 2 stages + total + both SpMVs: 89; 2 boxes,
+    // 2 precisions.
+    assert_eq!(s.rows_ok, 89 * 4);
 }
 
 /// Pogo's sliced-ELL steps, the paper's kernel on both blockers' arrangements and the
