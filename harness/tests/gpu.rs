@@ -87,9 +87,10 @@ fn banas_variants_verify_on_cuda() {
     let s = quick_on_cuda("banas-integration.yaml");
     assert_eq!(s.rows_failed, 0);
     // The four variants at p = 1..4 in f32 and f64, six rows each (five stages and the total),
-    // and the cuBLAS GEMM peer's three (bmatrix, gemm, kernel), every pass checked against the
-    // f64 reference on poisoned outputs.
-    assert_eq!(s.rows_ok, 4 * 4 * 2 * 6 + 4 * 2 * 3, "{} rows ok", s.rows_ok);
+    // the cuBLAS GEMM peer's three (bmatrix, gemm, kernel) in both, and in f32 the TF32 peer's
+    // three and the 3xTF32 peer's four (split too), every pass checked against the f64
+    // reference on poisoned outputs.
+    assert_eq!(s.rows_ok, 4 * 4 * 2 * 6 + 4 * 2 * 3 + 4 * (3 + 4), "{} rows ok", s.rows_ok);
 }
 
 /// The gate: a host sleep between two launches is not counted on CUDA either, and a

@@ -101,6 +101,17 @@ impl DeviceInfo {
     /// peak, or where FP64 tensor cores exist (sm_80, sm_90, sm_100: DMMA, which cuBLAS uses
     /// for DGEMM) twice it. The ceiling no honest f64 count can exceed; share-of-peak figures of
     /// vector kernels use [`DeviceInfo::peak_gflops`].
+    /// The dense TF32 tensor-core peak (GFLOP/s, FP32 accumulation): the ceiling of a GEMM on
+    /// the TF32 tensor cores. Per SM and clock, 1024 flops on the A100 (8.0) and 2048 on Hopper
+    /// (9.0), from NVIDIA's whitepapers: 8 times the FP32 lanes' on both; `None` elsewhere.
+    pub fn tf32_ceiling_gflops(&self) -> Option<f64> {
+        let times_fp32 = match self.compute_capability.as_deref()? {
+            "8.0" | "9.0" => 8.0,
+            _ => return None,
+        };
+        Some(times_fp32 * self.peak_gflops(Precision::F32)?)
+    }
+
     pub fn ceiling_gflops(&self, precision: Precision) -> Option<f64> {
         let peak = self.peak_gflops(precision)?;
         let dmma = precision == Precision::F64 && matches!(self.compute_capability.as_deref(), Some("8.0" | "9.0" | "10.0"));

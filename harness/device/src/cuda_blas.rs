@@ -16,7 +16,7 @@ use std::sync::Arc;
 use cudarc::cublas::sys as bl;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
-use crate::vendor::VendorBlas;
+use crate::vendor::{BatchedGemm, VendorBlas};
 use crate::{Backend, Buffer, BufferMem, DeviceError, DeviceResult, Precision};
 
 fn status(call: &'static str, s: bl::cublasStatus_t) -> DeviceResult<()> {
@@ -181,29 +181,62 @@ impl VendorBlas for CuBlas {
         }
     }
 
-    fn gemm_tn_batched(
-        &self,
-        precision: Precision,
-        k: usize,
-        n: usize,
-        batch: usize,
-        a: &Buffer,
-        b: &Buffer,
-        c: &Buffer,
-    ) -> DeviceResult<()> {
-        let (kn, nn) = (k * n, n * n);
+    fn gemm_tn_batched(&self, g: &BatchedGemm, a: &Buffer, b: &Buffer, c: &Buffer) -> DeviceResult<()> {
+        let (precision, batch) = (g.precision, g.batch);
+        let (kn, nn) = (g.k * g.n, g.n * g.n);
         let (pa, pb, pc) = (self.ptr(a, kn * batch, precision)?, self.ptr(b, kn * batch, precision)?, self.ptr(c, nn * batch, precision)?);
-        let (ki, ni, bi) = (Self::n(k)?, Self::n(n)?, Self::n(batch)?);
+        let (ki, ni, bi) = (Self::n(g.k)?, Self::n(g.n)?, Self::n(batch)?);
         let (t, no) = (bl::cublasOperation_t::CUBLAS_OP_T, bl::cublasOperation_t::CUBLAS_OP_N);
+        let (sk, sn) = (kn as i64, nn as i64);
+        let beta = if g.accumulate { 1.0 } else { 0.0 };
+        if g.tf32 {
+            if precision != Precision::F32 {
+                return Err(DeviceError::Unsupported("TF32 GEMMs take f32 inputs".into()));
+            }
+            let (one, beta) = (1f32, beta as f32);
+            let (one, beta) = (&one as *const f32 as *const std::ffi::c_void, &beta as *const f32 as *const std::ffi::c_void);
+            let r32 = bl::cudaDataType::CUDA_R_32F;
+            let (a, b, c) = (pa as *const std::ffi::c_void, pb as *const std::ffi::c_void, pc as *mut std::ffi::c_void);
+            let compute = bl::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
+            // SAFETY: the three buffers hold `batch` matrices of these shapes (checked above);
+            // alpha and beta are host f32 (the handle's host pointer mode).
+            let s = unsafe {
+                bl::cublasGemmStridedBatchedEx(
+                    self.handle,
+                    t,
+                    no,
+                    ni,
+                    ni,
+                    ki,
+                    one,
+                    a,
+                    r32,
+                    ki,
+                    sk,
+                    b,
+                    r32,
+                    ki,
+                    sk,
+                    beta,
+                    c,
+                    r32,
+                    ni,
+                    sn,
+                    bi,
+                    compute,
+                    bl::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+            };
+            return status("cublasGemmStridedBatchedEx", s);
+        }
         // One call per precision, the same arguments: A^T (op T, k x n, lda k) times B (k x n, ldb k)
-        // into C (n x n, ldc n), alpha 1 and beta 0 read from the host.
+        // into C (n x n, ldc n), alpha 1 and beta read from the host.
         macro_rules! gemm {
             ($call:ident, $t:ty) => {{
-                let (one, zero): ($t, $t) = (1.0, 0.0);
+                let (one, beta): ($t, $t) = (1.0, beta as $t);
                 let (a, b, c) = (pa as *const $t, pb as *const $t, pc as *mut $t);
-                let (sk, sn) = (kn as i64, nn as i64);
                 // SAFETY: the three buffers hold `batch` matrices of these shapes (checked above).
-                let s = unsafe { bl::$call(self.handle, t, no, ni, ni, ki, &one, a, ki, sk, b, ki, sk, &zero, c, ni, sn, bi) };
+                let s = unsafe { bl::$call(self.handle, t, no, ni, ni, ki, &one, a, ki, sk, b, ki, sk, &beta, c, ni, sn, bi) };
                 status(stringify!($call), s)
             }};
         }

@@ -69,6 +69,19 @@ pub trait VendorSparse {
     ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
 }
 
+/// The shape and mode of a batched GEMM ([`VendorBlas::gemm_tn_batched`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchedGemm {
+    pub precision: Precision,
+    pub k: usize,
+    pub n: usize,
+    pub batch: usize,
+    /// f32 inputs rounded to TF32 on the tensor cores, FP32 accumulation.
+    pub tf32: bool,
+    /// Add into C (beta 1) rather than overwrite it (beta 0).
+    pub accumulate: bool,
+}
+
 /// The level-1 calls of a vendor BLAS (cuBLAS on CUDA) that a conjugate gradient written with
 /// the vendor libraries makes. Scalars pass through host memory (the libraries' default), so
 /// `dot` waits for its result: such a CG must be timed with `Device::time_events_open`.
@@ -92,19 +105,11 @@ pub trait VendorBlas {
     fn scal_by(&self, precision: Precision, n: usize, alpha: &Buffer, at: usize, x: &Buffer) -> DeviceResult<()>;
     /// y = x.
     fn copy(&self, precision: Precision, n: usize, x: &Buffer, y: &Buffer) -> DeviceResult<()>;
-    /// C_b = A_b^T B_b for b < `batch`: A_b and B_b are `k` x `n` column-major, one after the
-    /// other (stride k n), C_b is `n` x `n` column-major (stride n n). A strided-batched GEMM
-    /// (cuBLAS: `cublas[SD]gemmStridedBatched`, default math mode: FP32 without TF32). It only
-    /// enqueues, so it may sit inside a timed region.
-    #[allow(clippy::too_many_arguments)]
-    fn gemm_tn_batched(
-        &self,
-        precision: Precision,
-        k: usize,
-        n: usize,
-        batch: usize,
-        a: &Buffer,
-        b: &Buffer,
-        c: &Buffer,
-    ) -> DeviceResult<()>;
+    /// C_b = A_b^T B_b (or C_b += A_b^T B_b) for every b of `g`: A_b and B_b are `k` x `n`
+    /// column-major, one after the other (stride k n), C_b is `n` x `n` column-major (stride n n).
+    /// A strided-batched GEMM (cuBLAS: `cublas[SD]gemmStridedBatched` in the default math mode,
+    /// FP32 without TF32 and f64 on the FP64 tensor cores where the GPU has them; with `tf32`,
+    /// `cublasGemmStridedBatchedEx` with `CUBLAS_COMPUTE_32F_FAST_TF32`). It only enqueues, so it
+    /// may sit inside a timed region.
+    fn gemm_tn_batched(&self, g: &BatchedGemm, a: &Buffer, b: &Buffer, c: &Buffer) -> DeviceResult<()>;
 }

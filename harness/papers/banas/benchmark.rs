@@ -82,8 +82,8 @@ impl Benchmark for BanasIntegration {
     /// f32 and f64.
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
         match (backend, point.method) {
-            (Backend::Cuda, Method::CublasGemm) => true,
-            (_, Method::CublasGemm) => false,
+            (Backend::Cuda, m) if m.is_peer() => !m.tf32() || precision == Precision::F32,
+            (_, m) if m.is_peer() => false,
             (Backend::Cpu, _) => point.method.variant().is_none() && precision == Precision::F64,
             _ => point.method.variant().is_some(),
         }
@@ -98,14 +98,17 @@ impl Benchmark for BanasIntegration {
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         match (point.method.variant(), &ctx.target, ctx.precision) {
-            (None, Target::Gpu(dev), Precision::F32) if point.method == Method::CublasGemm => {
+            (None, Target::Gpu(dev), Precision::F32) if point.method.is_peer() => {
                 super::peer::run_gemm_peer::<f32>(ctx, *dev, problem, point)
             }
-            (None, Target::Gpu(dev), Precision::F64) if point.method == Method::CublasGemm => {
+            (None, Target::Gpu(_), Precision::F64) if point.method.tf32() => {
+                Err(CaseError::Skipped(format!("{} takes f32 inputs", point.method.as_str())))
+            }
+            (None, Target::Gpu(dev), Precision::F64) if point.method.is_peer() => {
                 super::peer::run_gemm_peer::<f64>(ctx, *dev, problem, point)
             }
-            (None, Target::Cpu, _) if point.method == Method::CublasGemm => {
-                Err(CaseError::Skipped("cublas-gemm runs on the cuda backend".into()))
+            (None, Target::Cpu, _) if point.method.is_peer() => {
+                Err(CaseError::Skipped(format!("{} runs on the cuda backend", point.method.as_str())))
             }
             (None, Target::Cpu, Precision::F64) => run_cpu(ctx, problem, point),
             (None, Target::Cpu, Precision::F32) => Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into())),

@@ -354,6 +354,10 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
     tables
 }
 
+/// The peers whose output meets the variants' own accuracy (f32's or f64's): the strongest of
+/// them is the one a variant is judged against.
+pub(crate) const SAME_ACCURACY_PEERS: [Method; 2] = [Method::CublasGemm, Method::CublasGemm3xTf32];
+
 pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
     let mut rows = Vec::new();
     for g in r.gpu_groups() {
@@ -365,9 +369,14 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
             let Some((v, k)) = best else { continue };
             let total = r.find(&g, v, "total", d).filter(|&i| r.ok(i)).map(|i| r.us(i));
             let cpu = r.cpu(d).map(|i| r.us(i));
-            // The same run's peer on the same device, precision and cache mode.
-            let peer = |metric: &str| r.find(&g, "cublas-gemm", metric, d).filter(|&i| r.ok(i));
-            let (gemm, b_gemm) = (peer("gemm"), peer("kernel"));
+            // The same run's peers on the same device, precision and cache mode.
+            let peer_of = |method: Method, metric: &str| r.find(&g, method.as_str(), metric, d).filter(|&i| r.ok(i));
+            let peer = |metric: &str| peer_of(Method::CublasGemm, metric);
+            let (gemm, b_gemm, tf32) = (peer("gemm"), peer("kernel"), peer_of(Method::CublasGemmTf32, "kernel"));
+            let strongest = SAME_ACCURACY_PEERS
+                .iter()
+                .filter_map(|&m| peer_of(m, "kernel").map(|i| (m.as_str(), i)))
+                .min_by(|a, b| r.time[a.1].total_cmp(&r.time[b.1]));
             let paper_best =
                 PAPER_GTX580.iter().filter_map(|(pv, _, _, gf)| paper_at(gf, d).map(|x| (*pv, x))).max_by(|a, b| a.1.total_cmp(&b.1));
             rows.push(vec![
@@ -380,6 +389,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
                 fmt_num(r.gflops[k]),
                 cell(Some(100.0 * r.gflops[k] / r.peak[k])),
                 fmt_num(r.us(k)),
+                strongest.map_or("-".into(), |(name, i)| format!("{:.2}x {name}", r.time[i] / r.time[k])),
                 cell(total),
                 cell(cpu),
                 cell(cpu.map(|c| c / r.us(k))),
@@ -387,6 +397,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
                 cell(gemm.map(|i| r.paper_gflops[i])),
                 cell(gemm.map(|i| r.time[i] / r.time[k])),
                 cell(b_gemm.map(|i| r.time[i] / r.time[k])),
+                cell(tf32.map(|i| r.time[i] / r.time[k])),
                 paper_best.map(|(pv, x)| format!("{pv} {x:.0} ({:.0}%)", 100.0 * x / PAPER_PEAK_GTX580)).unwrap_or_else(|| "-".into()),
             ]);
         }
@@ -404,6 +415,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
             "kernel GFLOP/s (executed)",
             "% of peak (executed)",
             "kernel us/element",
+            "best vs strongest peer (B + GEMM, same accuracy)",
             "total us/element",
             "cpu us/element",
             "kernel vs cpu",
@@ -411,6 +423,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
             "cublas-gemm GFLOP/s (GEMM only, paper's count)",
             "best vs cublas-gemm (GEMM only)",
             "best vs cublas-gemm (B + GEMM)",
+            "best vs cublas-gemm-tf32 (B + GEMM, TF32 accuracy)",
             "paper GTX580 best (% of 1581)",
         ]
         .map(String::from)
@@ -419,7 +432,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
         notes: vec![
             "Best: the shortest kernel time. Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
             "kernel vs cpu: the GPU kernel alone (f32 or f64, as the row) against the f64 CPU reference, rayon-parallel over elements on every core of the host the run was on, its output allocated once outside the timer; total vs cpu: every stage of the GPU pass (prepare, allocate, upload, kernel, download).".into(),
-            "cublas-gemm (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements (FP32 without TF32, or f64), B and w D B from our kernel; 'vs' columns are its time over the best variant's kernel time (above 1: the variant is faster), GEMM alone and with B computed.".into(),
+            "The peers (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements, B and w D B from our kernel. cublas-gemm: cuBLAS' default math (FP32 without TF32; f64 on the FP64 tensor cores where the GPU has them); cublas-gemm-3xtf32 (f32): B and w D B split into TF32 high and low parts, three TF32 GEMMs, about f32's accuracy; cublas-gemm-tf32 (f32): one TF32 GEMM, TF32's accuracy (its rows are checked to 1e-2, the others to the variants' bounds). 'vs' columns are a peer's time over the best variant's kernel time (above 1: the variant is faster); the strongest peer is the fastest of those at the row's own accuracy (cublas-gemm, cublas-gemm-3xtf32), named.".into(),
         ],
     }
 }
@@ -478,11 +491,17 @@ pub(crate) fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
                 series.push(Series { label: v.to_string(), points: pts, reference: false });
             }
         }
-        for (metric, label) in [("gemm", "cublas-gemm (GEMM only)"), ("kernel", "cublas-gemm (B + GEMM)")] {
+        let peers = [
+            ("cublas-gemm", "gemm", "cublas-gemm (GEMM only)"),
+            ("cublas-gemm", "kernel", "cublas-gemm (B + GEMM)"),
+            ("cublas-gemm-3xtf32", "kernel", "cublas-gemm-3xtf32 (B + GEMM)"),
+            ("cublas-gemm-tf32", "kernel", "cublas-gemm-tf32 (B + GEMM, TF32 accuracy)"),
+        ];
+        for (method, metric, label) in peers {
             let pts: Vec<(f64, f64)> = r
                 .degrees()
                 .into_iter()
-                .filter_map(|d| r.find(&g, "cublas-gemm", metric, d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.paper_gflops[i])))
+                .filter_map(|d| r.find(&g, method, metric, d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.paper_gflops[i])))
                 .collect();
             if !pts.is_empty() {
                 series.push(Series { label: label.into(), points: pts, reference: false });

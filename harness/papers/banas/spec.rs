@@ -16,8 +16,14 @@ pub enum Method {
     ShmJac,
     ShmNojac,
     /// Beyond the paper, the peer (CUDA only): A^e = B^T (w D B) as one cuBLAS strided-batched
-    /// GEMM, B computed by our kernel (what a user of cuBLAS or torch writes).
+    /// GEMM, B computed by our kernel (what a user of cuBLAS or torch writes). cuBLAS' default
+    /// math: FP32 without TF32, f64 on the FP64 tensor cores where the GPU has them.
     CublasGemm,
+    /// The same on the TF32 tensor cores (f32 only; TF32's accuracy, about 1e-3).
+    CublasGemmTf32,
+    /// The same as 3xTF32 (f32 only): B and w D B split into TF32 high and low parts by our
+    /// kernel, then three TF32 GEMMs accumulated, keeping about f32's accuracy.
+    CublasGemm3xTf32,
 }
 
 impl Method {
@@ -25,12 +31,24 @@ impl Method {
         match (self, self.variant()) {
             (_, Some(v)) => v.as_str(),
             (Method::CublasGemm, None) => "cublas-gemm",
+            (Method::CublasGemmTf32, None) => "cublas-gemm-tf32",
+            (Method::CublasGemm3xTf32, None) => "cublas-gemm-3xtf32",
             _ => "cpu-reference",
         }
     }
+    /// The cuBLAS peers, in the order reports list them.
+    pub const PEERS: [Method; 3] = [Method::CublasGemm, Method::CublasGemm3xTf32, Method::CublasGemmTf32];
+    /// A cuBLAS peer (CUDA only).
+    pub fn is_peer(self) -> bool {
+        Self::PEERS.contains(&self)
+    }
+    /// A peer on the TF32 tensor cores (f32 only).
+    pub fn tf32(self) -> bool {
+        matches!(self, Method::CublasGemmTf32 | Method::CublasGemm3xTf32)
+    }
     pub(crate) fn variant(self) -> Option<Variant> {
         match self {
-            Method::CpuReference | Method::CublasGemm => None,
+            Method::CpuReference | Method::CublasGemm | Method::CublasGemmTf32 | Method::CublasGemm3xTf32 => None,
             Method::RegJac => Some(Variant::RegJac),
             Method::RegNojac => Some(Variant::RegNojac),
             Method::ShmJac => Some(Variant::ShmJac),

@@ -12,6 +12,10 @@ use fembench_device::Precision;
 /// and the copy kernel's own shortfall from the true ceiling).
 pub const COPY_MARGIN: f64 = 1.05;
 
+/// The column (1 where set) of a row whose flops ran on the TF32 tensor cores: its ceiling is
+/// their peak, not the FP32 lanes'.
+pub const TF32_COLUMN: &str = "tensor_tf32";
+
 /// One row above a ceiling.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Breach {
@@ -31,13 +35,13 @@ pub fn breaches(rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<Breach>, Report
         return Ok(Vec::new());
     }
     let timed =
-        frame::collect(frame::with_optional(rows, &["bandwidth_gbs", "gflops", "bytes", "memory_bytes"]).filter(
+        frame::collect(frame::with_optional(rows, &["bandwidth_gbs", "gflops", "bytes", "memory_bytes", TF32_COLUMN]).filter(
             col("status").eq(lit("ok")).and(col("backend").neq(lit("cpu"))).and(col("timer").str().starts_with(lit("device-event"))),
         ))?;
     let s = |c: &str| frame::strs(&timed, c);
     let (case, metric, device, backend, precision) = (s("case_id")?, s("metric")?, s("device")?, s("backend")?, s("precision")?);
     let (gbs, gflops, bytes) = (frame::nums(&timed, "bandwidth_gbs")?, frame::nums(&timed, "gflops")?, frame::nums(&timed, "bytes")?);
-    let memory = frame::nums(&timed, "memory_bytes")?;
+    let (memory, tf32) = (frame::nums(&timed, "memory_bytes")?, frame::nums(&timed, TF32_COLUMN)?);
     // A case's working set: the device memory it holds, where any of its rows says (a long run's
     // row counts the bytes of all its steps, not what one step touches); else the row's bytes.
     let mut held: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
@@ -67,7 +71,7 @@ pub fn breaches(rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<Breach>, Report
             }
         }
         let prec = if precision[i] == "f64" { Precision::F64 } else { Precision::F32 };
-        let peak = info.and_then(|d| d.ceiling_gflops(prec));
+        let peak = if tf32[i] == 1.0 { info.and_then(|d| d.tf32_ceiling_gflops()) } else { info.and_then(|d| d.ceiling_gflops(prec)) };
         if let Some(peak) = peak {
             if gflops[i].is_finite() && gflops[i] > peak {
                 out.push(breach("GFLOP/s", gflops[i], peak));
@@ -98,7 +102,7 @@ pub fn table(id: &str, breaches: &[Breach]) -> Option<Table> {
             })
             .collect(),
         notes: vec![format!(
-            "Ceilings: GB/s, {:.0}% of the copy bandwidth this run measured on the same device, backend and precision (device-bandwidth), for working sets over twice the L2 (smaller ones the L2 serves between repetitions); GFLOP/s, the device's nominal peak for the precision (FP64 tensor cores included where the device has them). A device-timed row above one counts bytes or flops the kernel does not move or execute.",
+            "Ceilings: GB/s, {:.0}% of the copy bandwidth this run measured on the same device, backend and precision (device-bandwidth), for working sets over twice the L2 (smaller ones the L2 serves between repetitions); GFLOP/s, the device's nominal peak for the precision (FP64 tensor cores included where the device has them; the TF32 tensor cores' for rows run on them). A device-timed row above one counts bytes or flops the kernel does not move or execute.",
             100.0 * COPY_MARGIN
         )],
     })
@@ -140,5 +144,27 @@ mod tests {
         let none = ReportCtx { meta: Default::default(), copy_gbs: vec![] };
         assert!(breaches(&rows(&[2000.0], "device-event"), &none).unwrap().is_empty());
         assert!(table("x", &[]).is_none());
+    }
+
+    #[test]
+    fn a_tf32_row_is_judged_by_the_tensor_cores_peak() {
+        let h100 = fembench_device::DeviceInfo {
+            backend: Some(fembench_device::Backend::Cuda),
+            name: "GPU".into(),
+            compute_units: 132,
+            clock_mhz: 1980,
+            compute_capability: Some("9.0".into()),
+            ..Default::default()
+        };
+        let fp32 = h100.peak_gflops(Precision::F32).unwrap();
+        assert_eq!(h100.tf32_ceiling_gflops(), Some(8.0 * fp32));
+        let mut ctx = ReportCtx { meta: Default::default(), copy_gbs: vec![] };
+        ctx.meta.devices.push(h100);
+        // Twice the FP32 lanes' peak: above physics on them, within the TF32 tensor cores'.
+        let mut df = rows(&[f64::NAN, f64::NAN], "device-event");
+        df.with_column(Column::new("gflops".into(), vec![2.0 * fp32; 2])).unwrap();
+        df.with_column(Column::new(TF32_COLUMN.into(), vec![0.0, 1.0])).unwrap();
+        let b = breaches(&df, &ctx).unwrap();
+        assert_eq!(b.iter().map(|b| b.case_id.as_str()).collect::<Vec<_>>(), ["c0"]);
     }
 }
