@@ -23,6 +23,7 @@ pub enum Method {
     CublasGemmTf32,
     /// The same as 3xTF32 (f32 only): B and w D B split into TF32 high and low parts by our
     /// kernel, then three TF32 GEMMs accumulated, keeping about f32's accuracy.
+    #[serde(rename = "cublas-gemm-3xtf32")]
     CublasGemm3xTf32,
 }
 
@@ -125,3 +126,18 @@ pub struct Point {
 
 /// The stages of one GPU run, in the order the paper's tables list them.
 pub const STAGES: [&str; 5] = ["prepare", "allocate", "upload", "kernel", "download"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_is_written_in_yaml_as_its_name() {
+        for m in
+            [Method::CpuReference, Method::RegJac, Method::ShmNojac, Method::CublasGemm, Method::CublasGemmTf32, Method::CublasGemm3xTf32]
+        {
+            let parsed: Method = serde_json::from_str(&format!("\"{}\"", m.as_str())).unwrap_or_else(|e| panic!("{}: {e}", m.as_str()));
+            assert_eq!(parsed, m);
+        }
+    }
+}
