@@ -54,6 +54,8 @@ pub(crate) struct Rows {
     pub(crate) status: Vec<String>,
     pub(crate) mode: Vec<String>,
     pub(crate) time: Vec<f64>,
+    /// The row's error against the f64 reference (its verification).
+    pub(crate) error: Vec<f64>,
     /// The median's confidence interval (NaN where the row has none).
     pub(crate) lo: Vec<f64>,
     pub(crate) hi: Vec<f64>,
@@ -127,6 +129,7 @@ impl Rows {
             status: frame::strs(df, "status")?,
             mode: frame::strs(df, "mode").unwrap_or_else(|_| vec![String::new(); df.height()]),
             time: frame::nums(df, "time_median_s")?,
+            error: opt("error"),
             lo: opt("time_ci_low_s"),
             hi: opt("time_ci_high_s"),
             gflops: opt("gflops"),
@@ -398,6 +401,9 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
                 cell(gemm.map(|i| r.time[i] / r.time[k])),
                 cell(b_gemm.map(|i| r.time[i] / r.time[k])),
                 cell(tf32.map(|i| r.time[i] / r.time[k])),
+                [Some(k), peer_of(Method::CublasGemm3xTf32, "kernel"), tf32]
+                    .map(|i| i.map_or("-".to_string(), |i| format!("{:.1e}", r.error[i])))
+                    .join(" / "),
                 paper_best.map(|(pv, x)| format!("{pv} {x:.0} ({:.0}%)", 100.0 * x / PAPER_PEAK_GTX580)).unwrap_or_else(|| "-".into()),
             ]);
         }
@@ -424,6 +430,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
             "best vs cublas-gemm (GEMM only)",
             "best vs cublas-gemm (B + GEMM)",
             "best vs cublas-gemm-tf32 (B + GEMM, TF32 accuracy)",
+            "error vs f64: best / cublas-gemm-3xtf32 / cublas-gemm-tf32",
             "paper GTX580 best (% of 1581)",
         ]
         .map(String::from)

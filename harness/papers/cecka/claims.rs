@@ -526,6 +526,6 @@ mod tests {
         assert!(at < t.header.iter().position(|h| h.starts_with("vs serial")).unwrap(), "the peer ratio comes first");
         let ratios: Vec<&str> = t.rows.iter().map(|r| r[at].as_str()).collect();
         // Named; the peers against the strongest too; none on a mesh (order 2) where no peer ran.
-        assert_eq!(ratios, ["3.0x coo-radix", "0.2x coo-radix", "1.0x coo-radix", "-"]);
+        assert_eq!(ratios, ["3.00x coo-radix", "0.200x coo-radix", "1.00x coo-radix", "-"]);
     }
 }

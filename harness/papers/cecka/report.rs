@@ -142,7 +142,7 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
             fmt_num(time[i] / elements[i] * 1e9),
             fmt_num(gbs[i]),
             if setup[i].is_finite() { format!("{:.1}", setup[i] * 1e3) } else { "-".into() },
-            if peer[i].is_finite() { format!("{:.1}x {}", peer[i] / time[i], peer_method[i]) } else { "-".into() },
+            if peer[i].is_finite() { format!("{}x {}", fmt_num(peer[i] / time[i]), peer_method[i]) } else { "-".into() },
             speedup,
             with_setup,
         ]);
