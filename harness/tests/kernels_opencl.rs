@@ -87,8 +87,8 @@ fn cecka_methods_match_the_reference_on_opencl() {
         }
     }
     // 6 full methods (ElemColor, GlobalNZ, SharedNZ, LocalNZ, ElemAtomic, SharedAtomic) and their
-    // dummies x 4 orders x 2 precisions.
-    assert_eq!((checked, dummies), (48, 48));
+    // dummies, and the peers coo-radix and slot-scatter, x 4 orders x 2 precisions.
+    assert_eq!((checked, dummies), (64, 48));
 }
 
 /// The time of a gated region leaves out the host's time between launches (issue 9, item 6):
@@ -287,8 +287,10 @@ fn sanfui_formats_match_the_reference_on_opencl() {
         assert_eq!(nnz[i], eq6[i]);
         seen.insert((method[i].clone(), precision[i].clone()));
     }
-    // 13 device methods in two precisions, and the two CPU methods in f64.
-    assert_eq!(seen.len(), 28, "{seen:?}");
+    // 14 device methods (coo-radix, the radix-sort peer, among them) in two precisions, and the
+    // two CPU methods in f64.
+    assert_eq!(seen.len(), 30, "{seen:?}");
+    assert!(seen.contains(&("coo-radix".to_string(), "f64".to_string())));
     assert!(seen.contains(&("ellm-gather".to_string(), "f32".to_string())));
     assert!(seen.contains(&("shared-nz".to_string(), "f64".to_string())));
 }
