@@ -181,30 +181,45 @@ impl Cg {
             dev.launch(&reduce, one, &reduce_args(2, 0))
         })?;
         pass.record(stage, t);
+        let mut iteration = |j: usize| -> DeviceResult<()> {
+            matvec(self)?;
+            dev.launch(&reduce, one, &reduce_args(0, 0))?;
+            let args = [
+                Arg::Buf(&self.x),
+                Arg::Buf(&self.r),
+                Arg::Buf(&self.p),
+                Arg::Buf(&self.q),
+                Arg::Buf(&self.scal),
+                Arg::Buf(&self.partial),
+                Arg::I64(n),
+            ];
+            dev.launch(&xr, cover(self.n), &args)?;
+            dev.launch(&reduce, one, &reduce_args(1, j as i32))?;
+            dev.launch(&pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])
+        };
+        self.batches::<T>(dev, (tol, max_iter), pass, stage, "CG", &mut iteration)
+    }
+
+    /// The iterations after the start, in device-timed batches of [`BATCH`] (`iteration(j)`
+    /// enqueues iteration j of a batch and writes its r.r into `history[j]`): between batches the
+    /// host reads the history (not timed) and stops at ||r|| <= tol ||b|| (||b||^2 from the
+    /// start, in `scal`) or after `max_iter`; the batches are recorded as stage `stage`. `what`
+    /// names the CG in a breakdown's message.
+    fn batches<T: Real>(
+        &self,
+        dev: &dyn Device,
+        (tol, max_iter): (f64, usize),
+        pass: &mut Pass,
+        stage: &str,
+        what: &str,
+        iteration: &mut dyn FnMut(usize) -> DeviceResult<()>,
+    ) -> Result<CgRun, CaseError> {
         let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
         let target = tol * tol * bb;
         let mut performed = 0;
         while performed < max_iter && bb > 0.0 {
             let batch = BATCH.min(max_iter - performed);
-            let t = dev.time_events(&mut || {
-                for j in 0..batch {
-                    matvec(self)?;
-                    dev.launch(&reduce, one, &reduce_args(0, 0))?;
-                    let args = [
-                        Arg::Buf(&self.x),
-                        Arg::Buf(&self.r),
-                        Arg::Buf(&self.p),
-                        Arg::Buf(&self.q),
-                        Arg::Buf(&self.scal),
-                        Arg::Buf(&self.partial),
-                        Arg::I64(n),
-                    ];
-                    dev.launch(&xr, cover(self.n), &args)?;
-                    dev.launch(&reduce, one, &reduce_args(1, j as i32))?;
-                    dev.launch(&pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])?;
-                }
-                Ok(())
-            })?;
+            let t = dev.time_events(&mut || (0..batch).try_for_each(&mut *iteration))?;
             pass.record(stage, t);
             let history = dev.download_vec::<T>(&self.history, batch)?;
             if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
@@ -212,7 +227,7 @@ impl Cg {
             }
             if history.iter().any(|h| !h.to_f64().is_finite()) {
                 return Err(CaseError::Failed(format!(
-                    "CG broke down: residual {:?} after {} iterations",
+                    "{what} broke down: residual {:?} after {} iterations",
                     history.last().map(|h| h.to_f64()),
                     performed + batch
                 )));
@@ -221,9 +236,7 @@ impl Cg {
         }
         Ok(CgRun { iterations: performed, performed, converged: bb == 0.0 })
     }
-}
 
-impl Cg {
     /// The CG an expert writes with the vendor libraries, as NVIDIA's `conjugateGradientCudaGraphs`
     /// sample does (without the graph): `vendor`'s planned cuSPARSE q = A p and cuBLAS' dot, axpy
     /// and scal in device pointer mode, the scalar steps (alpha, beta) in one-thread kernels of
@@ -235,8 +248,7 @@ impl Cg {
         k: &mut Kernels,
         vendor: (&dyn VendorOp, &dyn VendorBlas),
         b: &Buffer,
-        tol: f64,
-        max_iter: usize,
+        stop: (f64, usize),
         pass: &mut Pass,
         stage: &str,
     ) -> Result<CgRun, CaseError> {
@@ -250,7 +262,7 @@ impl Cg {
             blas.dot_to(p, n, &self.r, &self.r, &self.scal, 0)?;
             dev.launch(&start, one, &[Arg::Buf(&self.scal)])
         };
-        let iteration = |j: usize| -> DeviceResult<()> {
+        let mut iteration = |j: usize| -> DeviceResult<()> {
             spmv.enqueue()?;
             blas.dot_to(p, n, &self.p, &self.q, &self.scal, 1)?;
             dev.launch(&alpha, one, &[Arg::Buf(&self.scal)])?;
@@ -268,32 +280,7 @@ impl Cg {
         dev.synchronize()?;
         let t = dev.time_events(&mut || begin())?;
         pass.record(stage, t);
-        let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
-        let target = tol * tol * bb;
-        let mut performed = 0;
-        while performed < max_iter && bb > 0.0 {
-            let batch = BATCH.min(max_iter - performed);
-            let t = dev.time_events(&mut || {
-                for j in 0..batch {
-                    iteration(j)?;
-                }
-                Ok(())
-            })?;
-            pass.record(stage, t);
-            let history = dev.download_vec::<T>(&self.history, batch)?;
-            if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
-                return Ok(CgRun { iterations: performed + j + 1, performed: performed + batch, converged: true });
-            }
-            if history.iter().any(|h| !h.to_f64().is_finite()) {
-                return Err(CaseError::Failed(format!(
-                    "the vendor CG broke down: residual {:?} after {} iterations",
-                    history.last().map(|h| h.to_f64()),
-                    performed + batch
-                )));
-            }
-            performed += batch;
-        }
-        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0 })
+        self.batches::<T>(dev, stop, pass, stage, "the vendor CG", &mut iteration)
     }
 }
 

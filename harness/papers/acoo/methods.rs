@@ -304,7 +304,7 @@ pub(crate) fn run_device<T: Real>(
                         Some((op, blas)) if method == Method::CusparseCg => {
                             vendor_cg::<T>(dev, &**op, *blas, &z, &rhs, &cg, tol, max_iter, pass, "solve")?
                         }
-                        Some((op, blas)) => cg.solve_vendor::<T>(k, (&**op, *blas), &rhs, tol, max_iter, pass, "solve")?,
+                        Some((op, blas)) => cg.solve_vendor::<T>(k, (&**op, *blas), &rhs, (tol, max_iter), pass, "solve")?,
                         None => {
                             let sp = k.get("cg_spmv_csr")?;
                             cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?

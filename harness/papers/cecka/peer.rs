@@ -20,11 +20,11 @@ use super::cost::element_flops;
 use super::gpu::*;
 use super::prepared::Prepared;
 use super::spec::{Family, Method, Problem_};
-use super::system::SOURCE_F;
+use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
-use crate::device::{Arg, DeviceExt, Launch};
+use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 use crate::kernels::Defines;
 use crate::measure::Gate;
 use crate::real::Real;
@@ -50,43 +50,29 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     }
     // The free rows, then the sentinel row n_free that collects every pair with a prescribed dof.
     let rows = p.n_free + 1;
+    // Compiled before the set-up is timed; the radix sort's kernels only for its route.
+    let (radix_k, scan) = (if radix { Some(ctx.modules.radix_sort(dev)?) } else { None }, ctx.modules.scan(dev)?);
     let setup_start = Instant::now();
-    let conn: Vec<u32> = (0..en * ne).map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
-    let nodal = upload_nodal::<T>(dev, p)?;
-    let conn_b = dev.upload_slice(&conn)?;
-    let dof = dev.upload_slice(&p.dof)?;
-    let (ke, row, col, perm) = (dev.alloc(s * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?);
+    let stage = ElementStage::upload::<T>(dev, p, true)?;
+    let (ke, row, col, perm) = (&stage.ke, &stage.row, &stage.col, dev.alloc(4 * pairs)?);
     let row_ptr_dup = dev.alloc(4 * (rows + 1))?;
     let scratch = CooSumScratch::new(dev, pairs)?;
     // At most one distinct sentinel pair beside the pattern's nnz.
-    let (out_ptr, out_col, out_val, rhs) =
-        (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * (nnz + 1))?, dev.alloc(s * (nnz + 1))?, dev.alloc(s * p.n_free.max(1))?);
-    let (radix_k, scan) = (ctx.modules.radix_sort(dev)?, ctx.modules.scan(dev)?);
-    let arrays = CooArrays { rows, cols: rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup };
-    let sort: Box<dyn SortOp + '_> = if radix {
-        Box::new(CooRadixSort::new(dev, &radix_k, &scan, arrays)?)
+    let (out_ptr, out_col, out_val) = (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * (nnz + 1))?, dev.alloc(s * (nnz + 1))?);
+    let arrays = CooArrays { rows, cols: rows, pairs, row, col, perm: &perm, row_ptr: &row_ptr_dup };
+    let sort: Box<dyn SortOp + '_> = if let Some(radix_k) = &radix_k {
+        Box::new(CooRadixSort::new(dev, radix_k, &scan, arrays)?)
     } else {
-        Box::new(dev.sparse()?.coo_sort_to_csr(rows, rows, pairs, &row, &col, &perm, &row_ptr_dup)?)
+        Box::new(dev.sparse()?.coo_sort_to_csr(rows, rows, pairs, row, col, &perm, &row_ptr_dup)?)
     };
     let setup_s = setup_start.elapsed().as_secs_f64();
-    let memory = (conn.len() + p.dof.len()) * 4
-        + nodal.bytes
-        + pairs * (s + 12)
-        + 8 * (rows + 1)
-        + CooSumScratch::bytes(pairs)
-        + (nnz + 1) * (4 + s)
-        + p.n_free * s
-        + sort.workspace_bytes();
+    let memory = stage.bytes + 4 * pairs + 8 * (rows + 1) + CooSumScratch::bytes(pairs) + (nnz + 1) * (4 + s) + sort.workspace_bytes();
 
-    let gs = problem.group_size(Family::Elem);
-    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", 0);
-    let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_coo_elements")?;
-    let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
+    let elements = stage.kernels::<T>(ctx, dev, problem)?;
     let sum = ctx.modules.coo_sum(dev, T::PRECISION)?;
-    let coo = SortedCoo { rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup, vals: &ke };
+    let coo = SortedCoo { rows, pairs, row, col, perm: &perm, row_ptr: &row_ptr_dup, vals: ke };
     let out = CsrOut { row_ptr: &out_ptr, col: &out_col, val: &out_val };
-    let f = Arg::real(T::PRECISION, SOURCE_F);
-    let outputs = [&ke, &row, &col, &perm, &row_ptr_dup, &scratch.head, &scratch.slot, &out_ptr, &out_col, &out_val, &rhs];
+    let outputs = [ke, row, col, &perm, &row_ptr_dup, &scratch.head, &scratch.slot, &out_ptr, &out_col, &out_val, &stage.rhs];
     // cuSPARSE's region is open: the host's calls are inside it, so no background work (the
     // next problem built ahead) may share the cores while it is timed.
     if !radix {
@@ -94,23 +80,7 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     }
     let gate = if radix { Gate::Closed } else { Gate::Open };
     let timings = time_modes_as(ctx, dev, gate, &outputs, &mut || {
-        dev.launch(&zero, Launch::cover(p.n_free.max(1), 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
-        let args = [
-            Arg::Buf(&nodal.x),
-            Arg::Buf(&nodal.y),
-            Arg::Buf(&conn_b),
-            Arg::Buf(&dof),
-            Arg::Buf(&nodal.g),
-            Arg::Buf(&nodal.refs),
-            Arg::Buf(&ke),
-            Arg::Buf(&row),
-            Arg::Buf(&col),
-            Arg::Buf(&rhs),
-            f,
-            Arg::I32(ne as i32),
-            Arg::I32(p.n_free as i32),
-        ];
-        dev.launch(&elements, Launch::cover(ne, gs), &args)?;
+        stage.enqueue(dev, &elements)?;
         sort.enqueue()?;
         sum_duplicates(dev, &sum, &scan, &scratch, &coo, &out)
     })?;
@@ -136,7 +106,7 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     Ok(GpuRun {
         timings,
         vals: dev.download_vec::<T>(&out_val, nnz)?,
-        rhs: dev.download_vec::<T>(&rhs, p.n_free)?,
+        rhs: dev.download_vec::<T>(&stage.rhs, p.n_free)?,
         bytes: bytes as f64,
         flops: ne as f64 * element_flops(en as f64, false) + (pairs - nnz) as f64,
         memory: memory as f64,
@@ -153,39 +123,19 @@ fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     let (en, ne, s, nnz) = (p.en(), p.ne(), std::mem::size_of::<T>(), p.nnz());
     let entries = en * en * ne;
     let setup_start = Instant::now();
-    let conn: Vec<u32> = (0..en * ne).into_par_iter().map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
-    let slots: Vec<i32> = (0..entries).into_par_iter().map(|idx| p.slots[(idx % ne) * en * en + idx / ne] as i32).collect();
-    let nodal = upload_nodal::<T>(dev, p)?;
-    let (conn_b, dof, slots_b) = (dev.upload_slice(&conn)?, dev.upload_slice(&p.dof)?, dev.upload_slice(&slots)?);
-    let (ke, vals, rhs, unused) = (dev.alloc(s * entries)?, dev.alloc(s * nnz.max(1))?, dev.alloc(s * p.n_free.max(1))?, dev.alloc(4)?);
+    let slots: Vec<i32> = (0..entries).into_par_iter().map(|idx| p.slots[(idx % ne) * en * en + idx / ne]).collect();
+    let stage = ElementStage::upload::<T>(dev, p, false)?;
+    let (slots_b, vals) = (dev.upload_slice(&slots)?, dev.alloc(s * nnz.max(1))?);
     let setup_s = setup_start.elapsed().as_secs_f64();
-    let memory = (conn.len() + p.dof.len() + entries) * 4 + nodal.bytes + entries * s + (nnz + p.n_free) * s;
-    let gs = problem.group_size(Family::Elem);
-    let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", 0).with("COO_PAIRS", 0);
-    let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_coo_elements")?;
+    let memory = stage.bytes + entries * 4 + nnz * s;
+    let elements = stage.kernels::<T>(ctx, dev, problem)?;
     let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
     let scatter = ctx.modules.slot_scatter(dev, T::PRECISION)?;
-    let f = Arg::real(T::PRECISION, SOURCE_F);
-    let timings = time_modes(ctx, dev, &[&ke, &vals, &rhs], &mut || {
+    let (ke, rhs) = (&stage.ke, &stage.rhs);
+    let timings = time_modes(ctx, dev, &[ke, &vals, rhs], &mut || {
         dev.launch(&zero, Launch::cover(nnz.max(1), 256), &[Arg::Buf(&vals), Arg::I32(nnz as i32)])?;
-        dev.launch(&zero, Launch::cover(p.n_free.max(1), 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
-        let args = [
-            Arg::Buf(&nodal.x),
-            Arg::Buf(&nodal.y),
-            Arg::Buf(&conn_b),
-            Arg::Buf(&dof),
-            Arg::Buf(&nodal.g),
-            Arg::Buf(&nodal.refs),
-            Arg::Buf(&ke),
-            Arg::Buf(&unused),
-            Arg::Buf(&unused),
-            Arg::Buf(&rhs),
-            f,
-            Arg::I32(ne as i32),
-            Arg::I32(p.n_free as i32),
-        ];
-        dev.launch(&elements, Launch::cover(ne, gs), &args)?;
-        dev.launch(&scatter, Launch::cover(entries, 256), &[Arg::Buf(&ke), Arg::Buf(&slots_b), Arg::Buf(&vals), Arg::I64(entries as i64)])
+        stage.enqueue(dev, &elements)?;
+        dev.launch(&scatter, Launch::cover(entries, 256), &[Arg::Buf(ke), Arg::Buf(&slots_b), Arg::Buf(&vals), Arg::I64(entries as i64)])
     })?;
     // Compulsory traffic: connectivity, dofs and nodal data in, A^e written once, then A^e and
     // the map read once and every CSR value read and written once; rhs zeroed and added once.
@@ -193,11 +143,95 @@ fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     Ok(GpuRun {
         timings,
         vals: dev.download_vec::<T>(&vals, nnz)?,
-        rhs: dev.download_vec::<T>(&rhs, p.n_free)?,
+        rhs: dev.download_vec::<T>(rhs, p.n_free)?,
         bytes: bytes as f64,
         flops: ne as f64 * element_flops(en as f64, false) + entries as f64,
         memory: memory as f64,
         setup_s,
         extras: vec![("triplets", entries as f64)],
     })
+}
+
+/// The first stage both routes share: one thread per element writes A^e (entry k of element e
+/// at k ne + e) and, for the COO route, its (row, column) pair (`cecka_coo_elements`), and adds
+/// F^e into the right-hand side. Its arrays are uploaded and allocated once, outside the timer.
+struct ElementStage {
+    nodal: Nodal,
+    conn: Buffer,
+    dof: Buffer,
+    ke: Buffer,
+    /// The pairs (a word each where the route writes none).
+    row: Buffer,
+    col: Buffer,
+    rhs: Buffer,
+    pairs: bool,
+    ne: usize,
+    en: usize,
+    n_free: usize,
+    /// Device bytes of the arrays above.
+    bytes: usize,
+}
+
+/// The stage's kernels and work-group size.
+struct ElementKernels {
+    elements: Kernel,
+    precision: crate::Precision,
+    zero: Kernel,
+    group_size: usize,
+}
+
+impl ElementStage {
+    fn upload<T: Real>(dev: &dyn Device, p: &Problem, pairs: bool) -> Result<Self, CaseError> {
+        let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
+        let entries = en * en * ne;
+        let conn: Vec<u32> = (0..en * ne).into_par_iter().map(|idx| p.mesh.element(idx % ne)[idx / ne]).collect();
+        let pair_bytes = if pairs { 4 * entries } else { 4 };
+        let nodal = upload_nodal::<T>(dev, p)?;
+        Ok(Self {
+            bytes: (conn.len() + p.dof.len()) * 4 + nodal.bytes + entries * s + if pairs { 8 * entries } else { 0 } + p.n_free * s,
+            nodal,
+            conn: dev.upload_slice(&conn)?,
+            dof: dev.upload_slice(&p.dof)?,
+            ke: dev.alloc(s * entries)?,
+            row: dev.alloc(pair_bytes)?,
+            col: dev.alloc(pair_bytes)?,
+            rhs: dev.alloc(s * p.n_free.max(1))?,
+            pairs,
+            ne,
+            en,
+            n_free: p.n_free,
+        })
+    }
+
+    fn kernels<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, problem: &Problem_) -> Result<ElementKernels, CaseError> {
+        let defines = Defines::for_precision(T::PRECISION).with("EN", self.en).with("DUMMY", 0).with("COO_PAIRS", self.pairs as u8);
+        Ok(ElementKernels {
+            elements: ctx.modules.kernel(dev, &CECKA, &defines, "cecka_coo_elements")?,
+            precision: T::PRECISION,
+            zero: ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?,
+            group_size: problem.group_size(Family::Elem),
+        })
+    }
+
+    /// Zeroes the right-hand side, then launches the element kernel.
+    fn enqueue(&self, dev: &dyn Device, k: &ElementKernels) -> DeviceResult<()> {
+        let n_free = self.n_free;
+        dev.launch(&k.zero, Launch::cover(n_free.max(1), 256), &[Arg::Buf(&self.rhs), Arg::I32(n_free as i32)])?;
+        let args = [
+            Arg::Buf(&self.nodal.x),
+            Arg::Buf(&self.nodal.y),
+            Arg::Buf(&self.conn),
+            Arg::Buf(&self.dof),
+            Arg::Buf(&self.nodal.g),
+            Arg::Buf(&self.nodal.refs),
+            Arg::Buf(&self.ke),
+            Arg::Buf(&self.row),
+            Arg::Buf(&self.col),
+            Arg::Buf(&self.rhs),
+            Arg::real(k.precision, SOURCE_F),
+            Arg::I32(self.ne as i32),
+            Arg::I32(n_free as i32),
+        ];
+        dev.launch(&k.elements, Launch::cover(self.ne, k.group_size), &args)
+    }
 }

@@ -33,11 +33,12 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
     let (row, col, perm, row_ptr_dup) = (dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * (rows + 1))?);
     let scratch = CooSumScratch::new(dev, pairs)?;
     let (out_ptr, out_col, out_val) = (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * nnz)?, dev.alloc(s * nnz)?);
-    let (radix_k, scan) = (ctx.modules.radix_sort(dev)?, ctx.modules.scan(dev)?);
     let radix = method == Method::CooRadix;
-    let sort: Box<dyn SortOp + '_> = if radix {
+    // The radix sort's kernels only for its route.
+    let (radix_k, scan) = (if radix { Some(ctx.modules.radix_sort(dev)?) } else { None }, ctx.modules.scan(dev)?);
+    let sort: Box<dyn SortOp + '_> = if let Some(radix_k) = &radix_k {
         let arrays = CooArrays { rows, cols: rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup };
-        Box::new(CooRadixSort::new(dev, &radix_k, &scan, arrays)?)
+        Box::new(CooRadixSort::new(dev, radix_k, &scan, arrays)?)
     } else {
         Box::new(dev.sparse()?.coo_sort_to_csr(rows, rows, pairs, &row, &col, &perm, &row_ptr_dup)?)
     };
