@@ -16,6 +16,17 @@ if ! ldconfig -p | grep -q 'libcublas\.so'; then
   _bl=$(_fb_find 'libcublas.so.1[0-9]')
   [ -n "$_bl" ] && export LD_LIBRARY_PATH="$(dirname "$_bl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# NCCL (the multi-GPU study): cudarc opens libnccl.so, and pip's nvidia-nccl package ships only
+# libnccl.so.2: link it under the name cudarc asks for. NVLink multicast stays off.
+if ! ldconfig -p | grep -q 'libnccl\.so '; then
+  _nc=$(_fb_find 'libnccl.so.2')
+  if [ -n "$_nc" ]; then
+    mkdir -p /tmp/fembench-nccl
+    ln -sf "$_nc" /tmp/fembench-nccl/libnccl.so
+    export LD_LIBRARY_PATH="/tmp/fembench-nccl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+fi
+export NCCL_NVLS_ENABLE=0
 if ! ldconfig -p | grep -q 'libOpenCL\.so\.1'; then
   _ocl=$(_fb_find 'libOpenCL.so.1')
   [ -n "$_ocl" ] && export LD_LIBRARY_PATH="$(dirname "$_ocl")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -41,6 +41,7 @@ pub static REGISTRY: Registry = Registry(&[
     entry::<acoo::AcooCapacitor>(),
     entry::<sanfui::SanfuiAssembly>(),
     entry::<pogo::PogoStepping>(),
+    entry::<pogo::PogoScaling>(),
 ]);
 
 /// Parses and validates one experiment file of any registered benchmark.

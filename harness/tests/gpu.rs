@@ -190,6 +190,25 @@ fn pogo_geophysical_steps_and_full_runs_verify_on_cuda() {
     assert_eq!(s.rows_ok, 10 * 2 + 5);
 }
 
+/// Pogo split across the node's GPUs (experiments/large/pogo-multigpu.yaml, quick form): on a
+/// node of two or more GPUs every case verifies, and the two-GPU runs equal the one-GPU runs to
+/// the bit; on one GPU the two-GPU cases are skipped and the rest verify.
+#[test]
+#[ignore = "needs an NVIDIA GPU (two for the NCCL cases)"]
+fn pogo_split_across_gpus_equals_the_one_gpu_run_on_cuda() {
+    let exp = load(&common::experiments_dir().join("large/pogo-multigpu.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
+    let s = run(&[exp], &opts).unwrap();
+    let gpus = device::list(Backend::Cuda).unwrap().len();
+    assert_eq!(s.rows_failed, 0);
+    // Three studies x two methods x GPU counts 1 and 2.
+    assert_eq!((s.rows_ok, s.rows_skipped), if gpus >= 2 { (12, 0) } else { (6, 6) });
+    let df = fembench::results::RunDir::open(&s.run_dir).unwrap().read_experiment("pogo-multigpu").unwrap().unwrap();
+    let vs = df.column("vs_one_gpu").unwrap().f64().unwrap();
+    assert!(vs.iter().flatten().all(|v| v == 0.0), "{vs:?}");
+}
+
 /// NVRTC compiles a list of programs on all cores into the disk cache; a program new to the
 /// cache is compiled, then found there, and a broken one fails alone.
 #[test]

@@ -5,6 +5,8 @@ mod afem;
 mod common;
 #[path = "opencl/peers.rs"]
 mod peers;
+#[path = "opencl/pogo_split.rs"]
+mod pogo_split;
 
 use fembench::device::{Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};

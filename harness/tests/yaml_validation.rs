@@ -567,3 +567,15 @@ fn a_read_only_run_is_reported_elsewhere() {
     let link = first.split("](").nth(1).unwrap().trim_end_matches(')');
     assert!(out.join(link).is_file(), "{link}");
 }
+
+#[test]
+fn the_multigpu_study_refuses_a_gpu_count_of_zero_and_an_unsplit_method_at_their_lines() {
+    let (_d, path) = variant_of("large/pogo-multigpu.yaml", "  gpus:", "  gpus: [0, 2]");
+    let e = refused(&path);
+    assert_eq!((e.line, e.column.is_some()), (Some(line_of(&path, "gpus: [0, 2]")), true), "{e}");
+    assert!(e.message.contains("sweep.gpus"), "{e}");
+    let (_d, path) = variant_of("large/pogo-multigpu.yaml", "  method:", "  method: [sell, pogo-aligned]");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "method: [sell, pogo-aligned]")), "{e}");
+    assert!(e.message.contains("pogo-aligned is not split"), "{e}");
+}

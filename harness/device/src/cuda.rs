@@ -240,6 +240,18 @@ impl CudaDevice {
         Ok(())
     }
 
+    /// The stream every launch, copy and timing of this device goes to.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+    /// A buffer's device address (for NCCL, which takes raw pointers).
+    pub(crate) fn raw_ptr(&self, buf: &Buffer) -> DeviceResult<cudarc::driver::sys::CUdeviceptr> {
+        self.device_ptr(buf)
+    }
+
     fn device_ptr(&self, buf: &Buffer) -> DeviceResult<cudarc::driver::sys::CUdeviceptr> {
         let s = self.slice(buf)?;
         let (ptr, _sync) = s.device_ptr(&self.stream);

@@ -15,6 +15,7 @@ mod cuda_sparse;
 pub mod host_cache;
 pub mod kernel_cache;
 pub mod kernels;
+pub mod nccl;
 mod nvrtc;
 pub mod opencl;
 pub mod radix_sort;

@@ -27,11 +27,19 @@ pub mod paper;
 mod paper_tables;
 pub mod prepared;
 pub mod report;
+pub mod scaling;
+pub mod scaling_gpu;
+pub mod scaling_ready;
+mod scaling_report;
+mod scaling_rows;
+pub mod scaling_spec;
 pub mod sell;
 pub mod spec;
+pub mod split;
 pub mod system;
 #[cfg(test)]
 mod tests;
 pub mod traces;
 
 pub use benchmark::PogoStepping;
+pub use scaling::PogoScaling;

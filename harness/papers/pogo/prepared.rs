@@ -222,16 +222,8 @@ impl Prepared {
             return w.clone();
         }
         let t = Instant::now();
-        let n = 2 * self.sys.nodes;
         let (dt, signal) = (self.model.dt, self.model.source.signal);
-        let (mut prev, mut curr, mut next) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        let mut trace = Vec::with_capacity(steps * self.sys.rec_dof.len());
-        for k in 0..steps {
-            trace.extend(self.sys.rec_dof.iter().map(|&d| curr[d as usize]));
-            self.sys.step(&prev, &curr, &mut next, signal.at(k as f64 * dt), true);
-            std::mem::swap(&mut prev, &mut curr);
-            std::mem::swap(&mut curr, &mut next);
-        }
+        let (curr, trace) = self.sys.run_from(vec![0.0; 2 * self.sys.nodes], steps, |k| signal.at(k as f64 * dt));
         let w = std::sync::Arc::new(Window { steps, field: curr, trace, seconds: t.elapsed().as_secs_f64() });
         *slot = Some(w.clone());
         w

@@ -143,6 +143,21 @@ impl System {
         }
     }
 
+    /// `steps` host steps (f64, every core) from U_prev = U_curr = `start`, the force's amplitude
+    /// at step k being `amp(k)`: U after them, and the receivers' values before each step
+    /// (x, y per receiver, step-major), as the device kernels record them.
+    pub fn run_from(&self, start: Vec<f64>, steps: usize, amp: impl Fn(usize) -> f64) -> (Vec<f64>, Vec<f64>) {
+        let (mut prev, mut curr, mut next) = (start.clone(), start, vec![0.0; 2 * self.nodes]);
+        let mut trace = Vec::with_capacity(steps * self.rec_dof.len());
+        for k in 0..steps {
+            trace.extend(self.rec_dof.iter().map(|&d| curr[d as usize]));
+            self.step(&prev, &curr, &mut next, amp(k), true);
+            std::mem::swap(&mut prev, &mut curr);
+            std::mem::swap(&mut curr, &mut next);
+        }
+        (curr, trace)
+    }
+
     /// C', the sources and the receivers at the positions `at` (dof d at `at[d]` of `len`).
     pub fn placed(&self, at: Vec<u32>, len: usize) -> Placed {
         let mut cp = vec![0.0f64; len];

@@ -1,0 +1,130 @@
+//! Pogo across GPUs (beyond the paper): the weld model split over 1, 2 or 4 GPUs of one node
+//! ([`super::split`]), each GPU stepping its part with our sliced-ELL kernel, the halo's U going
+//! through NCCL every increment while the interior rows are stepped ([`super::scaling_gpu`]).
+//!
+//! Three studies, each a case per GPU count:
+//! - `strong`: one model (`strong_scale` times the paper's weld DOFs) on 1, 2, 4 GPUs;
+//! - `weak`: `weak_scale` times the paper's DOFs per GPU (the model grows with the GPUs);
+//! - `arrival`: a coarse weld run through every increment, its receivers' traces over the
+//!   main arrival checked against the CPU f64 reference and against the one-GPU run's.
+//!
+//! Every case's U after its checked steps is compared with the CPU f64 reference (Eq. (4) on K',
+//! the host's CSR step) and, for P > 1, with the one-GPU run of the same model, which it equals
+//! to the bit where the device sums in the same order.
+
+use polars::prelude::DataFrame;
+
+use super::scaling_ready::ready;
+use super::scaling_spec::{Outputs, Point, Problem_, Study, Sweep};
+use super::spec::Method;
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::experiment::{ParamValue, Params};
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use crate::{Backend, Precision};
+
+pub struct PogoScaling;
+
+impl Benchmark for PogoScaling {
+    const NAME: &'static str = "pogo-multigpu";
+    const KERNELS: &'static [crate::kernels::KernelSource] = &[super::gpu::POGO];
+    type Sweep = Sweep;
+    type Problem = Problem_;
+    type Outputs = Outputs;
+    type Point = Point;
+
+    fn points(sweep: &Sweep) -> Vec<Point> {
+        // Strong first (one model for every count), then weak (its 2-GPU model is the strong
+        // one at the default scales), then the arrival runs; GPUs ascending, so the one-GPU run
+        // that the others equal comes first.
+        let mut out = Vec::new();
+        let mut studies: Vec<Study> = sweep.study.iter().copied().collect();
+        studies.sort();
+        let mut gpus: Vec<usize> = sweep.gpus.iter().copied().collect();
+        gpus.sort_unstable();
+        for &study in &studies {
+            for &g in &gpus {
+                out.extend(sweep.method.iter().map(|&method| Point { method, study, gpus: g }));
+            }
+        }
+        out
+    }
+    fn params(p: &Point) -> Params {
+        Params::default()
+            .push("method", ParamValue::Str(p.method.as_str().into()))
+            .push("study", ParamValue::Str(p.study.as_str().into()))
+            .push("gpus", ParamValue::Int(p.gpus as i64))
+    }
+    fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
+        check_sweep(&spec.sweep, "sweep")?;
+        if let Some(s) = spec.quick.as_ref().and_then(|q| q.sweep.as_ref()) {
+            check_sweep(s, "quick.sweep")?;
+        }
+        check_problem(&spec.problem, "problem")?;
+        if let Some(p) = spec.quick.as_ref().and_then(|q| q.problem.as_ref()) {
+            check_problem(p, "quick.problem")?;
+        }
+        Ok(())
+    }
+    fn memory_estimate(problem: &Problem_, p: &Point) -> Option<MemoryEstimate> {
+        let c = problem.coarsen(p.study, p.gpus);
+        let nodes = 1.0e6 / (c * c);
+        // Host: the model, CSR K', the one-GPU sliced ELL, the split's local copies and the
+        // CPU reference's vectors; device: each part's K' and vectors, over P GPUs.
+        Some(MemoryEstimate { host_bytes: nodes * 1200.0, device_bytes: nodes * 400.0 / p.gpus as f64 })
+    }
+    fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
+        backend != Backend::Cpu && (precision == Precision::F64 || !p.method.kf32())
+    }
+    fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let Target::Gpu(dev) = ctx.target else { return Err(CaseError::Skipped("a GPU study".into())) };
+        super::scaling_gpu::can_run(dev, point.gpus)?;
+        let r = ready(problem, problem.coarsen(point.study, point.gpus));
+        let split = r.split(point.gpus);
+        let split = split.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("METIS could not split the model: {e}")))?;
+        let steps = match point.study {
+            Study::Arrival => problem.arrival_steps.map_or(r.model.increments, |s| s.min(r.model.increments)),
+            _ => problem.check_steps,
+        };
+        let timed_steps = if point.study == Study::Arrival { 0 } else { problem.timed_steps };
+        let plan = super::scaling_gpu::Plan { method: point.method, checked_steps: steps, timed_steps };
+        let run = match ctx.precision {
+            Precision::F32 => super::scaling_gpu::run::<f32>(ctx, dev, &r, split, &plan)?,
+            Precision::F64 => super::scaling_gpu::run::<f64>(ctx, dev, &r, split, &plan)?,
+        };
+        Ok(vec![super::scaling_rows::row(&r, split, point, ctx.precision, run)])
+    }
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::scaling_report::report(&spec.id, &spec.outputs, rows, ctx)
+    }
+}
+
+fn check_sweep(s: &Sweep, at: &str) -> Result<(), (String, String)> {
+    if let Some(m) = s.method.iter().find(|m| !matches!(m, Method::Sell | Method::SellKf32)) {
+        return Err((format!("{at}.method"), format!("{at}.method: {} is not split across GPUs (sell and sell-kf32 are)", m.as_str())));
+    }
+    if s.gpus.iter().any(|&g| g == 0 || g > 64) {
+        return Err((format!("{at}.gpus"), format!("{at}.gpus: every count must lie in 1..=64")));
+    }
+    Ok(())
+}
+
+fn check_problem(p: &Problem_, at: &str) -> Result<(), (String, String)> {
+    for (field, v) in [("strong_scale", p.strong_scale), ("weak_scale", p.weak_scale)] {
+        if !(v > 0.0 && v <= 64.0) {
+            return Err((format!("{at}.{field}"), format!("{at}.{field}: the DOFs over the paper's must lie in (0, 64]")));
+        }
+    }
+    if !(p.arrival_coarsen >= 1.0 && p.arrival_coarsen <= 64.0) {
+        return Err((format!("{at}.arrival_coarsen"), format!("{at}.arrival_coarsen must lie in [1, 64]")));
+    }
+    if p.timed_steps == 0 || p.timed_steps > 1000 {
+        return Err((format!("{at}.timed_steps"), format!("{at}.timed_steps must lie in 1..=1000")));
+    }
+    if p.check_steps == 0 || p.check_steps > 2000 {
+        return Err((format!("{at}.check_steps"), format!("{at}.check_steps must lie in 1..=2000")));
+    }
+    if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
+        return Err((format!("{at}.sell_sigma"), format!("{at}.sell_sigma must be 1 or a multiple of 32 up to 8192")));
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! A model made ready for the multi-GPU study: its operators, the one-GPU order, its splits,
+//! the CPU f64 references and the one-GPU runs' results (see [`super::scaling`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::model::Model;
+use super::prepared::in_run_order;
+use super::scaling_spec::Problem_;
+use super::sell::SlicedEll;
+use super::spec::{Method, ModelName};
+use super::split::Split;
+use super::system::System;
+use crate::cache::ProblemCache;
+use crate::fem::elements::Elements;
+use crate::fem::partition;
+use crate::Precision;
+
+/// A model made ready for splitting: its operators, the one-GPU order, the CPU reference of the
+/// checked pass, and the one-GPU runs' results (for the P-GPU cases to equal).
+pub struct Ready {
+    pub model: Model,
+    pub sys: System,
+    /// Each node's position in the one-GPU sliced ELL (what orders a part's nodes).
+    pub rank: Vec<u32>,
+    pub build_s: f64,
+    /// The window of the sort by link count, in the one-GPU order and in each part's.
+    pub sigma: usize,
+    /// Splits made so far, by part count.
+    splits: Mutex<HashMap<usize, Arc<Result<Split, String>>>>,
+    /// The CPU f64 references made so far, by length and start (rest or [`super::scaling_gpu::start_state`]).
+    reference: Mutex<HashMap<(usize, bool), Arc<Reference>>>,
+    /// The one-GPU run of each method and precision: U and traces, for the P-GPU runs.
+    pub one_gpu: Mutex<HashMap<(Method, Precision, usize), Arc<Outcome>>>,
+}
+
+/// U (dof order) and the receivers' traces (x, y per receiver, step-major) after a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub u: Vec<f64>,
+    pub trace: Vec<f64>,
+}
+
+pub struct Reference {
+    pub outcome: Outcome,
+    pub seconds: f64,
+}
+
+impl Ready {
+    pub fn new(model: Model, sigma: usize) -> Ready {
+        let t = std::time::Instant::now();
+        let model = in_run_order(model);
+        let sys = System::build(&model);
+        let sell = SlicedEll::new(&sys, sigma);
+        let mut rank = vec![0u32; sys.nodes];
+        sell.node_at.iter().enumerate().for_each(|(q, &i)| rank[i as usize] = q as u32);
+        let build_s = t.elapsed().as_secs_f64();
+        Ready { model, sys, rank, build_s, sigma, splits: Default::default(), reference: Default::default(), one_gpu: Default::default() }
+    }
+
+    /// The model split into `parts` by METIS (made once per count).
+    pub fn split(&self, parts: usize) -> Arc<Result<Split, String>> {
+        let mut splits = self.splits.lock().unwrap_or_else(|e| e.into_inner());
+        splits
+            .entry(parts)
+            .or_insert_with(|| {
+                let flat: Vec<u32> = self.model.mesh.tris.iter().flatten().copied().collect();
+                let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: self.model.nodes() };
+                Arc::new(partition::metis_nodes(elements, parts).map(|owner| {
+                    let owner = owner.into_iter().map(|p| p as u32).collect();
+                    Split::new(&self.sys, owner, parts, &self.rank, self.sigma)
+                }))
+            })
+            .clone()
+    }
+
+    /// The CPU f64 reference of `steps` increments from `start` (U_prev = U_curr; rest where
+    /// None) at t = 0: Eq. (4) on K' in CSR, on every core, the receivers recorded before each
+    /// increment as the kernels record them. Made once per length and start.
+    pub fn reference(&self, steps: usize, start: Option<&[f64]>) -> Arc<Reference> {
+        let mut refs = self.reference.lock().unwrap_or_else(|e| e.into_inner());
+        refs.entry((steps, start.is_some()))
+            .or_insert_with(|| {
+                let t = std::time::Instant::now();
+                let first = start.map_or_else(|| vec![0.0; 2 * self.sys.nodes], <[f64]>::to_vec);
+                let (dt, signal) = (self.model.dt, self.model.source.signal);
+                let (curr, trace) = self.sys.run_from(first, steps, |k| signal.at(k as f64 * dt));
+                Arc::new(Reference { outcome: Outcome { u: curr, trace }, seconds: t.elapsed().as_secs_f64() })
+            })
+            .clone()
+    }
+}
+
+type Key = (ModelName, u64, usize);
+static CACHE: ProblemCache<Key, Ready> = ProblemCache::new(2);
+
+pub fn ready(problem: &Problem_, coarsen: f64) -> Arc<Ready> {
+    let key = (problem.model, coarsen.to_bits(), problem.sell_sigma);
+    CACHE
+        .get_or_build::<std::convert::Infallible>(key, || Ok(Ready::new(problem.model.build(coarsen), problem.sell_sigma)))
+        .unwrap_or_else(|e| match e {})
+}

@@ -1,0 +1,333 @@
+//! The multi-GPU study's tables and figures, from stored rows only: time per increment against
+//! GPUs with speed-up and parallel efficiency against the same run's one-GPU row, the halo and
+//! the exchange's share; the arrival checks; the goals judged with the tie rule.
+
+use polars::prelude::*;
+
+use super::scaling_spec::{FigureName, Outputs, TableName};
+use crate::report::claims::{self, Claim, Quote, Verdict};
+use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
+
+const NUMS: [&str; 15] = [
+    "gpus",
+    "check_steps",
+    "dofs",
+    "dofs_per_gpu",
+    "time_median_s",
+    "time_ci_low_s",
+    "time_ci_high_s",
+    "halo_bytes",
+    "exchange_s",
+    "compute_s",
+    "vs_one_gpu",
+    "error",
+    "trace_error",
+    "increments",
+    "bandwidth_gbs",
+];
+
+/// The study's verified rows: identity strings and numbers by column.
+struct Rows {
+    key: Vec<String>,
+    study: Vec<String>,
+    num: std::collections::HashMap<&'static str, Vec<f64>>,
+}
+
+impl Rows {
+    fn n(&self, c: &str, i: usize) -> f64 {
+        self.num.get(c).map_or(f64::NAN, |v| v[i])
+    }
+    fn len(&self) -> usize {
+        self.key.len()
+    }
+    /// The row of `key` and `study` on `gpus`.
+    fn find(&self, key: &str, study: &str, gpus: f64) -> Option<usize> {
+        (0..self.len()).find(|&i| self.key[i] == key && self.study[i] == study && self.n("gpus", i) == gpus)
+    }
+    /// Each (key, study) with its rows by GPU count, ascending.
+    fn groups(&self, study: &str) -> Vec<(String, Vec<usize>)> {
+        let mut keys: Vec<String> = (0..self.len()).filter(|&i| self.study[i] == study).map(|i| self.key[i].clone()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .map(|k| {
+                let mut v: Vec<usize> = (0..self.len()).filter(|&i| self.key[i] == k && self.study[i] == study).collect();
+                v.sort_by(|&a, &b| self.n("gpus", a).total_cmp(&self.n("gpus", b)));
+                (k, v)
+            })
+            .collect()
+    }
+}
+
+fn read(df: &DataFrame, metric: &str) -> Result<Rows, ReportError> {
+    let ok = frame::collect(frame::with_optional(df, &NUMS).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit(metric)))))?;
+    let (device, backend, precision, method) =
+        (frame::strs(&ok, "device")?, frame::strs(&ok, "backend")?, frame::strs(&ok, "precision")?, frame::strs(&ok, "method")?);
+    let key = (0..ok.height()).map(|i| format!("{} {} {} {}", device[i], backend[i], method[i], precision[i])).collect();
+    let mut num = std::collections::HashMap::new();
+    for c in NUMS {
+        num.insert(c, frame::nums(&ok, c)?);
+    }
+    Ok(Rows { key, study: frame::strs(&ok, "study")?, num })
+}
+
+pub fn report(id: &str, outputs: &Outputs, df: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+    let steps = read(df, "increment")?;
+    let arrival = read(df, "arrival")?;
+    let mut out = Vec::new();
+    for t in &outputs.tables {
+        out.push(ReportItem::Table(match t {
+            TableName::Scaling => scaling_table(id, &steps),
+            TableName::Arrival => arrival_table(id, &arrival),
+        }));
+    }
+    for f in &outputs.figures {
+        out.push(ReportItem::Figure(match f {
+            FigureName::Time => time_figure(id, &steps),
+            FigureName::Efficiency => efficiency_figure(id, &steps),
+        }));
+    }
+    out.push(ReportItem::Table(goals(id, &steps, &arrival)));
+    Ok(out)
+}
+
+/// Speed-up and efficiency of row i against the one-GPU row of its group, with their
+/// intervals from the two rows' (speed-up lo = T1 lo / TP hi). Strong: speed-up T1/TP,
+/// efficiency T1/(P TP); weak: efficiency T1/TP (the work grows with P).
+fn efficiency(r: &Rows, i: usize, one: usize, weak: bool) -> (f64, [f64; 3]) {
+    let p = r.n("gpus", i);
+    let t = |j: usize| claims::Timed::new(r.n("time_median_s", j), r.n("time_ci_low_s", j), r.n("time_ci_high_s", j));
+    let (a, b) = (t(one), t(i));
+    let speed = [a.median / b.median, a.lo / b.hi, a.hi / b.lo];
+    let scale = if weak { 1.0 } else { p };
+    (speed[0], speed.map(|s| s / scale))
+}
+
+fn gpus_cell(g: f64) -> String {
+    format!("{}", g as usize)
+}
+
+fn scaling_table(id: &str, r: &Rows) -> Table {
+    let mut rows = Vec::new();
+    for study in ["strong", "weak"] {
+        for (key, idx) in r.groups(study) {
+            let one = r.find(&key, study, 1.0);
+            for &i in &idx {
+                let (speed, eff) = one.map_or((f64::NAN, [f64::NAN; 3]), |o| efficiency(r, i, o, study == "weak"));
+                let time = r.n("time_median_s", i);
+                let exch = r.n("exchange_s", i);
+                rows.push(vec![
+                    key.clone(),
+                    study.into(),
+                    gpus_cell(r.n("gpus", i)),
+                    fmt_num(r.n("dofs", i)),
+                    fmt_num(r.n("dofs_per_gpu", i)),
+                    format!(
+                        "{} [{}, {}]",
+                        fmt_num(time * 1e6),
+                        fmt_num(r.n("time_ci_low_s", i) * 1e6),
+                        fmt_num(r.n("time_ci_high_s", i) * 1e6)
+                    ),
+                    if study == "strong" { format!("{speed:.2}x") } else { "-".into() },
+                    format!("{:.0}% [{:.0}, {:.0}]", eff[0] * 100.0, eff[1] * 100.0, eff[2] * 100.0),
+                    fmt_num(r.n("halo_bytes", i) / 1e3),
+                    fmt_num(exch * 1e6),
+                    fmt_num(r.n("compute_s", i) * 1e6),
+                    if exch.is_finite() { format!("{:.0}%", 100.0 * exch / time) } else { "-".into() },
+                    fmt_num(r.n("bandwidth_gbs", i)),
+                    format!("{:.1e}", r.n("vs_one_gpu", i)),
+                ]);
+            }
+        }
+    }
+    Table {
+        name: format!("{id}-scaling"),
+        title: "Time per increment on 1, 2 and 4 GPUs: speed-up and efficiency against the same run's one GPU".into(),
+        header: [
+            "device backend method precision",
+            "study",
+            "GPUs",
+            "DOFs",
+            "DOFs per GPU",
+            "us per increment [CI]",
+            "speed-up",
+            "efficiency [CI]",
+            "halo kB / increment",
+            "exchange alone (us)",
+            "steps alone (us)",
+            "exchange / increment",
+            "GB/s per GPU (busiest)",
+            "vs one GPU",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        notes: [
+            "Each GPU steps its part of the weld (METIS k-way on the node graph) with our sliced-ELL kernel: the rows it sends first, then the NCCL exchange of their U on a second stream, overlapped with the interior rows; the next increment waits for the halo. One process drives every GPU (ncclCommInitAll, grouped sends and receives); NVLink multicast is off (NCCL_NVLS_ENABLE=0).",
+            "Times: the slowest GPU's device events around `timed_steps` increments (an open region: the host enqueues while the GPUs run), medians of the repetitions with their 95% CI, per increment. Speed-up T1/TP; efficiency T1/(P TP) (strong: one model) or T1/TP (weak: the same DOFs per GPU); their intervals take the two rows' CI ends.",
+            "Exchange alone and steps alone: the same increments with only the NCCL exchange, or only the steps (median of 3); their sum over the increment's time is what the overlap hides. Halo: the values that cross between GPUs per increment.",
+            "vs one GPU: the largest difference of U after the checked increments from the one-GPU run of the same model, over its largest value (0: equal to the bit; the row fails above 1e-12). Every row is also checked against the CPU f64 reference (column 'error' in the rows).",
+            "GB/s per GPU: the busiest part's bytes (its K' links, U, C') over the time, held to one GPU's copy bandwidth by the physics check.",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
+}
+
+fn arrival_table(id: &str, r: &Rows) -> Table {
+    let mut rows = Vec::new();
+    for (key, idx) in r.groups("arrival") {
+        for &i in &idx {
+            rows.push(vec![
+                key.clone(),
+                gpus_cell(r.n("gpus", i)),
+                fmt_num(r.n("dofs", i)),
+                fmt_num(r.n("check_steps", i)),
+                format!("{:.2e}", r.n("error", i)),
+                format!("{:.2e}", r.n("trace_error", i)),
+                format!("{:.1e}", r.n("vs_one_gpu", i)),
+                fmt_num(r.n("time_median_s", i) * 1e6),
+            ]);
+        }
+    }
+    Table {
+        name: format!("{id}-arrival"),
+        title: "Every increment from rest on 1, 2 and 4 GPUs: the receivers over the main arrival".into(),
+        header: ["device backend method precision", "GPUs", "DOFs", "increments", "U vs CPU", "traces vs CPU", "vs one GPU", "us per increment"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+        notes: vec![
+            "U vs CPU: relative L2 error of U after the last increment against Eq. (4) stepped on the host in f64; traces vs CPU: the paper's discrepancy (Fig. 9) over every increment at every receiver; vs one GPU: the largest difference of U and of the traces from the one-GPU run, over its largest value.".into(),
+        ],
+    }
+}
+
+fn time_figure(id: &str, r: &Rows) -> Figure {
+    let mut series = Vec::new();
+    for (key, idx) in r.groups("strong") {
+        let points: Vec<(f64, f64)> = idx.iter().map(|&i| (r.n("gpus", i), r.n("time_median_s", i) * 1e6)).collect();
+        if let Some(&(_, t1)) = points.iter().find(|p| p.0 == 1.0) {
+            let ideal = points.iter().map(|&(p, _)| (p, t1 / p)).collect();
+            series.push(Series { label: format!("{key} ideal (T1/P)"), points: ideal, reference: true });
+        }
+        series.push(Series { label: key, points, reference: false });
+    }
+    Figure {
+        name: format!("{id}-time"),
+        title: "Strong scaling: time per increment against GPUs (one model)".into(),
+        x_label: "GPUs".into(),
+        y_label: "us per increment".into(),
+        log_x: true,
+        log_y: true,
+        series,
+    }
+}
+
+fn efficiency_figure(id: &str, r: &Rows) -> Figure {
+    let mut series = Vec::new();
+    let mut gpus: Vec<f64> = Vec::new();
+    for study in ["strong", "weak"] {
+        for (key, idx) in r.groups(study) {
+            let Some(one) = r.find(&key, study, 1.0) else { continue };
+            let points: Vec<(f64, f64)> =
+                idx.iter().map(|&i| (r.n("gpus", i), 100.0 * efficiency(r, i, one, study == "weak").1[0])).collect();
+            gpus.extend(points.iter().map(|p| p.0));
+            series.push(Series { label: format!("{key} {study}"), points, reference: false });
+        }
+    }
+    gpus.sort_by(f64::total_cmp);
+    gpus.dedup();
+    if !gpus.is_empty() {
+        series.push(Series { label: "ideal (100%)".into(), points: gpus.iter().map(|&g| (g, 100.0)).collect(), reference: true });
+    }
+    Figure {
+        name: format!("{id}-efficiency"),
+        title: "Parallel efficiency against GPUs: strong (one model) and weak (same DOFs per GPU)".into(),
+        x_label: "GPUs".into(),
+        y_label: "efficiency (%)".into(),
+        log_x: false,
+        log_y: false,
+        series,
+    }
+}
+
+const STRONG_GOAL: f64 = 0.80;
+const WEAK_GOAL: f64 = 0.90;
+
+/// A goal on the largest GPU count a group ran: holds where the efficiency's interval lies at
+/// or above the goal, fails where it lies below, a tie (partly) where it straddles it.
+fn efficiency_claims(r: &Rows, study: &str, goal: f64, quote: Quote) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for (key, idx) in r.groups(study) {
+        let rule = format!(
+            "efficiency at the most GPUs run, with its interval: holds if the interval lies at or above {:.0}%, fails if below, partly (a tie) if it straddles",
+            goal * 100.0
+        );
+        let (Some(one), Some(&last)) = (r.find(&key, study, 1.0), idx.last()) else { continue };
+        if r.n("gpus", last) <= 1.0 {
+            let measured = "no verified row on more than one GPU (skipped or failed: see the rows' reasons)".into();
+            let rests_on = format!("{study} rows on 1 GPU");
+            out.push(Claim { on: key, quote, rule, verdict: Verdict::NotMeasured, measured, rests_on });
+            continue;
+        }
+        let eff = efficiency(r, last, one, study == "weak").1;
+        let verdict = if eff[1] >= goal {
+            Verdict::Holds
+        } else if eff[2] < goal {
+            Verdict::Fails
+        } else {
+            Verdict::Partly
+        };
+        out.push(Claim {
+            on: key,
+            quote,
+            rule,
+            verdict,
+            measured: format!(
+                "{:.0}% [{:.0}, {:.0}] on {} GPUs",
+                eff[0] * 100.0,
+                eff[1] * 100.0,
+                eff[2] * 100.0,
+                gpus_cell(r.n("gpus", last))
+            ),
+            rests_on: format!("{study} rows on 1 and {} GPUs", gpus_cell(r.n("gpus", last))),
+        });
+    }
+    out
+}
+
+fn goals(id: &str, steps: &Rows, arrival: &Rows) -> Table {
+    let mut c = efficiency_claims(
+        steps,
+        "strong",
+        STRONG_GOAL,
+        Quote::goal("strong-scaling efficiency of at least 80% at 4 GPUs on the scaled weld"),
+    );
+    c.extend(efficiency_claims(steps, "weak", WEAK_GOAL, Quote::goal("weak-scaling efficiency of at least 90%")));
+    for (key, idx) in arrival.groups("arrival") {
+        let multi: Vec<usize> = idx.iter().copied().filter(|&i| arrival.n("gpus", i) > 1.0).collect();
+        if multi.is_empty() {
+            continue;
+        }
+        let worst = multi.iter().map(|&i| arrival.n("vs_one_gpu", i)).fold(0.0f64, f64::max);
+        c.push(Claim {
+            on: key,
+            quote: Quote::goal("the P-GPU run's U and receiver traces equal the one-GPU run's to f64 rounding, over the main arrival"),
+            rule: format!(
+                "every P-GPU arrival row within {:.0e} of the one-GPU run's largest value",
+                super::scaling_rows::ONE_GPU_TOLERANCE
+            ),
+            verdict: Verdict::of_bool(worst <= super::scaling_rows::ONE_GPU_TOLERANCE),
+            measured: format!("largest difference {worst:.1e}"),
+            rests_on: format!(
+                "{} arrival rows on {} GPUs",
+                multi.len(),
+                multi.iter().map(|&i| gpus_cell(arrival.n("gpus", i))).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    let mut t = claims::table(id, c, vec![]);
+    t.title = "The study's goals on this run".into();
+    t
+}

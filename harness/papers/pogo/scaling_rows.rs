@@ -1,0 +1,84 @@
+//! The rows of the multi-GPU study: one per case, verified against the CPU f64 reference, and
+//! (P > 1) failed where it differs from the one-GPU run of the same model.
+
+use super::benchmark::{long_run_tolerance, tolerance};
+use super::scaling_gpu::SplitRun;
+use super::scaling_ready::Ready;
+use super::scaling_spec::{Point, Study};
+use super::split::Split;
+use crate::benchmark::Measured;
+use crate::Precision;
+
+/// The largest relative difference allowed between a P-GPU run and the one-GPU run. The parts
+/// sum each row's links in the one-GPU order with the same kernel, so they agree to the bit; a
+/// bound at f64 rounding still fails a lost or stale halo (which differs by the field's size).
+pub const ONE_GPU_TOLERANCE: f64 = 1e-12;
+
+/// Bytes and flops one increment moves and executes on the busiest GPU (its owned rows' sliced
+/// ELL without padding, U_curr of its nodes and halo, U_prev, C' and U_next): the per-GPU
+/// figures that the physics check holds to one device's copy bandwidth and peak.
+fn busiest_part(split: &Split, kf32: bool, s: usize, col16: bool) -> (f64, f64) {
+    let kv = if kf32 { 4.0 } else { s as f64 };
+    let cb = if col16 { 2.0 } else { 4.0 };
+    let sf = s as f64;
+    split
+        .parts
+        .iter()
+        .map(|p| {
+            let nnz = p.sys.pattern.nnz() as f64;
+            let links = nnz / 4.0;
+            let owned = p.owned as f64;
+            let bytes = (4.0 * kv + cb) * links + 2.0 * sf * (4.0 * owned + (p.len() - p.owned) as f64);
+            (bytes, 2.0 * nnz + 4.0 * owned)
+        })
+        .fold((0.0f64, 0.0f64), |(b, f), (pb, pf)| (b.max(pb), f.max(pf)))
+}
+
+pub fn row(r: &Ready, split: &Split, point: &Point, precision: Precision, run: SplitRun) -> Measured {
+    let s = precision.bytes();
+    let f32_rounding = precision == Precision::F32 || point.method.kf32();
+    let tol = match point.study {
+        Study::Arrival => long_run_tolerance(f32_rounding, r.sys.row_bound, run.checked_steps),
+        _ => tolerance(f32_rounding, r.sys.row_bound, run.checked_steps),
+    };
+    let metric = if point.study == Study::Arrival { "arrival" } else { "increment" };
+    let (bytes, flops) = busiest_part(split, point.method.kf32(), s, run.col16);
+    let out = if run.vs_one_gpu > ONE_GPU_TOLERANCE {
+        Measured::failed(
+            metric,
+            format!(
+                "the {}-GPU run differs from the one-GPU run by {:.3e} of its largest value (> {ONE_GPU_TOLERANCE:.0e})",
+                point.gpus, run.vs_one_gpu
+            ),
+        )
+    } else {
+        Measured::verified(metric, run.per_increment, run.error, tol)
+    };
+    let halo = split.halo_nodes() as f64;
+    let m = &r.model;
+    let extras = [
+        ("nodes", m.nodes() as f64),
+        ("dofs", m.dofs() as f64),
+        ("dofs_per_gpu", m.dofs() as f64 / point.gpus as f64),
+        ("element_size", m.element_size),
+        ("dt", m.dt),
+        ("increments", m.increments as f64),
+        ("halo_nodes", halo),
+        ("halo_bytes", 2.0 * halo * s as f64),
+        ("imbalance", split.imbalance()),
+        ("interior_share", split.parts.iter().map(|p| p.interior as f64 / p.owned.max(1) as f64).fold(1.0, f64::min)),
+        ("exchange_s", run.exchange_s),
+        ("compute_s", run.compute_s),
+        ("vs_one_gpu", run.vs_one_gpu),
+        ("trace_error", run.trace_error),
+        ("cpu_reference_s", run.cpu_reference_s),
+        ("build_s", r.build_s),
+        ("check_steps", run.checked_steps as f64),
+        ("timed_steps", run.timed_steps as f64),
+        ("col16", run.col16 as u8 as f64),
+        ("nccl_version", run.nccl_version.map_or(f64::NAN, f64::from)),
+        ("row_bound", r.sys.row_bound),
+    ];
+    let out = out.bytes(bytes).flops(flops).memory(run.device_bytes);
+    extras.iter().fold(out, |m, &(k, v)| m.extra(k, v))
+}

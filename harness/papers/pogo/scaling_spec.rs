@@ -1,0 +1,109 @@
+//! The multi-GPU study's experiment-file types: methods, studies, GPU counts, the problem and
+//! the outputs (see [`super::scaling`]).
+
+use serde::Deserialize;
+
+use super::spec::{Method, ModelName};
+use crate::experiment::NonEmpty;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Study {
+    Strong,
+    Weak,
+    Arrival,
+}
+
+impl Study {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Study::Strong => "strong",
+            Study::Weak => "weak",
+            Study::Arrival => "arrival",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// Ours: `sell` or `sell-kf32` (the paper's kernel is not split: its blocks would need the
+    /// blocker and the memory arrangement per part).
+    pub method: NonEmpty<Method>,
+    pub study: NonEmpty<Study>,
+    /// GPUs of the node (1, 2, 4, ...): a case needing more than the node has is skipped.
+    pub gpus: NonEmpty<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Problem_ {
+    pub model: ModelName,
+    /// The strong study's model: its DOFs over the paper's model's (8: about 15M for the weld).
+    pub strong_scale: f64,
+    /// The weak study's DOFs per GPU over the paper's model's.
+    pub weak_scale: f64,
+    /// The arrival study's element size over the paper's (4: the weld at 120K DOFs).
+    pub arrival_coarsen: f64,
+    /// Increments of the arrival study (None: all of the model's).
+    pub arrival_steps: Option<usize>,
+    /// Increments in one timed repetition (its time is divided by them).
+    pub timed_steps: usize,
+    /// Increments of the checked pass from rest, against the CPU f64 reference.
+    pub check_steps: usize,
+    /// The one-GPU order's sort by link count (SELL-C-sigma) before the split.
+    pub sell_sigma: usize,
+}
+
+impl Default for Problem_ {
+    fn default() -> Self {
+        Problem_ {
+            model: ModelName::Weld,
+            strong_scale: 8.0,
+            weak_scale: 4.0,
+            arrival_coarsen: 4.0,
+            arrival_steps: None,
+            timed_steps: 100,
+            check_steps: 100,
+            sell_sigma: 512,
+        }
+    }
+}
+
+impl Problem_ {
+    /// The element size over the paper's of a case's model.
+    pub fn coarsen(&self, study: Study, gpus: usize) -> f64 {
+        match study {
+            Study::Strong => 1.0 / self.strong_scale.sqrt(),
+            Study::Weak => 1.0 / (self.weak_scale * gpus as f64).sqrt(),
+            Study::Arrival => self.arrival_coarsen,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableName {
+    /// Time per increment, speed-up and efficiency against one GPU, halo and exchange.
+    Scaling,
+    /// The arrival study's checks: P GPUs against one and against the CPU.
+    Arrival,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FigureName {
+    /// Time per increment against GPUs, with the ideal line.
+    Time,
+    /// Parallel efficiency against GPUs, strong and weak.
+    Efficiency,
+}
+
+pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    pub method: Method,
+    pub study: Study,
+    pub gpus: usize,
+}

@@ -1,0 +1,182 @@
+//! Pogo split across GPUs, on PoCL: the kernels of a part (its sent rows, its interior rows, the
+//! packing of what it sends) with the halo handed over by the host, against the one-part step on
+//! the host; and the multi-GPU experiment's quick form, whose one-GPU rows run here and whose
+//! multi-GPU rows are skipped with the reason.
+
+use super::common;
+use fembench::device::kernels::Defines;
+use fembench::device::{Arg, Buffer, Device, DeviceExt, Launch};
+use fembench::fem::elements::Elements;
+use fembench::fem::partition;
+use fembench::pogo::gpu::POGO;
+use fembench::pogo::model::weld;
+use fembench::pogo::prepared::in_run_order;
+use fembench::pogo::scaling_gpu::start_state;
+use fembench::pogo::sell::SlicedEll;
+use fembench::pogo::split::Split;
+use fembench::pogo::system::System;
+use fembench::Precision;
+
+struct OnDevice {
+    u: Vec<Buffer>,
+    slice_ptr: Buffer,
+    col: Buffer,
+    kvals: Buffer,
+    cp: Buffer,
+    src: (Buffer, Buffer, u32),
+    rec: (Buffer, Buffer),
+    packs: Vec<(Buffer, Buffer)>,
+}
+
+fn upload(dev: &dyn Device, split: &Split, p: usize, start: &[f64]) -> OnDevice {
+    let part = &split.parts[p];
+    let sell = SlicedEll::new(&part.sys, 1);
+    let local: Vec<f64> = part.node_at.iter().flat_map(|&i| [start[2 * i as usize], start[2 * i as usize + 1]]).collect();
+    let sys = &part.sys;
+    OnDevice {
+        u: vec![
+            dev.upload_slice(&local).unwrap(),
+            dev.upload_slice(&local).unwrap(),
+            dev.upload_slice(&vec![f64::NAN; local.len()]).unwrap(),
+        ],
+        slice_ptr: dev.upload_slice(&sell.slice_ptr).unwrap(),
+        col: dev.upload_slice(&sell.col).unwrap(),
+        kvals: dev.upload_slice(&sell.vals).unwrap(),
+        cp: dev.upload_slice(&sys.cp).unwrap(),
+        src: (
+            dev.upload_slice(&sys.src_dof.iter().copied().chain([0]).collect::<Vec<u32>>()).unwrap(),
+            dev.upload_slice(&sys.src_coef.iter().copied().chain([0.0]).collect::<Vec<f64>>()).unwrap(),
+            sys.src_dof.len() as u32,
+        ),
+        rec: (dev.upload_slice(&[0u32]).unwrap(), dev.alloc(8).unwrap()),
+        packs: part.sends.iter().map(|l| (dev.upload_slice(&l.at).unwrap(), dev.alloc(16 * l.at.len()).unwrap())).collect(),
+    }
+}
+
+/// Two parts of the weld on one PoCL device, 30 increments from a state non-zero everywhere:
+/// each part steps its sent rows and packs them, then its interior rows; the host hands the
+/// packed values to the neighbour's halo. U equals the one-part host step's within f64 rounding
+/// (the device may fuse multiply-adds), and a run whose hand-over is dropped does not.
+#[test]
+fn a_split_steps_on_pocl_as_the_one_part_host_step() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    let dev = dev.as_ref();
+    let model = in_run_order(weld(1.2e-3));
+    let sys = System::build(&model);
+    let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
+    let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
+    let owner = partition::metis_nodes(elements, 2).unwrap().into_iter().map(|p| p as u32).collect();
+    let split = Split::new(&sys, owner, 2, &(0..model.nodes() as u32).collect::<Vec<_>>(), 32);
+    let start = start_state(2 * sys.nodes);
+    let defines = Defines::for_precision(Precision::F64).with("KVAL_IS_DOUBLE", 1).with("COL16", 0);
+    let module = dev.compile(&POGO, &defines).unwrap();
+    let (rows, pack) = (dev.kernel(&module, "pogo_step_sell_rows").unwrap(), dev.kernel(&module, "pogo_pack").unwrap());
+    let steps = 30;
+    let run = |hand_over: bool| -> Vec<f64> {
+        let mut parts: Vec<OnDevice> = (0..2).map(|p| upload(dev, &split, p, &start)).collect();
+        for k in 0..steps {
+            let amp = model.source.signal.at(k as f64 * model.dt);
+            for (p, on) in parts.iter().enumerate() {
+                let part = &split.parts[p];
+                let step = |first: usize, last: usize| {
+                    let (prev, curr, next) = (&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]);
+                    let args = [
+                        Arg::Buf(&on.slice_ptr),
+                        Arg::Buf(&on.col),
+                        Arg::Buf(&on.kvals),
+                        Arg::Buf(&on.cp),
+                        Arg::Buf(prev),
+                        Arg::Buf(curr),
+                        Arg::Buf(next),
+                        Arg::I64(first as i64),
+                        Arg::I64(last as i64),
+                        Arg::Buf(&on.src.0),
+                        Arg::Buf(&on.src.1),
+                        Arg::U32(on.src.2),
+                        Arg::F64(amp),
+                        Arg::Buf(&on.rec.0),
+                        Arg::U32(0),
+                        Arg::Buf(&on.rec.1),
+                        Arg::I64(0),
+                    ];
+                    dev.launch(&rows, Launch::cover((last - first).max(1), 64), &args).unwrap();
+                };
+                step(part.interior, part.owned);
+                for (l, (at, out)) in part.sends.iter().zip(&on.packs) {
+                    let args = [Arg::Buf(at), Arg::Buf(&on.u[(k + 2) % 3]), Arg::Buf(out), Arg::U32(l.at.len() as u32)];
+                    dev.launch(&pack, Launch::cover(l.at.len(), 64), &args).unwrap();
+                }
+                step(0, part.interior);
+            }
+            dev.synchronize().unwrap();
+            for q in 0..2 {
+                let mut next: Vec<f64> = dev.download_vec(&parts[q].u[(k + 2) % 3], 2 * split.parts[q].len()).unwrap();
+                for r in &split.parts[q].recvs {
+                    let from = split.parts[r.peer].sends.iter().position(|l| l.peer == q).unwrap();
+                    let got: Vec<f64> = dev.download_vec(&parts[r.peer].packs[from].1, 2 * r.at.len()).unwrap();
+                    for (j, &h) in r.at.iter().enumerate() {
+                        let v = if hand_over { [got[2 * j], got[2 * j + 1]] } else { [0.0, 0.0] };
+                        next[2 * h as usize..2 * h as usize + 2].copy_from_slice(&v);
+                    }
+                }
+                dev.upload(&mut parts[q].u[(k + 2) % 3], bytemuck::cast_slice(&next)).unwrap();
+            }
+        }
+        let curr: Vec<Vec<f64>> =
+            (0..2).map(|q| dev.download_vec(&parts[q].u[(steps + 1) % 3], 2 * split.parts[q].len()).unwrap()).collect();
+        split.gather(&curr.iter().map(Vec::as_slice).collect::<Vec<_>>())
+    };
+    let n = 2 * sys.nodes;
+    let mut one = [start.clone(), start.clone(), vec![0.0; n]];
+    for k in 0..steps {
+        let [a, b, c] = &mut one;
+        sys.step(a, b, c, model.source.signal.at(k as f64 * model.dt), true);
+        one.rotate_left(1);
+    }
+    let rel = |u: &[f64]| fembench::fem::verify::relative_l2(u, &one[1]);
+    let split_run = run(true);
+    assert!(rel(&split_run) < 1e-12, "split on PoCL: {}", rel(&split_run));
+    assert!(rel(&run(false)) > 1e-6, "a dropped halo must show");
+}
+
+/// The multi-GPU experiment's quick form on PoCL: the one-GPU rows of each study and method are
+/// verified (f64 sell equal to the CPU reference within 1e-12, the arrival run's U and traces
+/// within 1e-10), and every case on more GPUs is skipped with the reason (NCCL is CUDA's).
+#[test]
+fn the_multigpu_study_runs_its_one_gpu_cases_on_pocl() {
+    let Some(df) = common::quick_rows_on_opencl("large/pogo-multigpu.yaml", "pogo-multigpu") else { return };
+    let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let nums = |c: &str| {
+        df.column(c)
+            .unwrap()
+            .cast(&polars::prelude::DataType::Float64)
+            .unwrap()
+            .f64()
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+    };
+    let (status, method, study, reason) = (strs("status"), strs("method"), strs("study"), strs("reason"));
+    let (gpus, error, trace) = (nums("gpus"), nums("error"), nums("trace_error"));
+    let mut ok = 0;
+    for i in 0..df.height() {
+        if gpus[i] > 1.0 {
+            assert_eq!(status[i], "skipped", "{} {} on {}", method[i], study[i], gpus[i]);
+            assert!(reason[i].contains("NCCL"), "{}", reason[i]);
+            continue;
+        }
+        assert_eq!(status[i], "ok", "{} {}: {}", method[i], study[i], reason[i]);
+        if method[i] == "sell" {
+            // The arrival run's 2,000 increments let rounding grow past the checked pass's 20.
+            let bound = if study[i] == "arrival" { 1e-10 } else { 1e-12 };
+            assert!(error[i] <= bound, "{} {} error {}", method[i], study[i], error[i]);
+            if study[i] == "arrival" {
+                assert!(trace[i] <= 1e-10, "arrival trace {}", trace[i]);
+            }
+        }
+        ok += 1;
+    }
+    assert_eq!(ok, 6, "three studies x two methods on one GPU");
+}
