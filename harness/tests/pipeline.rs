@@ -575,3 +575,21 @@ fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_a
         }
     }
 }
+
+/// The published multi-GPU run (two H200s of one node) reports the same markdown again, and its
+/// two-GPU rows verify and equal the one-GPU runs to the bit where the model has one.
+#[test]
+fn the_published_multigpu_run_reports_the_same_and_equals_one_gpu() {
+    let stored = common::published("h200-x2");
+    let tmp = tempfile::tempdir().unwrap();
+    fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
+    let want = std::fs::read_to_string(stored.join("report.md")).unwrap();
+    assert_eq!(want, std::fs::read_to_string(tmp.path().join("report.md")).unwrap(), "run `harness report results/published/h200-x2`");
+    let df = RunDir::open(&stored).unwrap().read_experiment("pogo-multigpu").unwrap().unwrap();
+    let col = |c: &str| df.column(c).unwrap().cast(&polars::prelude::DataType::Float64).unwrap();
+    let (gpus, vs) = (col("gpus"), col("vs_one_gpu"));
+    let status: Vec<Option<&str>> = df.column("status").unwrap().str().unwrap().iter().collect();
+    let two: Vec<usize> = (0..df.height()).filter(|&i| gpus.f64().unwrap().get(i) == Some(2.0)).collect();
+    assert_eq!(two.len(), 6);
+    assert!(two.iter().all(|&i| status[i] == Some("ok") && vs.f64().unwrap().get(i) == Some(0.0)));
+}
