@@ -147,9 +147,9 @@ fn acoo_methods_solve_the_capacitor_on_cuda() {
     let s = quick_on_cuda("acoo-capacitor.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
     // a-fem 5 stages + total, ebe-v1 3 + total, ebe-v2 2 + total, csr-atomic and csr-color
-    // 2 + total, and the cuSPARSE/cuBLAS peers (cusparse-cg-device, cusparse-cg) 2 + total,
-    // each with its product row (spmv); in f64 and f32.
-    assert_eq!(s.rows_ok, 2 * (7 + 5 + 4 + 4 + 4 + 4 + 4));
+    // 2 + total, and the cuSPARSE/cuBLAS peers (cusparse-cg-graph, cusparse-cg-device,
+    // cusparse-cg) 2 + total, each with its product row (spmv); in f64 and f32.
+    assert_eq!(s.rows_ok, 2 * (7 + 5 + 4 + 4 + 4 + 4 + 4 + 4));
 }
 
 /// Sanfui-Sharma on CUDA, with the cuSPARSE peers: the COO-to-CSR path (coo-cusparse) and

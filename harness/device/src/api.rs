@@ -245,6 +245,11 @@ pub struct Kernel {
     pub(crate) inner: KernelInner,
 }
 
+/// Work recorded once and replayed by one launch (a CUDA graph): [`Device::capture`].
+pub struct Graph {
+    pub(crate) inner: cudarc::driver::CudaGraph,
+}
+
 pub(crate) enum KernelInner {
     Cuda(cudarc::driver::CudaFunction),
     OpenCl(opencl3::kernel::Kernel),
@@ -331,6 +336,17 @@ pub trait Device {
     /// user of the library.
     fn time_events_open(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
         self.time_events(body)
+    }
+
+    /// Records what `body` enqueues as one graph instead of running it, to be replayed by
+    /// [`Device::launch_graph`] (CUDA graphs; other backends have none). `body` must not wait on
+    /// the device.
+    fn capture(&self, _body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<Graph> {
+        Err(DeviceError::Unsupported("graphs of recorded work are CUDA's".into()))
+    }
+    /// Enqueues a graph made by [`Device::capture`] on this device.
+    fn launch_graph(&self, _graph: &Graph) -> DeviceResult<()> {
+        Err(DeviceError::Unsupported("graphs of recorded work are CUDA's".into()))
     }
 
     /// Host memory for timed transfers: pinned where the backend can give it.

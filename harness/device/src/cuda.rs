@@ -394,6 +394,26 @@ impl Device for CudaDevice {
         Ok(ms as f64 * 1e-3)
     }
 
+    fn capture(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<crate::api::Graph> {
+        use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+        self.refuse_inside_gate("cuStreamBeginCapture")?;
+        // Relaxed: the libraries' calls inside (cuBLAS, cuSPARSE) may touch the context.
+        self.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED).map_err(api("cuStreamBeginCapture"))?;
+        let recorded = body();
+        let graph = self.stream.end_capture(CUgraphInstantiate_flags(0)).map_err(api("cuStreamEndCapture"))?;
+        recorded?;
+        let inner = graph.ok_or_else(|| DeviceError::Api {
+            backend: Backend::Cuda,
+            call: "cuStreamEndCapture",
+            detail: "nothing was recorded".into(),
+        })?;
+        Ok(crate::api::Graph { inner })
+    }
+
+    fn launch_graph(&self, graph: &crate::api::Graph) -> DeviceResult<()> {
+        graph.inner.launch().map_err(api("cuGraphLaunch"))
+    }
+
     fn time_events(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
         let value = self.gate.next.get().wrapping_add(1);
         self.gate.next.set(value);

@@ -197,11 +197,12 @@ impl Cg {
             dev.launch(&reduce, one, &reduce_args(1, j as i32))?;
             dev.launch(&pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])
         };
-        self.batches::<T>(dev, (tol, max_iter), pass, stage, "CG", &mut iteration)
+        self.batches::<T>(dev, (tol, max_iter), pass, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
     }
 
-    /// The iterations after the start, in device-timed batches of [`BATCH`] (`iteration(j)`
-    /// enqueues iteration j of a batch and writes its r.r into `history[j]`): between batches the
+    /// The iterations after the start, in device-timed batches of [`BATCH`] (`run_batch(count)`
+    /// enqueues the batch's first `count` iterations, iteration j writing its r.r into
+    /// `history[j]`): between batches the
     /// host reads the history (not timed) and stops at ||r|| <= tol ||b|| (||b||^2 from the
     /// start, in `scal`) or after `max_iter`; the batches are recorded as stage `stage`. `what`
     /// names the CG in a breakdown's message.
@@ -212,14 +213,14 @@ impl Cg {
         pass: &mut Pass,
         stage: &str,
         what: &str,
-        iteration: &mut dyn FnMut(usize) -> DeviceResult<()>,
+        run_batch: &mut dyn FnMut(usize) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
         let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
         let target = tol * tol * bb;
         let mut performed = 0;
         while performed < max_iter && bb > 0.0 {
             let batch = BATCH.min(max_iter - performed);
-            let t = dev.time_events(&mut || (0..batch).try_for_each(&mut *iteration))?;
+            let t = dev.time_events(&mut || run_batch(batch))?;
             pass.record(stage, t);
             let history = dev.download_vec::<T>(&self.history, batch)?;
             if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
@@ -243,10 +244,16 @@ impl Cg {
     /// ours, so that nothing waits on the host inside a batch. As [`Cg::solve`]: from x = 0 until
     /// ||r|| <= tol ||b||, in device-timed batches, the host reading the residual history between
     /// them (not timed), the batches recorded as stage `stage`.
+    ///
+    /// `graph`: a whole batch is recorded once (untimed, after the warm-up) as a CUDA graph and
+    /// each full batch replayed by one launch, as NVIDIA's `conjugateGradientCudaGraphs` does; a
+    /// last, shorter batch is enqueued call by call.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn solve_vendor<T: Real>(
         &self,
         k: &mut Kernels,
         vendor: (&dyn VendorOp, &dyn VendorBlas),
+        graph: bool,
         b: &Buffer,
         stop: (f64, usize),
         pass: &mut Pass,
@@ -278,9 +285,17 @@ impl Cg {
         begin()?;
         iteration(0)?;
         dev.synchronize()?;
+        let recorded = match graph {
+            true => Some(dev.capture(&mut || (0..BATCH).try_for_each(&mut iteration))?),
+            false => None,
+        };
         let t = dev.time_events(&mut || begin())?;
         pass.record(stage, t);
-        self.batches::<T>(dev, stop, pass, stage, "the vendor CG", &mut iteration)
+        let mut run_batch = |count: usize| match &recorded {
+            Some(g) if count == BATCH => dev.launch_graph(g),
+            _ => (0..count).try_for_each(&mut iteration),
+        };
+        self.batches::<T>(dev, stop, pass, stage, "the vendor CG", &mut run_batch)
     }
 }
 

@@ -36,9 +36,13 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
         Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
         Method::EbeV1 => &["elements", "bc", "solve"],
         Method::EbeV2 => &["bc", "solve"],
-        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CusparseCgDevice | Method::CpuSerial | Method::CpuParallel => {
-            &["elements", "solve"]
-        }
+        Method::CsrAtomic
+        | Method::CsrColor
+        | Method::CusparseCg
+        | Method::CusparseCgDevice
+        | Method::CusparseCgGraph
+        | Method::CpuSerial
+        | Method::CpuParallel => &["elements", "solve"],
     };
     let timer = if m.on_cpu() { Timer::HostWall } else { Timer::DeviceEvent };
     // The cuSPARSE/cuBLAS CG reads its scalars back every iteration: its solve is an open region.
@@ -222,7 +226,7 @@ pub(crate) fn run_device<T: Real>(
             })?;
             Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None, product: Some(product) })
         }
-        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CusparseCgDevice => {
+        Method::CsrAtomic | Method::CsrColor | Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph => {
             let nnz = c.pattern.nnz();
             // csr-color: the elements renumbered by color (their triangles and slots uploaded in
             // color order), one launch per color.
@@ -304,7 +308,10 @@ pub(crate) fn run_device<T: Real>(
                         Some((op, blas)) if method == Method::CusparseCg => {
                             vendor_cg::<T>(dev, &**op, *blas, &z, &rhs, &cg, tol, max_iter, pass, "solve")?
                         }
-                        Some((op, blas)) => cg.solve_vendor::<T>(k, (&**op, *blas), &rhs, (tol, max_iter), pass, "solve")?,
+                        Some((op, blas)) => {
+                            let graph = method == Method::CusparseCgGraph;
+                            cg.solve_vendor::<T>(k, (&**op, *blas), graph, &rhs, (tol, max_iter), pass, "solve")?
+                        }
                         None => {
                             let sp = k.get("cg_spmv_csr")?;
                             cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?

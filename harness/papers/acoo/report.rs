@@ -96,7 +96,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     for key in keys {
         let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
         // Speed-ups over the vendor-library CGs of the same device, backend and precision, the
-        // strongest (the device-scalar one) first.
+        // strongest (the graph of device-scalar calls) first.
         let peers: Vec<(Option<f64>, Option<f64>)> = Method::PEERS
             .iter()
             .map(|p| (per_iteration(r, key, p.as_str(), top), find(r, key, p.as_str(), "total", top).map(|i| r.time[i])))
@@ -166,7 +166,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
             "bytes / element: peak device bytes of the method's buffers (mesh, lists or element matrices, CSR, CG vectors) over triangles; the paper's Fig. 10 values beside (its GPU and code, not ours).".into(),
             "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached.".into(),
             "product: the method's matrix-vector product on its own (not in the total; the cusparse-cg peers: cuSPARSE's CSR SpMV; EbE: every color's element products and the mask), timed by device events and checked on a probe vector against the f64 reference matrix. GB/s by its compulsory bytes (CSR: offsets, columns and values once, p read and q written once; EbE: element list, triangles, element matrices (v1) or coordinates (v2), p, q and the dof numbers once); 'of copy': over the copy bandwidth this run measured (device-bandwidth) on the same device, backend and precision, '-' where the run has none.".into(),
-            "The peers, both the csr-atomic assembly then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal (CUDA only), strongest first: cusparse-cg-device, what an expert writes (NVIDIA's CUDA-graph CG sample without the graph: cuBLAS in device pointer mode, alpha and beta formed by one-thread kernels, no host wait inside a batch of 16 iterations, convergence tested between batches as in our CG; device events); cusparse-cg, NVIDIA's plain CG sample (scalars on the host: two waits per iteration, convergence tested every iteration; timed as one region by device events with the host's waits inside). 'vs <peer>': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
+            "The peers, both the csr-atomic assembly then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal (CUDA only), strongest first: cusparse-cg-graph, what an expert writes (NVIDIA's CUDA-graph CG sample: cuBLAS in device pointer mode, alpha and beta formed by one-thread kernels, a batch of 16 iterations recorded once as a CUDA graph and replayed by one launch, convergence tested between batches as in our CG; device events); cusparse-cg-device, the same without the graph (each batch's calls enqueued one by one, no host wait inside a batch); cusparse-cg, NVIDIA's plain CG sample (scalars on the host: two waits per iteration, convergence tested every iteration; timed as one region by device events with the host's waits inside). 'vs <peer>': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
         ],
     }
 }
@@ -314,7 +314,7 @@ pub(crate) mod tests {
         let bare = largest("x", &r, &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
         let ours = bare.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!((ours[at("product GB/s")].as_str(), ours[at("product of copy")].as_str()), ("3000", "-"));
-        // Both peers' columns, the strongest first; a peer against itself is 1.
+        // Every peer's columns, the strongest first; a peer against itself is 1.
         let peer = t.rows.iter().find(|row| row[1] == "cusparse-cg").unwrap();
         assert_eq!(peer[peer.len() - 2..], ["1.00x".to_string(), "1.00x".to_string()]);
         assert!(at("iteration vs cusparse-cg-device") < at("iteration vs cusparse-cg"));

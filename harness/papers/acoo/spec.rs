@@ -27,6 +27,10 @@ pub enum Method {
     /// mode with the scalar steps on the device (NVIDIA's CUDA-graph CG sample, without the
     /// graph), the convergence tested every batch of iterations as in our CG. CUDA only.
     CusparseCgDevice,
+    /// The same with each batch of iterations recorded once as a CUDA graph and replayed by one
+    /// launch (NVIDIA's CUDA-graph CG sample, with the convergence test between batches). CUDA
+    /// only.
+    CusparseCgGraph,
     /// The CPU reference: serial f64 assembly and CG (the paper's sequential FEM).
     CpuSerial,
     /// The same with rayon's threads.
@@ -34,7 +38,7 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 9] = [
+    pub const ALL: [Method; 10] = [
         Method::AFem,
         Method::EbeV1,
         Method::EbeV2,
@@ -42,6 +46,7 @@ impl Method {
         Method::CsrColor,
         Method::CusparseCg,
         Method::CusparseCgDevice,
+        Method::CusparseCgGraph,
         Method::CpuSerial,
         Method::CpuParallel,
     ];
@@ -54,22 +59,23 @@ impl Method {
             Method::CsrColor => "csr-color",
             Method::CusparseCg => "cusparse-cg",
             Method::CusparseCgDevice => "cusparse-cg-device",
+            Method::CusparseCgGraph => "cusparse-cg-graph",
             Method::CpuSerial => "cpu-serial",
             Method::CpuParallel => "cpu-parallel",
         }
     }
     /// The peers, strongest first: what a user of the vendor libraries runs.
-    pub const PEERS: [Method; 2] = [Method::CusparseCgDevice, Method::CusparseCg];
+    pub const PEERS: [Method; 3] = [Method::CusparseCgGraph, Method::CusparseCgDevice, Method::CusparseCg];
     /// A CG written with the vendor libraries.
     pub fn vendor(self) -> bool {
-        matches!(self, Method::CusparseCg | Method::CusparseCgDevice)
+        matches!(self, Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph)
     }
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
     }
     pub fn runs_on(self, backend: Backend) -> bool {
         match self {
-            Method::CusparseCg | Method::CusparseCgDevice => backend == Backend::Cuda,
+            Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph => backend == Backend::Cuda,
             _ => self.on_cpu() == (backend == Backend::Cpu),
         }
     }
