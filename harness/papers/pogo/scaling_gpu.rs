@@ -28,11 +28,23 @@ pub fn can_run(dev: &dyn Device, gpus: usize) -> Result<(), CaseError> {
         let name = backend.map_or("this backend", Backend::as_str);
         return Err(CaseError::Skipped(format!("the halo exchange goes through NCCL, CUDA's: {name} runs the one-GPU cases only")));
     }
+    if let Some(why) = shared_node(std::env::var("FEMBENCH_CONCURRENT_WORKERS").ok()) {
+        return Err(CaseError::Skipped(why));
+    }
     let count = crate::device::list(Backend::Cuda).map(|l| l.len()).unwrap_or(0);
     if count < gpus {
         return Err(CaseError::Skipped(format!("needs {gpus} GPUs of one node; this node shows {count}")));
     }
     nccl_missing().map_or(Ok(()), |why| Err(CaseError::Skipped(why)))
+}
+
+/// Why a multi-GPU case cannot run in a worker of `harness run --gpus` (the variable that
+/// `--gpus` sets for its workers, given): each worker holds one GPU while the others run beside
+/// it, and a split case takes GPUs 0..P of the node.
+fn shared_node(workers_var: Option<String>) -> Option<String> {
+    workers_var.map(|_| {
+        "a case on several GPUs needs the node to itself, and `--gpus` runs a worker on each GPU: run this file without --gpus".into()
+    })
 }
 
 /// What a case runs: the method, the checked increments and the increments of a timed
@@ -448,4 +460,14 @@ fn compare_with_one_gpu(ready: &Ready, plan: &Plan, precision: Precision, parts:
     };
     let t = if got.trace.is_empty() { 0.0 } else { rel(&got.trace, &one.trace) };
     rel(&got.u, &one.u).max(t)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_worker_of_gpus_all_skips_the_cases_on_several_gpus() {
+        assert!(super::shared_node(Some("3".into())).is_some_and(|r| r.contains("without --gpus")));
+        assert!(super::shared_node(Some("0".into())).is_some());
+        assert_eq!(super::shared_node(None), None);
+    }
 }
