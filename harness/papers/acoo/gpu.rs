@@ -285,10 +285,7 @@ impl Cg {
         begin()?;
         iteration(0)?;
         dev.synchronize()?;
-        let recorded = match graph {
-            true => Some(dev.capture(&mut || (0..BATCH).try_for_each(&mut iteration))?),
-            false => None,
-        };
+        let recorded = if graph { Some(dev.capture(&mut || (0..BATCH).try_for_each(&mut iteration))?) } else { None };
         let t = dev.time_events(&mut || begin())?;
         pass.record(stage, t);
         let mut run_batch = |count: usize| match &recorded {

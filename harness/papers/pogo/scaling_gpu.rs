@@ -47,6 +47,50 @@ fn shared_node(workers_var: Option<String>) -> Option<String> {
     })
 }
 
+/// The arguments of `pogo_step_sell_rows` (kernels/pogo.kern), named, in the kernel's order.
+pub struct SellRows<'a> {
+    /// The sliced ELL (slice pointers, columns, K') and C'.
+    pub sell: [&'a Buffer; 4],
+    /// U_prev, U_curr, U_next.
+    pub u: [&'a Buffer; 3],
+    /// The positions first..last stepped.
+    pub rows: (usize, usize),
+    /// The sources' dofs, coefficients and count.
+    pub src: (&'a Buffer, &'a Buffer, u32),
+    /// The force's amplitude, in the kernel's precision.
+    pub amp: Arg<'static>,
+    /// The receivers' dofs and count.
+    pub rec: (&'a Buffer, u32),
+    /// The trace and the row this increment writes.
+    pub trace: (&'a Buffer, i64),
+}
+
+impl<'a> SellRows<'a> {
+    pub fn args(&self) -> [Arg<'a>; 17] {
+        let [slice_ptr, col, kvals, cp] = self.sell;
+        let [prev, curr, next] = self.u;
+        [
+            Arg::Buf(slice_ptr),
+            Arg::Buf(col),
+            Arg::Buf(kvals),
+            Arg::Buf(cp),
+            Arg::Buf(prev),
+            Arg::Buf(curr),
+            Arg::Buf(next),
+            Arg::I64(self.rows.0 as i64),
+            Arg::I64(self.rows.1 as i64),
+            Arg::Buf(self.src.0),
+            Arg::Buf(self.src.1),
+            Arg::U32(self.src.2),
+            self.amp,
+            Arg::Buf(self.rec.0),
+            Arg::U32(self.rec.1),
+            Arg::Buf(self.trace.0),
+            Arg::I64(self.trace.1),
+        ]
+    }
+}
+
 /// What a case runs: the method, the checked increments and the increments of a timed
 /// repetition (0: the checked run is the timed one, the arrival study's).
 pub struct Plan {
@@ -217,7 +261,6 @@ impl<'a, T: Real> Stepper<'a, T> {
 
     /// U_prev = U_curr = `start` (dof order; zeros where None), U_next and the traces poisoned.
     fn load(&mut self, start: Option<&[f64]>) -> Result<(), CaseError> {
-        let mut modules = ModuleCache::default();
         for (r, (part, on)) in self.split.parts.iter().zip(&mut self.parts).enumerate() {
             let dev = self.gpus.dev(r);
             let local: Vec<T> = match start {
@@ -227,11 +270,11 @@ impl<'a, T: Real> Stepper<'a, T> {
             for b in &mut on.u[..2] {
                 dev.upload(b, bytemuck::cast_slice(&local))?;
             }
+            // A module cache belongs to one device.
+            let mut modules = ModuleCache::default();
             modules.poison(dev, &on.u[2])?;
             modules.poison(dev, &on.trace)?;
             dev.synchronize()?;
-            // A module cache belongs to one device.
-            modules = ModuleCache::default();
         }
         Ok(())
     }
@@ -241,27 +284,16 @@ impl<'a, T: Real> Stepper<'a, T> {
             return Ok(());
         }
         let on = &self.parts[r];
-        let (prev, curr, next) = (&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]);
-        let args = [
-            Arg::Buf(&on.slice_ptr),
-            Arg::Buf(&on.col),
-            Arg::Buf(&on.kvals),
-            Arg::Buf(&on.cp),
-            Arg::Buf(prev),
-            Arg::Buf(curr),
-            Arg::Buf(next),
-            Arg::I64(first as i64),
-            Arg::I64(last as i64),
-            Arg::Buf(&on.src_dof),
-            Arg::Buf(&on.src_coef),
-            Arg::U32(on.nsrc as u32),
-            Arg::real(T::PRECISION, amp),
-            Arg::Buf(&on.rec_dof),
-            Arg::U32(on.nrec as u32),
-            Arg::Buf(&on.trace),
-            Arg::I64(row),
-        ];
-        self.gpus.dev(r).launch(&on.rows, Launch::cover(last - first, 256), &args)
+        let step = SellRows {
+            sell: [&on.slice_ptr, &on.col, &on.kvals, &on.cp],
+            u: [&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]],
+            rows: (first, last),
+            src: (&on.src_dof, &on.src_coef, on.nsrc as u32),
+            amp: Arg::real(T::PRECISION, amp),
+            rec: (&on.rec_dof, on.nrec as u32),
+            trace: (&on.trace, row),
+        };
+        self.gpus.dev(r).launch(&on.rows, Launch::cover(last - first, 256), &step.args())
     }
 
     fn launch_packs(&self, r: usize, k: usize) -> DeviceResult<()> {

@@ -103,7 +103,8 @@ impl Split {
         let halo_from = |q: usize, from: usize| -> Vec<u32> {
             sent[from].iter().copied().filter(|&i| readers[i as usize].binary_search(&(q as u32)).is_ok()).collect()
         };
-        let parts_out: Vec<Part> = (0..parts)
+        // Each part's positions: interior, sent, then the halo grouped by owner.
+        let layouts: Vec<(Vec<u32>, usize, Vec<Link>)> = (0..parts)
             .map(|q| {
                 let mut node_at = interior[q].clone();
                 node_at.extend(&sent[q]);
@@ -111,33 +112,38 @@ impl Split {
                 let mut recvs = Vec::new();
                 for from in (0..parts).filter(|&f| f != q) {
                     let halo = halo_from(q, from);
-                    if halo.is_empty() {
-                        continue;
+                    if !halo.is_empty() {
+                        let start = node_at.len() as u32;
+                        recvs.push(Link { peer: from, at: (start..start + halo.len() as u32).collect() });
+                        node_at.extend(halo);
                     }
-                    let start = node_at.len() as u32;
-                    recvs.push(Link { peer: from, at: (start..start + halo.len() as u32).collect() });
-                    node_at.extend(halo);
                 }
-                Part { interior: interior[q].len(), owned, node_at, sends: Vec::new(), recvs, sys: empty_system(), rec_index: Vec::new() }
+                (node_at, owned, recvs)
             })
             .collect();
-        let mut parts_out = parts_out;
-        // Sends mirror the receives: part p sends to q, in q's halo order, what q receives from p.
+        // Sends mirror the receives: part p sends to q, in q's halo order, what q receives from
+        // p. `local` maps a model node to its position in the part at hand.
         let mut local = vec![u32::MAX; n];
-        for p_ in 0..parts {
-            parts_out[p_].node_at[..parts_out[p_].owned].iter().enumerate().for_each(|(k, &i)| local[i as usize] = k as u32);
-            let mut sends = Vec::new();
-            for q in (0..parts).filter(|&q| q != p_) {
-                let Some(r) = parts_out[q].recvs.iter().find(|l| l.peer == p_) else { continue };
-                let at = r.at.iter().map(|&h| local[parts_out[q].node_at[h as usize] as usize]).collect();
-                sends.push(Link { peer: q, at });
-            }
-            parts_out[p_].sends = sends;
-        }
-        for part in &mut parts_out {
-            let (sys_local, rec_index) = local_system(sys, part);
-            part.sys = sys_local;
-            part.rec_index = rec_index;
+        let mut parts_out = Vec::with_capacity(parts);
+        for (p_, (node_at, owned, recvs)) in layouts.iter().enumerate() {
+            node_at.iter().enumerate().for_each(|(k, &i)| local[i as usize] = k as u32);
+            let sends = (0..parts)
+                .filter(|&q| q != p_)
+                .filter_map(|q| {
+                    let r = layouts[q].2.iter().find(|l| l.peer == p_)?;
+                    Some(Link { peer: q, at: r.at.iter().map(|&h| local[layouts[q].0[h as usize] as usize]).collect() })
+                })
+                .collect();
+            let (sys_local, rec_index) = local_system(sys, node_at, *owned, &local);
+            parts_out.push(Part {
+                node_at: node_at.clone(),
+                interior: interior[p_].len(),
+                owned: *owned,
+                sends,
+                recvs: recvs.clone(),
+                sys: sys_local,
+                rec_index,
+            });
         }
         Split { parts: parts_out, owner }
     }
@@ -239,38 +245,22 @@ impl<L: Fn(u32) -> usize> CutOrder<'_, L> {
     }
 }
 
-fn empty_system() -> System {
-    System {
-        nodes: 0,
-        pattern: Pattern { row_ptr: vec![0], col: vec![] },
-        kp: vec![],
-        cp: vec![],
-        src_dof: vec![],
-        src_coef: vec![],
-        rec_dof: vec![],
-        row_bound: 0.0,
-    }
-}
-
-/// A part's operators on its own numbering, and its receivers' indices among the model's.
-fn local_system(sys: &System, part: &Part) -> (System, Vec<usize>) {
-    let mut local_of = std::collections::HashMap::with_capacity(part.len());
-    part.node_at.iter().enumerate().for_each(|(k, &i)| {
-        local_of.insert(i, k as u32);
-    });
+/// A part's operators on its own numbering (`node_at`, its first `owned` positions its own;
+/// `local` maps each of its nodes to its position), and its receivers' indices among the model's.
+fn local_system(sys: &System, node_at: &[u32], owned: usize, local: &[u32]) -> (System, Vec<usize>) {
     let p = &sys.pattern;
-    let nodes = part.len();
+    let nodes = node_at.len();
     let mut row_ptr = Vec::with_capacity(2 * nodes + 1);
     row_ptr.push(0u32);
     let (mut col, mut kp) = (Vec::new(), Vec::new());
     let mut cp = vec![0.0; 2 * nodes];
-    for (k, &i) in part.node_at.iter().enumerate() {
+    for (k, &i) in node_at.iter().enumerate() {
         for a in 0..2 {
             let r = 2 * i as usize + a;
-            if k < part.owned {
+            if k < owned {
                 for q in p.row_ptr[r] as usize..p.row_ptr[r + 1] as usize {
                     let c = p.col[q] as usize;
-                    col.push(2 * local_of[&((c / 2) as u32)] + (c % 2) as u32);
+                    col.push(2 * local[c / 2] + (c % 2) as u32);
                     kp.push(sys.kp[q]);
                 }
                 cp[2 * k + a] = sys.cp[r];
@@ -278,7 +268,12 @@ fn local_system(sys: &System, part: &Part) -> (System, Vec<usize>) {
             row_ptr.push(col.len() as u32);
         }
     }
-    let owned_dof = |d: u32| local_of.get(&(d / 2)).filter(|&&k| (k as usize) < part.owned).map(|&k| 2 * k + d % 2);
+    // A dof of a node this part owns (`local` holds stale positions of other parts' nodes, so
+    // ownership is checked on the position's node).
+    let owned_dof = |d: u32| {
+        let k = local[d as usize / 2];
+        ((k as usize) < owned && node_at[k as usize] == d / 2).then(|| 2 * k + d % 2)
+    };
     let mut src: Vec<(u32, f64)> = sys.src_dof.iter().zip(&sys.src_coef).filter_map(|(&d, &c)| owned_dof(d).map(|l| (l, c))).collect();
     src.sort_by_key(|s| s.0);
     let (src_dof, src_coef) = src.into_iter().unzip();

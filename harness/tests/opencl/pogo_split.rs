@@ -11,7 +11,7 @@ use fembench::fem::partition;
 use fembench::pogo::gpu::POGO;
 use fembench::pogo::model::weld;
 use fembench::pogo::prepared::in_run_order;
-use fembench::pogo::scaling_gpu::start_state;
+use fembench::pogo::scaling_gpu::{start_state, SellRows};
 use fembench::pogo::sell::SlicedEll;
 use fembench::pogo::split::Split;
 use fembench::pogo::system::System;
@@ -81,25 +81,16 @@ fn a_split_steps_on_pocl_as_the_one_part_host_step() {
                 let part = &split.parts[p];
                 let step = |first: usize, last: usize| {
                     let (prev, curr, next) = (&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]);
-                    let args = [
-                        Arg::Buf(&on.slice_ptr),
-                        Arg::Buf(&on.col),
-                        Arg::Buf(&on.kvals),
-                        Arg::Buf(&on.cp),
-                        Arg::Buf(prev),
-                        Arg::Buf(curr),
-                        Arg::Buf(next),
-                        Arg::I64(first as i64),
-                        Arg::I64(last as i64),
-                        Arg::Buf(&on.src.0),
-                        Arg::Buf(&on.src.1),
-                        Arg::U32(on.src.2),
-                        Arg::F64(amp),
-                        Arg::Buf(&on.rec.0),
-                        Arg::U32(0),
-                        Arg::Buf(&on.rec.1),
-                        Arg::I64(0),
-                    ];
+                    let args = SellRows {
+                        sell: [&on.slice_ptr, &on.col, &on.kvals, &on.cp],
+                        u: [prev, curr, next],
+                        rows: (first, last),
+                        src: (&on.src.0, &on.src.1, on.src.2),
+                        amp: Arg::F64(amp),
+                        rec: (&on.rec.0, 0),
+                        trace: (&on.rec.1, 0),
+                    }
+                    .args();
                     dev.launch(&rows, Launch::cover((last - first).max(1), 64), &args).unwrap();
                 };
                 step(part.interior, part.owned);
