@@ -132,7 +132,7 @@ pub enum DeviceError {
     OutOfMemory { bytes: usize, detail: String },
     #[error("{backend} call {call} failed: {detail}")]
     Api { backend: Backend, call: &'static str, detail: String },
-    #[error("kernel {kernel} has no argument of this kind: {detail}")]
+    #[error("kernel {kernel}: bad arguments: {detail}")]
     BadArgument { kernel: String, detail: String },
     #[error("buffer belongs to another backend")]
     ForeignBuffer,
@@ -232,6 +232,28 @@ impl Drop for HostBuffer {
 pub struct Module {
     pub(crate) file: &'static str,
     pub(crate) inner: ModuleInner,
+    /// The translation unit it was compiled from and the precision of its `real`: where each
+    /// kernel's signature is read.
+    pub(crate) text: String,
+    pub(crate) real: Precision,
+}
+
+impl Module {
+    pub(crate) fn new(
+        source: &crate::kernels::KernelSource,
+        defines: &crate::kernels::Defines,
+        backend: Backend,
+        inner: ModuleInner,
+    ) -> Self {
+        let text = crate::kernels::translation_unit(backend, source);
+        Module { file: source.file, inner, text, real: defines.real() }
+    }
+
+    /// The signature of `kernel` in this module's source, or an error naming the file.
+    pub(crate) fn signature(&self, kernel: &str) -> DeviceResult<crate::signature::Signature> {
+        crate::signature::parse(&self.text, kernel, self.real)
+            .map_err(|detail| DeviceError::BadArgument { kernel: kernel.into(), detail: format!("{detail} ({})", self.file) })
+    }
 }
 
 pub(crate) enum ModuleInner {
@@ -243,6 +265,8 @@ pub(crate) enum ModuleInner {
 pub struct Kernel {
     pub(crate) name: String,
     pub(crate) inner: KernelInner,
+    /// Its parameters, against which every launch's arguments are checked.
+    pub(crate) signature: crate::signature::Signature,
 }
 
 /// Work recorded once and replayed by one launch (a CUDA graph): [`Device::capture`].
@@ -259,6 +283,13 @@ impl Kernel {
     pub fn name(&self) -> &str {
         &self.name
     }
+    pub fn signature(&self) -> &crate::signature::Signature {
+        &self.signature
+    }
+    /// Refuses arguments whose count or kinds differ from the kernel's parameters.
+    pub(crate) fn check(&self, args: &[Arg]) -> DeviceResult<()> {
+        self.signature.check(args.iter().map(Arg::kind)).map_err(|detail| DeviceError::BadArgument { kernel: self.name.clone(), detail })
+    }
 }
 
 /// A kernel argument. Scalars must match the kernel's parameter types exactly.
@@ -274,6 +305,19 @@ pub enum Arg<'a> {
 }
 
 impl<'a> Arg<'a> {
+    /// The kind of parameter this argument fills.
+    pub fn kind(&self) -> crate::signature::Param {
+        use crate::signature::Param;
+        match self {
+            Arg::Buf(_) => Param::Buffer,
+            Arg::U32(_) => Param::U32,
+            Arg::I32(_) => Param::I32,
+            Arg::I64(_) => Param::I64,
+            Arg::F32(_) => Param::F32,
+            Arg::F64(_) => Param::F64,
+        }
+    }
+
     /// A `real` scalar in the precision the kernel was compiled for.
     pub fn real(precision: Precision, value: f64) -> Arg<'static> {
         match precision {
@@ -320,7 +364,10 @@ pub trait Device {
     /// compiled now and `Ok(false)` when the cache had it.
     fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>>;
     fn kernel(&self, module: &Module, name: &str) -> DeviceResult<Kernel>;
-    /// Enqueues a launch; errors found only at execution surface at the next synchronisation.
+    /// Enqueues a launch, once its arguments match the kernel's parameters in count and kind
+    /// (read from the kernel's source: [`Kernel::signature`]); errors found only at execution
+    /// surface at the next synchronisation. What stays the caller's contract: every buffer is
+    /// as large as the indices the kernel derives from the other arguments.
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()>;
     fn synchronize(&self) -> DeviceResult<()>;
 

@@ -323,7 +323,7 @@ impl Device for CudaDevice {
         });
         let (cubin, _) = cached_cubin(source, defines, self.arch)?;
         let module = self.ctx.load_module(Ptx::from_binary(cubin)).map_err(api("cuModuleLoadData"))?;
-        Ok(Module { file: source.file, inner: ModuleInner::Cuda(module) })
+        Ok(Module::new(source, defines, Backend::Cuda, ModuleInner::Cuda(module)))
     }
 
     fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
@@ -339,11 +339,12 @@ impl Device for CudaDevice {
             call: "cuModuleGetFunction",
             detail: format!("{name} in {}: {e}", module.file),
         })?;
-        Ok(Kernel { name: name.into(), inner: KernelInner::Cuda(f) })
+        Ok(Kernel { name: name.into(), inner: KernelInner::Cuda(f), signature: module.signature(name)? })
     }
 
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
         let KernelInner::Cuda(f) = &kernel.inner else { return Err(DeviceError::ForeignBuffer) };
+        kernel.check(args)?;
         let mut builder = self.stream.launch_builder(f);
         for arg in args {
             match arg {
@@ -368,8 +369,8 @@ impl Device for CudaDevice {
             }
         }
         let cfg = LaunchConfig { grid_dim: (launch.groups as u32, 1, 1), block_dim: (launch.group_size as u32, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: argument count and types follow the kernel signatures in kernels/; buffers are
-        // sized by the host code that launches them.
+        // SAFETY: the arguments match the kernel's parameters in count and kind (checked above);
+        // buffers are sized by the host code that launches them (the launch's contract).
         unsafe { builder.launch(cfg) }.map_err(|e| DeviceError::Api {
             backend: Backend::Cuda,
             call: "cuLaunchKernel",

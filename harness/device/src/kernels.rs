@@ -49,6 +49,14 @@ impl Defines {
         self
     }
 
+    /// The precision of `real` under these defines (the header's `FB_REAL_IS_DOUBLE`, f32 unless 1).
+    pub fn real(&self) -> Precision {
+        match self.0.iter().rev().find(|(k, _)| k == "FB_REAL_IS_DOUBLE") {
+            Some((_, v)) if v == "1" => Precision::F64,
+            _ => Precision::F32,
+        }
+    }
+
     /// As compiler options (`-DNAME=VALUE`), the same for NVRTC and OpenCL.
     pub fn options(&self) -> Vec<String> {
         self.0.iter().map(|(k, v)| format!("-D{k}={v}")).collect()

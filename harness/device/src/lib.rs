@@ -20,6 +20,7 @@ mod nvrtc;
 pub mod opencl;
 pub mod radix_sort;
 pub mod scan;
+pub mod signature;
 pub mod telemetry;
 pub mod vendor;
 

@@ -209,7 +209,7 @@ impl Device for OpenClDevice {
             defines: defines.0.clone(),
         });
         let (program, _) = cached_program(&self.context, &self.device, &self.info, source, defines)?;
-        Ok(Module { file: source.file, inner: ModuleInner::OpenCl(program) })
+        Ok(Module::new(source, defines, Backend::OpenCl, ModuleInner::OpenCl(program)))
     }
 
     fn precompile(&self, jobs: &[(KernelSource, Defines)]) -> Vec<DeviceResult<bool>> {
@@ -238,11 +238,12 @@ impl Device for OpenClDevice {
             call: "clCreateKernel",
             detail: format!("{name} in {}: {e}", module.file),
         })?;
-        Ok(Kernel { name: name.into(), inner: KernelInner::OpenCl(k) })
+        Ok(Kernel { name: name.into(), inner: KernelInner::OpenCl(k), signature: module.signature(name)? })
     }
 
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
         let KernelInner::OpenCl(k) = &kernel.inner else { return Err(DeviceError::ForeignBuffer) };
+        kernel.check(args)?;
         let bad = |e: ClError| DeviceError::BadArgument { kernel: kernel.name.clone(), detail: e.to_string() };
         for (i, arg) in args.iter().enumerate() {
             let i = i as u32;
