@@ -13,7 +13,7 @@ use fembench::experiment::{ParamValue, Params};
 use fembench::load;
 use fembench::measure::{CacheMode, Timer, Timing};
 use fembench::report_run;
-use fembench::results::{rows_to_frame, Row, RunDir};
+use fembench::results::{rows_to_frame, CaseKey, Row, RunDir};
 use fembench::runner::{case_id, run, RunOptions};
 use fembench::Precision;
 use polars::prelude::DataFrame;
@@ -140,10 +140,15 @@ fn the_case_id_of_the_runner_is_stable() {
     assert_eq!(case_id(Backend::Cuda, Precision::F32, &p), "cuda/f32/level=3");
 }
 
+/// The identity of a test row of run "run", experiment "e" on the CPU in f64.
+fn key<'a>(case_id: &'a str, params: &'a Params) -> CaseKey<'a> {
+    CaseKey { run_id: "run", experiment: "e", case_id, backend: "cpu", device: "d", precision: "f64", params }
+}
+
 #[test]
 fn rows_with_clashing_names_make_a_frame() {
     let p = Params::default().push("bytes", ParamValue::Int(1)).push("level", ParamValue::Int(2));
-    let mut r = Row::blank("run", "e", "c", "cpu", "d", "f64", &p, "m");
+    let mut r = Row::blank(&key("c", &p), "m");
     r.extras = vec![("level".into(), 1.0), ("run_id".into(), 2.0)];
     let df = rows_to_frame(&[r]).unwrap();
     let names: BTreeSet<String> = df.get_column_names().iter().map(|n| n.to_string()).collect();
@@ -193,9 +198,9 @@ fn series_are_stored_as_list_columns_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let run = RunDir::create(dir.path().join("run")).unwrap();
     let p = Params::default().push("level", ParamValue::Int(1));
-    let mut a = Row::blank("run", "e", "cpu/f64/level=1", "cpu", "d", "f64", &p, "m");
+    let mut a = Row::blank(&key("cpu/f64/level=1", &p), "m");
     a.series = vec![("trace".into(), vec![1.5, -2.0, 3.25])];
-    let b = Row::blank("run", "e", "cpu/f64/level=2", "cpu", "d", "f64", &p, "m");
+    let b = Row::blank(&key("cpu/f64/level=2", &p), "m");
     run.write_case("e", &[a]).unwrap();
     run.write_case("e", &[b]).unwrap();
     let df = run.read_experiment("e").unwrap().unwrap();

@@ -7,7 +7,7 @@ use indicatif::ProgressBar;
 
 use crate::benchmark::{CaseError, Deferred, Measured};
 use crate::experiment::Params;
-use crate::results::{ResultsError, Row, RunDir, Status};
+use crate::results::{CaseKey, ResultsError, Row, RunDir, Status};
 use fembench_core::Precision;
 use fembench_device::Backend;
 
@@ -40,7 +40,16 @@ pub(crate) fn settle<'r, E>(pending: &mut Vec<Finished<'r>>, finish: &mut dyn Fn
 /// A case's rows: reported where they failed, written, and the case's started marker cleared;
 /// returns how many were ok, failed and skipped.
 pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<(usize, usize, usize), ResultsError> {
-    let rows = to_rows(done.run_id, done.exp, done.id, done.backend, &done.device, done.precision, done.params, done.outcome);
+    let key = CaseKey {
+        run_id: done.run_id,
+        experiment: done.exp,
+        case_id: done.id,
+        backend: done.backend.as_str(),
+        device: &done.device,
+        precision: done.precision.as_str(),
+        params: done.params,
+    };
+    let rows = to_rows(&key, done.outcome);
     let mut counts = (0, 0, 0);
     for r in &rows {
         match r.status {
@@ -73,18 +82,10 @@ pub(crate) fn guarded(f: impl FnOnce() -> Result<Vec<Measured>, CaseError>) -> R
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn to_rows(
-    run_id: &str,
-    experiment: &str,
-    case_id: &str,
-    backend: Backend,
-    device: &str,
-    precision: Precision,
-    params: &Params,
-    outcome: Result<Vec<Measured>, CaseError>,
-) -> Vec<Row> {
-    let blank = |metric: &str| Row::blank(run_id, experiment, case_id, backend.as_str(), device, precision.as_str(), params, metric);
+/// The rows of case `key`: one per measured metric, or one row `case` with the reason it did
+/// not run.
+pub(crate) fn to_rows(key: &CaseKey, outcome: Result<Vec<Measured>, CaseError>) -> Vec<Row> {
+    let blank = |metric: &str| Row::blank(key, metric);
     match outcome {
         Err(e) => {
             let mut r = blank("case");

@@ -54,19 +54,17 @@ pub fn report_run_with(
     let mut md = header(&meta);
     // Experiments are reported side by side (drawing figures is most of the time), then
     // written in order.
-    let parts: Vec<(String, ReportOutput, String, Result<(), ReportError>)> = files
+    let parts: Vec<(String, Result<(ReportOutput, String), ReportError>)> = files
         .par_iter()
         .map(|file| {
             let id = file.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-            let (mut part, mut text) = (ReportOutput::default(), String::new());
-            let r = report_experiment(registry, &run, file, outputs_from, &ctx, &figures_dir, &mut part, &mut text);
-            (id, part, text, r)
+            (id, report_experiment(registry, &run, file, outputs_from, &ctx, &figures_dir))
         })
         .collect();
     let mut report = ReportOutput::default();
-    for (id, part, text, r) in parts {
+    for (id, r) in parts {
         match r {
-            Ok(()) => {
+            Ok((part, text)) => {
                 md.push_str(&text);
                 report.terminal.push_str(&part.terminal);
                 report.figure_paths.extend(part.figure_paths);
@@ -119,7 +117,7 @@ fn header(meta: &crate::results::RunMeta) -> String {
     md
 }
 
-/// One experiment's tables and figures, appended to the Markdown and the terminal text. The
+/// One experiment's tables and figures: its terminal text and figures, and its Markdown. The
 /// stored copy of the experiment is read with schema checks only: files it names (meshes) are
 /// not opened again, wherever the report runs.
 fn report_experiment(
@@ -129,9 +127,8 @@ fn report_experiment(
     outputs_from: Option<&Path>,
     ctx: &ReportCtx,
     figures_dir: &Path,
-    out: &mut ReportOutput,
-    md: &mut String,
-) -> Result<(), ReportError> {
+) -> Result<(ReportOutput, String), ReportError> {
+    let (mut out, mut md) = (ReportOutput::default(), String::new());
     let bad = |e: String| ReportError::Experiment(e);
     let mut text = std::fs::read_to_string(file).map_err(|source| ReportError::Io { path: file.to_path_buf(), source })?;
     if let Some(current) = outputs_from.and_then(|d| file.file_name().map(|n| d.join(n))).filter(|p| p.is_file()) {
@@ -139,7 +136,7 @@ fn report_experiment(
         text = with_outputs_of(&text, &theirs);
     }
     let exp = registry.load_text(file, text, Checks::SchemaOnly).map_err(|e| bad(e.to_string()))?;
-    let Some(rows) = run.read_experiment(exp.id())? else { return Ok(()) };
+    let Some(rows) = run.read_experiment(exp.id())? else { return Ok((out, md)) };
     let items = exp.report(&rows, ctx)?;
     for item in &items {
         if let ReportItem::Table(t) = item {
@@ -180,7 +177,7 @@ fn report_experiment(
         md.push_str(&t.to_markdown());
         md.push('\n');
     }
-    Ok(())
+    Ok((out, md))
 }
 
 /// Where rows of an experiment were timed while other GPU workers shared the host (`harness run

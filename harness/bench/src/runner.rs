@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::benchmark::{CaseCtx, CaseError, Deferred, Experiment, Measured, ModuleCache, Target, Upcoming};
 use crate::case_rows::{finish_case, guarded, settle, to_rows, Finished};
 use crate::experiment::Params;
-use crate::results::{hostname, now_string, ExperimentRecord, ResultsError, RunDir, RunMeta};
+use crate::results::{hostname, now_string, CaseKey, ExperimentRecord, ResultsError, RunDir, RunMeta};
 use fembench_core::Precision;
 use fembench_device::{self as device, kernel_cache, Backend, Device};
 use fembench_measure::CacheFlusher;
@@ -215,14 +215,17 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         for (id, started) in run.crashed_cases(e.id())? {
             if !done.contains(&id) && !opts.retry.iter().any(|r| r == "failed") {
                 let (backend, precision, params) = case_identity(e.as_ref(), quick, &id);
+                let key = CaseKey {
+                    run_id: &meta.run_id,
+                    experiment: e.id(),
+                    case_id: &id,
+                    backend: backend.as_str(),
+                    device: "-",
+                    precision: precision.as_str(),
+                    params: &params,
+                };
                 let rows = to_rows(
-                    &meta.run_id,
-                    e.id(),
-                    &id,
-                    backend,
-                    "-",
-                    precision,
-                    &params,
+                    &key,
                     Err(CaseError::Failed(format!(
                         "the harness process ended inside this case (started {started}): killed, out of memory or crashed; `--retry failed` runs it again"
                     ))),

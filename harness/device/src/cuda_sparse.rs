@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::cusparse::sys as sp;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
-use crate::vendor::{VendorOp, VendorSparse};
+use crate::vendor::{Compressed, CooArrays, VendorOp, VendorSparse};
 use crate::{Backend, Buffer, BufferMem, DeviceError, DeviceResult, Precision};
 
 fn status(call: &'static str, s: sp::cusparseStatus_t) -> DeviceResult<()> {
@@ -68,16 +68,14 @@ impl CuSparse {
             .map_err(|e| DeviceError::OutOfMemory { bytes, detail: format!("cuSPARSE workspace: {e}") })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// y = A x planned: `make` creates A's descriptor; x and y with their lengths.
     fn spmv<'a>(
         &'a self,
         precision: Precision,
-        rows: usize,
-        cols: usize,
         make: impl FnOnce(*mut sp::cusparseSpMatDescr_t, sp::cudaDataType) -> sp::cusparseStatus_t,
         alg: sp::cusparseSpMVAlg_t,
-        x: &'a Buffer,
-        y: &'a Buffer,
+        (cols, x): (usize, &'a Buffer),
+        (rows, y): (usize, &'a Buffer),
     ) -> DeviceResult<Box<dyn VendorOp + 'a>> {
         let dtype = match precision {
             Precision::F32 => sp::cudaDataType::CUDA_R_32F,
@@ -292,18 +290,8 @@ impl VendorSparse for CuSparse {
         format!("cuSPARSE {}.{}.{}", v / 1000, v % 1000 / 100, v % 100)
     }
 
-    fn csr_spmv<'a>(
-        &'a self,
-        precision: Precision,
-        rows: usize,
-        cols: usize,
-        nnz: usize,
-        row_ptr: &'a Buffer,
-        col: &'a Buffer,
-        val: &'a Buffer,
-        x: &'a Buffer,
-        y: &'a Buffer,
-    ) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+    fn csr_spmv<'a>(&'a self, a: Compressed<'a>, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+        let Compressed { precision, rows, cols, nnz, row_ptr, col, val } = a;
         let s = precision.bytes();
         check_len("row_ptr", row_ptr, 4 * (rows + 1))?;
         check_len("col", col, 4 * nnz)?;
@@ -329,22 +317,11 @@ impl VendorSparse for CuSparse {
                 dtype,
             )
         };
-        self.spmv(precision, rows, cols, make, sp::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG1, x, y)
+        self.spmv(precision, make, sp::cusparseSpMVAlg_t::CUSPARSE_SPMV_CSR_ALG1, (cols, x), (rows, y))
     }
 
-    fn bsr_spmv<'a>(
-        &'a self,
-        precision: Precision,
-        block: usize,
-        block_rows: usize,
-        block_cols: usize,
-        nnzb: usize,
-        row_ptr: &'a Buffer,
-        col: &'a Buffer,
-        val: &'a Buffer,
-        x: &'a Buffer,
-        y: &'a Buffer,
-    ) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+    fn bsr_spmv<'a>(&'a self, a: Compressed<'a>, block: usize, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+        let Compressed { precision, rows: block_rows, cols: block_cols, nnz: nnzb, row_ptr, col, val } = a;
         let s = precision.bytes();
         let (rows, cols) = (block * block_rows, block * block_cols);
         check_len("row_ptr", row_ptr, 4 * (block_rows + 1))?;
@@ -374,19 +351,11 @@ impl VendorSparse for CuSparse {
                 sp::cusparseOrder_t::CUSPARSE_ORDER_ROW,
             )
         };
-        self.spmv(precision, rows, cols, make, sp::cusparseSpMVAlg_t::CUSPARSE_SPMV_BSR_ALG1, x, y)
+        self.spmv(precision, make, sp::cusparseSpMVAlg_t::CUSPARSE_SPMV_BSR_ALG1, (cols, x), (rows, y))
     }
 
-    fn coo_sort_to_csr<'a>(
-        &'a self,
-        rows: usize,
-        cols: usize,
-        nnz: usize,
-        row: &'a Buffer,
-        col: &'a Buffer,
-        perm: &'a Buffer,
-        row_ptr: &'a Buffer,
-    ) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+    fn coo_sort_to_csr<'a>(&'a self, coo: CooArrays<'a>) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+        let CooArrays { rows, cols, pairs: nnz, row, col, perm, row_ptr } = coo;
         for (what, b) in [("row", row), ("col", col), ("perm", perm)] {
             check_len(what, b, 4 * nnz)?;
         }

@@ -5,6 +5,7 @@
 //! takes the COO route.
 
 use crate::scan::{exclusive_scan, scan_sums_len, ScanKernels};
+pub use crate::vendor::CooArrays;
 use crate::vendor::VendorOp;
 use crate::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
 
@@ -74,17 +75,6 @@ pub struct CooRadixSort<'a> {
     sums: Buffer,
     /// (sort by the column, shift) for each pass, column digits first.
     passes: Vec<(bool, u32)>,
-}
-
-/// The caller's arrays a [`CooRadixSort`] sorts.
-pub struct CooArrays<'a> {
-    pub rows: usize,
-    pub cols: usize,
-    pub pairs: usize,
-    pub row: &'a Buffer,
-    pub col: &'a Buffer,
-    pub perm: &'a Buffer,
-    pub row_ptr: &'a Buffer,
 }
 
 impl<'a> CooRadixSort<'a> {

@@ -21,52 +21,46 @@ pub trait VendorSparse {
     fn version(&self) -> u32;
 
     /// y = A x with A in CSR (`rows` x `cols`, `nnz` entries).
-    #[allow(clippy::too_many_arguments)]
-    fn csr_spmv<'a>(
-        &'a self,
-        precision: Precision,
-        rows: usize,
-        cols: usize,
-        nnz: usize,
-        row_ptr: &'a Buffer,
-        col: &'a Buffer,
-        val: &'a Buffer,
-        x: &'a Buffer,
-        y: &'a Buffer,
-    ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+    fn csr_spmv<'a>(&'a self, a: Compressed<'a>, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>>;
 
-    /// y = A x with A in BSR: square blocks of `block`, each stored row-major; `block_rows` x
-    /// `block_cols` blocks, `nnzb` of them stored.
-    #[allow(clippy::too_many_arguments)]
-    fn bsr_spmv<'a>(
-        &'a self,
-        precision: Precision,
-        block: usize,
-        block_rows: usize,
-        block_cols: usize,
-        nnzb: usize,
-        row_ptr: &'a Buffer,
-        col: &'a Buffer,
-        val: &'a Buffer,
-        x: &'a Buffer,
-        y: &'a Buffer,
-    ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+    /// y = A x with A in BSR: square blocks of `block`, each stored row-major; `a` counts
+    /// blocks (`a.rows` x `a.cols` blocks, `a.nnz` of them stored).
+    fn bsr_spmv<'a>(&'a self, a: Compressed<'a>, block: usize, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>>;
 
-    /// Sorts `nnz` COO pairs (row, col) in place by row and, within a row, by column, and writes
-    /// the CSR row offsets of the sorted pairs (duplicates kept) into `row_ptr` (`rows` + 1).
-    /// `perm` receives the permutation: sorted entry i is input entry perm[i], so the caller
-    /// gathers the values. cuSPARSE: identity permutation, `coosortByRow`, `coo2csr`, then
-    /// `csrsort` (stable), which composes the permutation.
-    fn coo_sort_to_csr<'a>(
-        &'a self,
-        rows: usize,
-        cols: usize,
-        nnz: usize,
-        row: &'a Buffer,
-        col: &'a Buffer,
-        perm: &'a Buffer,
-        row_ptr: &'a Buffer,
-    ) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+    /// Sorts the COO pairs (`coo.row`, `coo.col`) in place by row and, within a row, by
+    /// column, and writes the CSR row offsets of the sorted pairs (duplicates kept) into
+    /// `coo.row_ptr` (`rows` + 1). `coo.perm` receives the permutation: sorted entry i is input
+    /// entry perm[i], so the caller gathers the values. cuSPARSE: identity permutation,
+    /// `coosortByRow`, `coo2csr`, then `csrsort` (stable), which composes the permutation.
+    fn coo_sort_to_csr<'a>(&'a self, coo: CooArrays<'a>) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+}
+
+/// A compressed-row matrix on the device (CSR, or BSR counted in blocks): `rows` x `cols`,
+/// `nnz` stored entries, 32-bit indices, values in `precision`.
+#[derive(Clone, Copy)]
+pub struct Compressed<'a> {
+    pub precision: Precision,
+    pub rows: usize,
+    pub cols: usize,
+    pub nnz: usize,
+    pub row_ptr: &'a Buffer,
+    pub col: &'a Buffer,
+    pub val: &'a Buffer,
+}
+
+/// `pairs` (row, column) pairs of a `rows` x `cols` matrix on the device (32-bit each), to be
+/// sorted in place, with room for the permutation (`perm`, `pairs`) and the CSR row offsets
+/// (`row_ptr`, `rows` + 1): what the vendor sort and our radix sort
+/// ([`crate::radix_sort::CooRadixSort`]) both take.
+#[derive(Clone, Copy)]
+pub struct CooArrays<'a> {
+    pub rows: usize,
+    pub cols: usize,
+    pub pairs: usize,
+    pub row: &'a Buffer,
+    pub col: &'a Buffer,
+    pub perm: &'a Buffer,
+    pub row_ptr: &'a Buffer,
 }
 
 /// The shape and mode of a batched GEMM ([`VendorBlas::gemm_tn_batched`]).

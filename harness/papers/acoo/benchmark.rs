@@ -6,8 +6,8 @@ use polars::prelude::DataFrame;
 
 use super::capacitor::{cg, spmv, Capacitor, Solve};
 use super::gpu::ACOO;
-use super::methods::{run_device, stages_of, MethodRun};
-use super::spec::*;
+use super::methods::{run_device, stages_of, MethodRun, Reference};
+use super::spec::{Method, Outputs, Point, Problem_, Sweep, TableName};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
@@ -117,8 +117,12 @@ impl Benchmark for AcooCapacitor {
         let run = match ctx.target {
             Target::Cpu => run_cpu(ctx, problem, c, &prep.colors, reference, point.method)?,
             Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => run_device::<f32>(ctx, dev, problem, c, colors, &reference.x, reference_vals, point.method)?,
-                Precision::F64 => run_device::<f64>(ctx, dev, problem, c, colors, &reference.x, reference_vals, point.method)?,
+                Precision::F32 => {
+                    run_device::<f32>(ctx, dev, problem, c, colors, Reference { x: &reference.x, vals: reference_vals }, point.method)?
+                }
+                Precision::F64 => {
+                    run_device::<f64>(ctx, dev, problem, c, colors, Reference { x: &reference.x, vals: reference_vals }, point.method)?
+                }
             },
         };
         let pre = [("mesh_s", prep.mesh_s), ("adjacency_s", prep.adjacency_s), ("preprocess_coloring_s", prep.coloring_s)];

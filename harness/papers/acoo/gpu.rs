@@ -8,11 +8,12 @@ use super::capacitor::Capacitor;
 use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
-use crate::device::vendor::{VendorBlas, VendorOp};
+use crate::device::vendor::{Compressed, VendorBlas, VendorOp};
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 use crate::kernels::{Defines, KernelSource};
 use crate::measure::Pass;
 use crate::real::Real;
+use crate::Precision;
 
 /// The kernel file.
 pub const ACOO: KernelSource = KernelSource { file: "acoo.kern", text: include_str!("../../../kernels/acoo.kern") };
@@ -159,10 +160,8 @@ impl Cg {
         &self,
         k: &mut Kernels,
         b: &Buffer,
-        tol: f64,
-        max_iter: usize,
-        pass: &mut Pass,
-        stage: &str,
+        stop: Stop,
+        stage: Stage,
         matvec: &mut dyn FnMut(&Cg) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
         let dev = k.dev;
@@ -180,7 +179,7 @@ impl Cg {
             )?;
             dev.launch(&reduce, one, &reduce_args(2, 0))
         })?;
-        pass.record(stage, t);
+        stage.pass.record(stage.name, t);
         let mut iteration = |j: usize| -> DeviceResult<()> {
             matvec(self)?;
             dev.launch(&reduce, one, &reduce_args(0, 0))?;
@@ -197,7 +196,7 @@ impl Cg {
             dev.launch(&reduce, one, &reduce_args(1, j as i32))?;
             dev.launch(&pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])
         };
-        self.batches::<T>(dev, (tol, max_iter), pass, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
+        self.batches::<T>(dev, stop, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
     }
 
     /// The iterations after the start, in device-timed batches of [`BATCH`] (`run_batch(count)`
@@ -209,9 +208,8 @@ impl Cg {
     fn batches<T: Real>(
         &self,
         dev: &dyn Device,
-        (tol, max_iter): (f64, usize),
-        pass: &mut Pass,
-        stage: &str,
+        Stop { tol, max_iter }: Stop,
+        stage: Stage,
         what: &str,
         run_batch: &mut dyn FnMut(usize) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
@@ -221,7 +219,7 @@ impl Cg {
         while performed < max_iter && bb > 0.0 {
             let batch = BATCH.min(max_iter - performed);
             let t = dev.time_events(&mut || run_batch(batch))?;
-            pass.record(stage, t);
+            stage.pass.record(stage.name, t);
             let history = dev.download_vec::<T>(&self.history, batch)?;
             if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
                 return Ok(CgRun { iterations: performed + j + 1, performed: performed + batch, converged: true });
@@ -248,18 +246,16 @@ impl Cg {
     /// `graph`: a whole batch is recorded once (untimed, after the warm-up) as a CUDA graph and
     /// each full batch replayed by one launch, as NVIDIA's `conjugateGradientCudaGraphs` does; a
     /// last, shorter batch is enqueued call by call.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn solve_vendor<T: Real>(
         &self,
         k: &mut Kernels,
-        vendor: (&dyn VendorOp, &dyn VendorBlas),
+        vendor: Vendor,
         graph: bool,
         b: &Buffer,
-        stop: (f64, usize),
-        pass: &mut Pass,
-        stage: &str,
+        stop: Stop,
+        stage: Stage,
     ) -> Result<CgRun, CaseError> {
-        let (dev, (spmv, blas), p, n) = (k.dev, vendor, T::PRECISION, self.n);
+        let (dev, Vendor { spmv, blas }, p, n) = (k.dev, vendor, T::PRECISION, self.n);
         let (start, alpha, beta, z) = (k.get("cgv_start")?, k.get("cgv_alpha")?, k.get("cgv_beta")?, k.filler()?);
         let one = Launch { groups: 1, group_size: 1 };
         let begin = || -> DeviceResult<()> {
@@ -287,12 +283,12 @@ impl Cg {
         dev.synchronize()?;
         let recorded = if graph { Some(dev.capture(&mut || (0..BATCH).try_for_each(&mut iteration))?) } else { None };
         let t = dev.time_events(&mut || begin())?;
-        pass.record(stage, t);
+        stage.pass.record(stage.name, t);
         let mut run_batch = |count: usize| match &recorded {
             Some(g) if count == BATCH => dev.launch_graph(g),
             _ => (0..count).try_for_each(&mut iteration),
         };
-        self.batches::<T>(dev, stop, pass, stage, "the vendor CG", &mut run_batch)
+        self.batches::<T>(dev, stop, stage, "the vendor CG", &mut run_batch)
     }
 }
 
@@ -302,18 +298,14 @@ impl Cg {
 /// (||r|| <= tol ||b||, from x = 0) runs every iteration. The whole solve is one region timed by
 /// device events with the gate open (`time_events_open`), so the host's waits between the calls
 /// count, as they do for the user; it is recorded as stage `stage`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn vendor_cg<T: Real>(
     dev: &dyn Device,
-    spmv: &dyn VendorOp,
-    blas: &dyn VendorBlas,
+    Vendor { spmv, blas }: Vendor,
     filler: &Kernel,
     b: &Buffer,
     cg: &Cg,
-    tol: f64,
-    max_iter: usize,
-    pass: &mut Pass,
-    stage: &str,
+    Stop { tol, max_iter }: Stop,
+    stage: Stage,
 ) -> Result<CgRun, CaseError> {
     let (p, n) = (T::PRECISION, cg.n);
     let (mut iterations, mut converged, mut last) = (0, false, f64::NAN);
@@ -340,11 +332,31 @@ pub(crate) fn vendor_cg<T: Real>(
         }
         Ok(())
     })?;
-    pass.record(stage, t);
+    stage.pass.record(stage.name, t);
     if !last.is_finite() {
         return Err(CaseError::Failed(format!("the vendor CG broke down: residual {last} after {iterations} iterations")));
     }
     Ok(CgRun { iterations, performed: iterations, converged })
+}
+
+/// When a CG stops: ||r|| <= tol ||b|| (from x = 0), or after `max_iter` iterations.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stop {
+    pub(crate) tol: f64,
+    pub(crate) max_iter: usize,
+}
+
+/// Where a solve's device times go: `pass`, as stage `name`.
+pub(crate) struct Stage<'p, 'n> {
+    pub(crate) pass: &'p mut Pass<'n>,
+    pub(crate) name: &'p str,
+}
+
+/// The vendor calls a CG is written with: a planned cuSPARSE q = A p, and cuBLAS.
+#[derive(Clone, Copy)]
+pub(crate) struct Vendor<'v> {
+    pub(crate) spmv: &'v dyn VendorOp,
+    pub(crate) blas: &'v dyn VendorBlas,
 }
 
 /// A CSR matrix on the device.
@@ -353,6 +365,13 @@ pub(crate) struct DeviceCsr {
     pub(crate) col: Buffer,
     pub(crate) val: Buffer,
     pub(crate) rows: usize,
+}
+
+impl DeviceCsr {
+    /// The matrix as the vendor library reads it (square, `nnz` entries).
+    pub(crate) fn compressed(&self, precision: Precision, nnz: usize) -> Compressed<'_> {
+        Compressed { precision, rows: self.rows, cols: self.rows, nnz, row_ptr: &self.row_ptr, col: &self.col, val: &self.val }
+    }
 }
 
 /// q = A p with the block partials of p.q (`kern`: `cg_spmv_csr`, fetched before any timed

@@ -2,8 +2,10 @@
 //! stages (`run_staged`), each pass's solution checked against the f64 reference.
 
 use super::capacitor::Capacitor;
-use super::gpu::{cover, csr_error, fill_with, spmv, spmv_into, vendor_cg, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, ACOO, BLOCK};
-use super::product::{self, ProductRun};
+use super::gpu::{
+    cover, csr_error, fill_with, spmv, spmv_into, vendor_cg, Cg, CgRun, DeviceCsr, Kernels, Memory, Mesh, Stage, Stop, Vendor, ACOO, BLOCK,
+};
+use super::product::{self, Output, ProductRun};
 use super::spec::{Method, Problem_};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::{exclusive_scan, scan_sums_len};
@@ -133,22 +135,28 @@ fn passes(
     Ok((staged, cg, worst, csr))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The f64 reference a device run is checked against: the solution and the matrix's values (on
+/// the capacitor's pattern).
+#[derive(Clone, Copy)]
+pub(crate) struct Reference<'a> {
+    pub(crate) x: &'a [f64],
+    pub(crate) vals: &'a [f64],
+}
+
 pub(crate) fn run_device<T: Real>(
     ctx: &mut CaseCtx,
     dev: &dyn Device,
     problem: &Problem_,
     c: &Capacitor,
     (colors, coloring_s): (&[Vec<u32>], f64),
-    reference: &[f64],
-    reference_vals: &[f64],
+    Reference { x: reference, vals: reference_vals }: Reference,
     method: Method,
 ) -> Result<MethodRun, CaseError> {
     let defines = Defines::for_precision(T::PRECISION).with("BLOCK", BLOCK);
     let s = std::mem::size_of::<T>();
     let mut mem = Memory::default();
     let mesh = Mesh::upload::<T>(dev, &mut mem, c)?;
-    let (tol, max_iter) = (problem.tolerance, problem.max_iterations);
+    let stop = Stop { tol: problem.tolerance, max_iter: problem.max_iterations };
     let (nf, ne, n) = (c.n_free, c.num_elements(), c.num_nodes());
     match method {
         Method::AFem => {
@@ -211,7 +219,7 @@ pub(crate) fn run_device<T: Real>(
                         dev.launch(&to_csr, cover(n), &args)
                     })?;
                     let sp = k.get("cg_spmv_csr")?;
-                    let run = cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?;
+                    let run = cg.solve::<T>(k, &rhs, stop, Stage { pass, name: "solve" }, &mut |cg| spmv(dev, &sp, &a, cg))?;
                     let err = check::<T>(dev, &cg, c, reference, false)?;
                     Ok((run, err, Some(csr_error::<T>(dev, &a, &c.pattern, reference_vals)?)))
                 },
@@ -221,7 +229,7 @@ pub(crate) fn run_device<T: Real>(
             let sp = ctx.modules.kernel(dev, &ACOO, &defines, "cg_spmv_csr")?;
             let (px, qy) = product::buffers::<T>(dev, c, false)?;
             let bytes = product::csr_bytes(c, s);
-            let product = product::measure::<T>(ctx, dev, c, reference_vals, &qy, false, bytes, &mut || {
+            let product = product::measure::<T>(ctx, dev, (c, reference_vals), Output { q: &qy, on_nodes: false }, bytes, &mut || {
                 spmv_into(dev, &sp, &a, &px, &qy, &cg.partial)
             })?;
             Ok(MethodRun { staged, cg: run, error, csr_error: csr, memory: mem, coloring: None, product: Some(product) })
@@ -253,7 +261,7 @@ pub(crate) fn run_device<T: Real>(
             let cg = Cg::new::<T>(dev, &mut mem, nf)?;
             // The peer's SpMV is planned here, outside the passes (descriptors, workspace).
             let vendor = if method.vendor() {
-                let op = dev.sparse()?.csr_spmv(T::PRECISION, nf, nf, nnz, &a.row_ptr, &a.col, &a.val, &cg.p, &cg.q)?;
+                let op = dev.sparse()?.csr_spmv(a.compressed(T::PRECISION, nnz), &cg.p, &cg.q)?;
                 mem.count(op.workspace_bytes());
                 // cuBLAS' workspace (a buffer the harness gives the handle) is the peer's too.
                 let blas = dev.blas()?;
@@ -306,15 +314,16 @@ pub(crate) fn run_device<T: Real>(
                     })?;
                     let run = match &vendor {
                         Some((op, blas)) if method == Method::CusparseCg => {
-                            vendor_cg::<T>(dev, &**op, *blas, &z, &rhs, &cg, tol, max_iter, pass, "solve")?
+                            vendor_cg::<T>(dev, Vendor { spmv: &**op, blas: *blas }, &z, &rhs, &cg, stop, Stage { pass, name: "solve" })?
                         }
                         Some((op, blas)) => {
                             let graph = method == Method::CusparseCgGraph;
-                            cg.solve_vendor::<T>(k, (&**op, *blas), graph, &rhs, (tol, max_iter), pass, "solve")?
+                            let vendor = Vendor { spmv: &**op, blas: *blas };
+                            cg.solve_vendor::<T>(k, vendor, graph, &rhs, stop, Stage { pass, name: "solve" })?
                         }
                         None => {
                             let sp = k.get("cg_spmv_csr")?;
-                            cg.solve::<T>(k, &rhs, tol, max_iter, pass, "solve", &mut |cg| spmv(dev, &sp, &a, cg))?
+                            cg.solve::<T>(k, &rhs, stop, Stage { pass, name: "solve" }, &mut |cg| spmv(dev, &sp, &a, cg))?
                         }
                     };
                     Ok((run, check::<T>(dev, &cg, c, reference, false)?, None))
@@ -329,12 +338,12 @@ pub(crate) fn run_device<T: Real>(
             let bytes = product::csr_bytes(c, s);
             let product = match &vendor {
                 Some(_) => {
-                    let op = dev.sparse()?.csr_spmv(T::PRECISION, nf, nf, nnz, &a.row_ptr, &a.col, &a.val, &px, &qy)?;
-                    product::measure::<T>(ctx, dev, c, reference_vals, &qy, false, bytes, &mut || op.enqueue())?
+                    let op = dev.sparse()?.csr_spmv(a.compressed(T::PRECISION, nnz), &px, &qy)?;
+                    product::measure::<T>(ctx, dev, (c, reference_vals), Output { q: &qy, on_nodes: false }, bytes, &mut || op.enqueue())?
                 }
                 None => {
                     let sp = ctx.modules.kernel(dev, &ACOO, &defines, "cg_spmv_csr")?;
-                    product::measure::<T>(ctx, dev, c, reference_vals, &qy, false, bytes, &mut || {
+                    product::measure::<T>(ctx, dev, (c, reference_vals), Output { q: &qy, on_nodes: false }, bytes, &mut || {
                         spmv_into(dev, &sp, &a, &px, &qy, &cg.partial)
                     })?
                 }
@@ -373,7 +382,7 @@ pub(crate) fn run_device<T: Real>(
                         product(&m.g, &b)?;
                         dev.launch(&finish, cover(n), &[Arg::Buf(&b), Arg::Buf(&m.dof), Arg::I64(n as i64)])
                     })?;
-                    let run = cg.solve::<T>(k, &b, tol, max_iter, pass, "solve", &mut |cg| {
+                    let run = cg.solve::<T>(k, &b, stop, Stage { pass, name: "solve" }, &mut |cg| {
                         product(&cg.p, &cg.q)?;
                         dev.launch(
                             &mask,
@@ -393,7 +402,7 @@ pub(crate) fn run_device<T: Real>(
             let (px, qy) = product::buffers::<T>(dev, c, true)?;
             let bytes = product::ebe_bytes(c, s, recompute);
             let m = &mesh;
-            let product = product::measure::<T>(ctx, dev, c, reference_vals, &qy, true, bytes, &mut || {
+            let product = product::measure::<T>(ctx, dev, (c, reference_vals), Output { q: &qy, on_nodes: true }, bytes, &mut || {
                 ebe_product(dev, (&mv, &z), m, (&elist, &ranges[..], &ke), &px, &qy, n * s / 4)?;
                 dev.launch(&mask, cover(n), &[Arg::Buf(&m.dof), Arg::Buf(&px), Arg::Buf(&qy), Arg::Buf(&cg.partial), Arg::I64(n as i64)])
             })?;

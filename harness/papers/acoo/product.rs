@@ -54,17 +54,21 @@ fn reference(c: &Capacitor, vals: &[f64], x: &[f64]) -> (Vec<f64>, Vec<f64>) {
         .unzip()
 }
 
+/// Where a product writes q = A p: one entry per node (EbE), or one per free unknown.
+#[derive(Clone, Copy)]
+pub(crate) struct Output<'a> {
+    pub(crate) q: &'a Buffer,
+    pub(crate) on_nodes: bool,
+}
+
 /// Times `product` (q = A p, p holding the probe) under the case's policy, then checks one more
 /// product, its output `q` poisoned first: the free rows against the f64 reference matrix
-/// `vals` (on `c.pattern`). `on_nodes`: q has one entry per node (EbE), else one per unknown.
-#[allow(clippy::too_many_arguments)]
+/// `vals` (on `c.pattern`).
 pub(crate) fn measure<T: Real>(
     ctx: &mut CaseCtx,
     dev: &dyn Device,
-    c: &Capacitor,
-    vals: &[f64],
-    q: &Buffer,
-    on_nodes: bool,
+    (c, vals): (&Capacitor, &[f64]),
+    Output { q, on_nodes }: Output,
     bytes: f64,
     product: &mut dyn FnMut() -> DeviceResult<()>,
 ) -> Result<ProductRun, CaseError> {

@@ -5,7 +5,7 @@
 
 use polars::prelude::*;
 
-use super::spec::*;
+use super::spec::{FigureName, Method, Outputs, TableName};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.

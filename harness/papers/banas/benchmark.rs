@@ -18,9 +18,9 @@ use crate::real::Real;
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::Precision;
 
-use super::inputs::*;
-use super::report::*;
-use super::spec::*;
+use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras};
+use super::report::{best_table, gflops_figures, plan_tables, sizes_table, stage_figures, stage_tables, Rows};
+use super::spec::{FigureName, Outputs, Point, Problem_, Sweep, TableName, STAGES};
 
 pub struct BanasIntegration;
 

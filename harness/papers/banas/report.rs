@@ -4,10 +4,13 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use super::paper::*;
+use super::paper::{
+    paper_at, PAPER_GTX580, PAPER_HD5870, PAPER_PEAK_GTX580, PAPER_PLAN_GTX580, PAPER_PLAN_HD5870, PAPER_TABLE2, PAPER_XEON_GFLOPS,
+    PAPER_XEON_US,
+};
 use super::plan::Variant;
 use super::prism::MAX_DEGREE;
-use super::spec::*;
+use super::spec::{Method, STAGES};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, Series, Table};
 use crate::Precision;
 

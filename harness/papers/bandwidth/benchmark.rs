@@ -9,9 +9,9 @@ use crate::kernels::KernelSource;
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::Precision;
 
-use super::report::*;
-use super::run::*;
-use super::spec::*;
+use super::report::{attainable_table, curves, size_figures};
+use super::run::{run_typed, BANDWIDTH};
+use super::spec::{FigureName, Outputs, Point, Problem, StreamKernel, Sweep, TableName};
 
 pub struct DeviceBandwidth;
 
@@ -102,6 +102,7 @@ impl Benchmark for DeviceBandwidth {
 
 #[cfg(test)]
 mod tests {
+    use super::super::run::{relative_error, HostData};
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use polars::prelude::*;
 
-use super::spec::*;
+use super::spec::StreamKernel;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 
 /// The verified warm bandwidth curves of one (backend, device, precision): each kernel's

@@ -7,7 +7,7 @@ use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
 use crate::kernels::Defines;
 
-use super::spec::*;
+use super::spec::{Point, Problem, StreamKernel};
 use crate::measure::{measure_device, measure_host, Timing};
 use crate::real::{permute, unit, Real};
 

@@ -3,12 +3,12 @@
 
 use polars::prelude::DataFrame;
 
-use super::cost::*;
+use super::cost::{cost, sizes};
 use super::dispatch::run_gpu;
 use super::gpu::CECKA;
-use super::prepared::*;
-use super::report::*;
-use super::spec::*;
+use super::prepared::{prepared, Prepared};
+use super::report::{dummy_speedup, figure_by, table6, timings_table, winners_table};
+use super::spec::{FigureName, Method, Outputs, Point, Problem_, Sweep, TableName};
 use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
@@ -216,6 +216,8 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Mutex;
 
+    use super::super::cost::element_flops;
+    use super::super::prepared::{cached, Timed};
     use super::*;
 
     #[test]

@@ -1,6 +1,6 @@
 //! The cost model: bytes and flops per case (see the module documentation of `cecka`).
 
-use super::prepared::*;
+use super::prepared::Prepared;
 use super::system::Problem;
 
 /// Bytes and flops of the serial algorithm (ElemColor and the CPU code move the same data):

@@ -1,12 +1,12 @@
 //! A GPU case of any method: its launch sequence (the paper's methods in `gpu`, the vendor peer
 //! in `peer`), then the check of its system against the f64 reference and the case's rows.
 
-use super::cost::*;
-use super::gpu::*;
+use super::cost::sizes;
+use super::gpu::{gpu_of, run_elem, run_global_nz, run_local_nz, run_shared_atomic, run_shared_nz, shared_limit};
 use super::peer::run_peer;
-use super::plans::*;
-use super::prepared::*;
-use super::spec::*;
+use super::plans::warm;
+use super::prepared::Prepared;
+use super::spec::{Family, Point, Problem_};
 use super::system::{check_bounds, compare};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::real::Real;

@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::cost::*;
+use super::cost::{cost, element_flops};
 use super::nz_plans;
-use super::plans::*;
-use super::prepared::*;
-use super::spec::*;
+use super::plans::{global_plan_for, local_plan_for, shared_atomic_plan_for, shared_plan_for};
+use super::prepared::Prepared;
+use super::spec::{Family, Point, Problem_};
 use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};

@@ -17,7 +17,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::cost::element_flops;
-use super::gpu::*;
+use super::gpu::{gpu_of, time_modes, time_modes_as, upload_nodal, GpuRun, Nodal, CECKA};
 use super::prepared::Prepared;
 use super::spec::{Family, Method, Problem_};
 use super::system::{Problem, SOURCE_F};
@@ -63,7 +63,7 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     let sort: Box<dyn SortOp + '_> = if let Some(radix_k) = &radix_k {
         Box::new(CooRadixSort::new(dev, radix_k, &scan, arrays)?)
     } else {
-        Box::new(dev.sparse()?.coo_sort_to_csr(rows, rows, pairs, row, col, &perm, &row_ptr_dup)?)
+        Box::new(dev.sparse()?.coo_sort_to_csr(arrays)?)
     };
     let setup_s = setup_start.elapsed().as_secs_f64();
     let memory = stage.bytes + 4 * pairs + 8 * (rows + 1) + CooSumScratch::bytes(pairs) + (nnz + 1) * (4 + s) + sort.workspace_bytes();

@@ -2,8 +2,8 @@
 //! problem and kept in its cache, and the warm-up that builds all of a problem's plans at once.
 
 use super::nz_plans::{self, Packed};
-use super::prepared::*;
-use super::spec::*;
+use super::prepared::{cached, is_cached, prepared, Prepared, ProblemKey, Timed};
+use super::spec::{Family, Method, Point, Problem_};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 

@@ -3,7 +3,7 @@
 
 use polars::prelude::*;
 
-use super::paper::*;
+use super::paper::{paper_winner, PAPER_TABLE6};
 use super::spec::Method;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 

@@ -133,7 +133,8 @@ pub fn arrange(xadj: &[usize], adj: &[u32], points: &[[f64; 2]], block: &[u32], 
                 .collect();
             failed = (0..blocks).filter(|&b| tables[b].is_none()).collect();
             if failed.is_empty() {
-                return Ok(finish(blocks, initial_blocks, splits, pass, links, slot, &tables, xadj, adj));
+                let settled = Settled { blocks, initial_blocks, splits, passes: pass, links, slot };
+                return Ok(finish(settled, &tables, xadj, adj));
             }
         }
         for &b in &failed {
@@ -281,18 +282,21 @@ fn split(m: &[u32], new: u32, xadj: &[usize], adj: &[u32], block: &mut [u32]) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finish(
+/// What the search settled on: the blocks (after its splits), its counts, the link pointers per
+/// node, and each node's slot.
+struct Settled {
     blocks: usize,
     initial_blocks: usize,
     splits: usize,
     passes: usize,
     links: usize,
     slot: Vec<u32>,
-    tables: &[Option<Table>],
-    xadj: &[usize],
-    adj: &[u32],
-) -> Arrangement {
+}
+
+/// The arrangement of a settled search: node at each slot, the load tables and each slot's
+/// link pointers.
+fn finish(settled: Settled, tables: &[Option<Table>], xadj: &[usize], adj: &[u32]) -> Arrangement {
+    let Settled { blocks, initial_blocks, splits, passes, links, slot } = settled;
     let mut node_at = vec![u32::MAX; blocks * BLOCK];
     for (i, &s) in slot.iter().enumerate() {
         node_at[s as usize] = i as u32;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::gpu::{run_device, CheckedFullRun, StepRun, POGO};
 use super::prepared::Prepared;
-use super::spec::*;
+use super::spec::{Method, ModelName, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};

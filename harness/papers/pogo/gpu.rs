@@ -8,7 +8,7 @@ use super::prepared::Prepared;
 use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
-use crate::device::vendor::VendorOp;
+use crate::device::vendor::{Compressed, VendorOp};
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::{Defines, KernelSource};
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
@@ -190,7 +190,19 @@ pub fn run_device<T: Real>(
             // One plan per rotation: a plan is bound to its x and y.
             for r in 0..3 {
                 let (_, curr, next) = rot(r);
-                let op = lib.csr_spmv(T::PRECISION, ndof, ndof, p.nnz(), &held[0], &held[1], &held[2], curr, next)?;
+                let op = lib.csr_spmv(
+                    Compressed {
+                        precision: T::PRECISION,
+                        rows: ndof,
+                        cols: ndof,
+                        nnz: p.nnz(),
+                        row_ptr: &held[0],
+                        col: &held[1],
+                        val: &held[2],
+                    },
+                    curr,
+                    next,
+                )?;
                 device_bytes += op.workspace_bytes() as f64;
                 ops.push(op);
             }

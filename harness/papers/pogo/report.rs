@@ -7,7 +7,7 @@
 use polars::prelude::*;
 
 use super::paper;
-use super::spec::*;
+use super::spec::{FigureName, Method, Outputs, TableName};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 pub(crate) struct Rows {

@@ -7,7 +7,7 @@ use polars::prelude::DataFrame;
 use super::formats::{self, Check};
 use super::gpu::{run_device, stages_of, DeviceRun, SANFUI};
 use super::reference::{CpuCsr, Prepared};
-use super::spec::*;
+use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep, TableName};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
@@ -150,16 +150,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<DeviceR
         csr.numeric(prep, parallel)
     });
     let as_i32 = |v: &[u32]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
-    let check = formats::check(
-        Format::Csr,
-        &prep.nb,
-        &as_i32(&csr.row_ptr),
-        &as_i32(&csr.col),
-        &csr.vals,
-        &prep.pattern,
-        &prep.reference,
-        &prep.scale,
-    );
+    let check = formats::check(Format::Csr, &prep.nb, (&as_i32(&csr.row_ptr), &as_i32(&csr.col)), &csr.vals, prep.expected());
     let policy = crate::measure::MeasurePolicy { warmup: ctx.policy.warmup.saturating_sub(1), ..ctx.policy.clone() };
     let staged = pool.install(|| {
         run_staged(&policy, CacheMode::Warm, &stages_of(method), "addto", |pass| -> Result<(), CaseError> {

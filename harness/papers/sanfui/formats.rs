@@ -245,24 +245,28 @@ impl<'a, T: Copy> Window<'a, T> {
     }
 }
 
+/// What a format's values are compared with: the reference `values` on `pattern`, each
+/// difference divided by its entry's `scale`.
+#[derive(Clone, Copy)]
+pub struct Expected<'a> {
+    pub pattern: &'a Pattern,
+    pub values: &'a [f64],
+    pub scale: &'a [f64],
+}
+
 /// Reads a format through its indices (`r`: the row side, `c`: the column side, as the
-/// symbolic kernel wrote them) into CSR order, and compares every value with `reference` on
-/// `pattern`, each difference divided by its entry's `scale`.
-#[allow(clippy::too_many_arguments)]
+/// symbolic kernel wrote them) into CSR order, and compares every value with `expected`.
 pub fn check<V: Copy + Into<f64> + Send + Sync>(
     format: Format,
     nb: &Neighbours,
-    r: &[i32],
-    c: &[i32],
+    (r, c): (&[i32], &[i32]),
     vals: &[V],
-    pattern: &Pattern,
-    reference: &[f64],
-    scale: &[f64],
+    expected: Expected,
 ) -> Check {
     let n = nb.nodes();
-    let [sr, sc, sv] = spans(format, nb, pattern, 0..n);
+    let [sr, sc, sv] = spans(format, nb, expected.pattern, 0..n);
     let part = (Window::new(r, sr), Window::new(c, sc), Window::new(vals, sv));
-    check_part(format, nb, 0..n, part, pattern, reference, scale)
+    check_part(format, nb, 0..n, part, expected)
 }
 
 /// [`check`] for the nodes `nodes` only, on the parts of the arrays that [`spans`] gives them.
@@ -271,9 +275,7 @@ pub fn check_part<V: Copy + Into<f64> + Send + Sync>(
     nb: &Neighbours,
     nodes: std::ops::Range<usize>,
     (r, c, vals): (Window<i32>, Window<i32>, Window<V>),
-    pattern: &Pattern,
-    reference: &[f64],
-    scale: &[f64],
+    Expected { pattern, values: reference, scale }: Expected,
 ) -> Check {
     let outside = |what: &str, s: usize, j: usize| format!("{what} entry {j} of slot {s} lies outside the nodes' part of the array");
     let ri = |s: usize, j: usize| r.at(s, j).ok_or_else(|| outside("row-side", s, j));
@@ -427,16 +429,18 @@ mod tests {
     fn a_wrong_value_or_index_fails_the_check() {
         let (nb, p, reference, scale) = numbered([4, 3, 3]);
         let (r, c): (Vec<i32>, Vec<i32>) = (p.row_ptr.iter().map(|&v| v as i32).collect(), p.col.iter().map(|&v| v as i32).collect());
-        let ok = check(Format::Csr, &nb, &r, &c, &reference, &p, &reference, &scale);
+        let ok = check(Format::Csr, &nb, (&r, &c), &reference, Expected { pattern: &p, values: &reference, scale: &scale });
         assert_eq!(ok, Check { worst: 0.0, structure: None });
         let mut vals = reference.clone();
         vals[17] += 0.5;
-        assert_eq!(check(Format::Csr, &nb, &r, &c, &vals, &p, &reference, &scale).worst, 0.5);
+        assert_eq!(check(Format::Csr, &nb, (&r, &c), &vals, Expected { pattern: &p, values: &reference, scale: &scale }).worst, 0.5);
         vals[17] = f64::NAN;
-        assert!(check(Format::Csr, &nb, &r, &c, &vals, &p, &reference, &scale).worst.is_nan());
+        assert!(check(Format::Csr, &nb, (&r, &c), &vals, Expected { pattern: &p, values: &reference, scale: &scale }).worst.is_nan());
         let mut c2 = c.clone();
         c2.swap(3, 4);
-        assert!(check(Format::Csr, &nb, &r, &c2, &reference, &p, &reference, &scale).structure.is_some());
+        assert!(check(Format::Csr, &nb, (&r, &c2), &reference, Expected { pattern: &p, values: &reference, scale: &scale })
+            .structure
+            .is_some());
         // ELLM with a padding slot that is not padding.
         let n = nb.nodes();
         let mut g = vec![PAD; ELLM_WIDTH * n];
@@ -452,11 +456,14 @@ mod tests {
                 }
             }
         }
-        assert_eq!(check(Format::Ellm, &nb, &[], &g, &v, &p, &reference, &scale), Check { worst: 0.0, structure: None });
+        assert_eq!(
+            check(Format::Ellm, &nb, (&[], &g), &v, Expected { pattern: &p, values: &reference, scale: &scale }),
+            Check { worst: 0.0, structure: None }
+        );
         // `encode` lays ELLM out the same way.
         assert_eq!(encode(Format::Ellm, &nb, &p, &reference), (Vec::new(), g.clone(), v.clone()));
         g[(ELLM_WIDTH - 1) * n] = 0;
-        assert!(check(Format::Ellm, &nb, &[], &g, &v, &p, &reference, &scale).structure.is_some());
+        assert!(check(Format::Ellm, &nb, (&[], &g), &v, Expected { pattern: &p, values: &reference, scale: &scale }).structure.is_some());
     }
 
     /// The check read part by part (the device check downloads a part of the nodes at a time)
@@ -474,12 +481,12 @@ mod tests {
                 let (pr, pc) = (cut(r, sp[0]), cut(c, sp[1]));
                 let pv: Vec<f64> = sp[2].runs().flat_map(|(i, len)| v[i..i + len].to_vec()).collect();
                 let part = (Window::new(&pr, sp[0]), Window::new(&pc, sp[1]), Window::new(&pv, sp[2]));
-                acc.and(check_part(f, &nb, nodes, part, &p, &reference, &scale))
+                acc.and(check_part(f, &nb, nodes, part, Expected { pattern: &p, values: &reference, scale: &scale }))
             })
         };
         for f in Format::ALL {
             let mut enc = encode(f, &nb, &p, &reference);
-            let whole = check(f, &nb, &enc.0, &enc.1, &enc.2, &p, &reference, &scale);
+            let whole = check(f, &nb, (&enc.0, &enc.1), &enc.2, Expected { pattern: &p, values: &reference, scale: &scale });
             assert_eq!(whole, Check { worst: 0.0, structure: None }, "{f:?}");
             for step in [1, 7, n] {
                 assert_eq!(by_parts(f, &enc, step), whole, "{f:?} in parts of {step} nodes");
@@ -491,7 +498,11 @@ mod tests {
             off[at] += 0.25;
             enc.2 = encode(f, &nb, &p, &off).2;
             assert_eq!(by_parts(f, &enc, 7).worst, 0.25, "{f:?}");
-            assert_eq!(check(f, &nb, &enc.0, &enc.1, &enc.2, &p, &reference, &scale).worst, 0.25, "{f:?}");
+            assert_eq!(
+                check(f, &nb, (&enc.0, &enc.1), &enc.2, Expected { pattern: &p, values: &reference, scale: &scale }).worst,
+                0.25,
+                "{f:?}"
+            );
             // A wrong column index of the last node.
             let mut bad = good.clone();
             // (the last entry; ELL and ELLM: slot 0 of the last row or node)

@@ -51,7 +51,7 @@ pub fn check_on_device<T: Real>(
         fetch(dev, c, sc, &mut bc)?;
         fetch(dev, vals, sv, &mut bv)?;
         let part = (Window::new(&br, sr), Window::new(&bc, sc), Window::new(&bv, sv));
-        check = check.and(formats::check_part(format, nb, nodes, part, p, &prep.reference, &prep.scale));
+        check = check.and(formats::check_part(format, nb, nodes, part, prep.expected()));
     }
     Ok(check)
 }

@@ -36,11 +36,11 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
     let radix = method == Method::CooRadix;
     // The radix sort's kernels only for its route.
     let (radix_k, scan) = (if radix { Some(ctx.modules.radix_sort(dev)?) } else { None }, ctx.modules.scan(dev)?);
+    let arrays = CooArrays { rows, cols: rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup };
     let sort: Box<dyn SortOp + '_> = if let Some(radix_k) = &radix_k {
-        let arrays = CooArrays { rows, cols: rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup };
         Box::new(CooRadixSort::new(dev, radix_k, &scan, arrays)?)
     } else {
-        Box::new(dev.sparse()?.coo_sort_to_csr(rows, rows, pairs, &row, &col, &perm, &row_ptr_dup)?)
+        Box::new(dev.sparse()?.coo_sort_to_csr(arrays)?)
     };
     let bytes = el.bytes
         + 4 * 3 * pairs

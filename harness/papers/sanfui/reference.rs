@@ -37,6 +37,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The reference values, their pattern and scales, as a format's check reads them.
+    pub fn expected(&self) -> super::formats::Expected<'_> {
+        super::formats::Expected { pattern: &self.pattern, values: &self.reference, scale: &self.scale }
+    }
+
     pub fn new(nodes: [usize; 3], spacing: f64, young: f64, poisson: f64) -> Prepared {
         let lengths = nodes.map(|n| (n.max(2) - 1) as f64 * spacing);
         let mesh = BoxMesh::new(nodes, lengths);

@@ -10,7 +10,7 @@
 use polars::prelude::*;
 
 use super::formats::{eq6, storage_bytes_of_box, storage_bytes_per_dof, table1_bytes};
-use super::spec::*;
+use super::spec::{FigureName, Format, Method, Outputs, TableName};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.

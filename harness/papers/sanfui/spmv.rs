@@ -11,6 +11,7 @@ use super::reference::Prepared;
 use super::spec::Format;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
+use crate::device::vendor::Compressed;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
 use crate::measure::{time_device, Timing};
@@ -103,8 +104,13 @@ pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepa
             Err(e) => (Err(e.to_string()), None, 0.0),
             Ok(lib) => {
                 let plan = match *v {
-                    VendorInput::Csr(rp, c, val) => lib.csr_spmv(T::PRECISION, rows, rows, nnz, rp, c, val, &x, &y),
-                    VendorInput::Bsr(rp, c, val) => lib.bsr_spmv(T::PRECISION, 3, nn, nn, nb.blocks(), rp, c, val, &x, &y),
+                    VendorInput::Csr(row_ptr, col, val) => {
+                        lib.csr_spmv(Compressed { precision: T::PRECISION, rows, cols: rows, nnz, row_ptr, col, val }, &x, &y)
+                    }
+                    VendorInput::Bsr(row_ptr, col, val) => {
+                        let blocks = Compressed { precision: T::PRECISION, rows: nn, cols: nn, nnz: nb.blocks(), row_ptr, col, val };
+                        lib.bsr_spmv(blocks, 3, &x, &y)
+                    }
                 };
                 let bytes = match v {
                     VendorInput::Csr(..) => storage_bytes(Format::Csr, nb, s) as f64,

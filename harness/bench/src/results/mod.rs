@@ -10,7 +10,7 @@
 
 mod rows;
 mod upkeep;
-pub use rows::{rows_to_frame, Row, Status};
+pub use rows::{rows_to_frame, CaseKey, Row, Status};
 
 use std::collections::BTreeSet;
 use std::fs;

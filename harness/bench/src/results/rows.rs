@@ -79,26 +79,29 @@ pub struct Row {
     pub series: Vec<(String, Vec<f64>)>,
 }
 
+/// Which case rows belong to: the run, the experiment, the case, and where and how it ran.
+#[derive(Debug, Clone, Copy)]
+pub struct CaseKey<'a> {
+    pub run_id: &'a str,
+    pub experiment: &'a str,
+    pub case_id: &'a str,
+    pub backend: &'a str,
+    pub device: &'a str,
+    pub precision: &'a str,
+    pub params: &'a Params,
+}
+
 impl Row {
-    /// A row with identity filled in and every measurement empty.
-    pub fn blank(
-        run_id: &str,
-        experiment: &str,
-        case_id: &str,
-        backend: &str,
-        device: &str,
-        precision: &str,
-        params: &Params,
-        metric: &str,
-    ) -> Row {
+    /// A row of the case `key` for `metric`, every measurement empty.
+    pub fn blank(key: &CaseKey, metric: &str) -> Row {
         Row {
-            run_id: run_id.into(),
-            experiment: experiment.into(),
-            case_id: case_id.into(),
-            backend: backend.into(),
-            device: device.into(),
-            precision: precision.into(),
-            params: params.clone(),
+            run_id: key.run_id.into(),
+            experiment: key.experiment.into(),
+            case_id: key.case_id.into(),
+            backend: key.backend.into(),
+            device: key.device.into(),
+            precision: key.precision.into(),
+            params: key.params.clone(),
             metric: metric.into(),
             status: Status::Ok,
             reason: None,

@@ -1,0 +1,50 @@
+//! a-COO's methods on OpenCL: the capacitor solved.
+
+use crate::common;
+
+#[test]
+fn acoo_methods_solve_the_capacitor_on_opencl() {
+    let Some(df) = common::quick_rows_on_opencl("acoo-capacitor.yaml", "acoo-capacitor") else { return };
+    let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let nums = |c: &str| df.column(c).unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect::<Vec<_>>();
+    let (status, method, metric, reason, precision) = (strs("status"), strs("method"), strs("metric"), strs("reason"), strs("precision"));
+    let (error, gap, csr, reference) = (nums("error"), nums("iteration_gap"), nums("csr_error"), nums("reference_iterations"));
+    let (tolerance, gbs) = (nums("tolerance"), nums("bandwidth_gbs"));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut products = 0;
+    for i in 0..df.height() {
+        assert_eq!(status[i], "ok", "{} {} {}: {}", method[i], precision[i], metric[i], reason[i]);
+        if metric[i] == "spmv" {
+            // The product on its own, checked on a probe against the f64 reference matrix: to
+            // rounding in f64; in f32 off by more than f64 rounding, within the row's bound.
+            let limit = if precision[i] == "f64" { 1e-14 } else { tolerance[i] };
+            assert!(error[i] <= limit && error[i] <= tolerance[i], "{} {} product error {}", method[i], precision[i], error[i]);
+            assert!(precision[i] == "f64" || error[i] > 1e-12, "{} f32 product error {}", method[i], error[i]);
+            assert!(gbs[i] > 0.0, "{} {} product GB/s {}", method[i], precision[i], gbs[i]);
+            products += 1;
+            continue;
+        }
+        if precision[i] == "f64" {
+            // Quick mode: CG to 1e-12, every solution within 1e-8 of the reference, within two
+            // iterations of the reference CG.
+            assert!(error[i] <= 1e-8, "{} error {}", method[i], error[i]);
+            assert!(gap[i] <= 2.0, "{} iteration gap {}", method[i], gap[i]);
+        } else {
+            // f32: CG to 1e-6, within 1e-3 of the f64 reference, and within 5% of the
+            // reference CG's iterations to 1e-6; but not exact (an f32 solution that matched the
+            // f64 reference to 1e-8 would not be f32).
+            assert!(error[i] <= 1e-3 && error[i] > 1e-8, "{} f32 error {}", method[i], error[i]);
+            assert!(gap[i] <= 2f64.max(0.05 * reference[i]), "{} f32 iteration gap {} of {}", method[i], gap[i], reference[i]);
+        }
+        if method[i] == "a-fem" {
+            // The consolidated lists are exactly the reference CSR pattern, values to rounding
+            // (the run's bound is 64 u (1 + X/h) of the largest entry, X/h from the mesh).
+            let limit = if precision[i] == "f64" { 1e-13 } else { 1.6e-5 };
+            assert!(csr[i] <= limit, "a-fem {} CSR error {}", precision[i], csr[i]);
+        }
+        seen.insert((method[i].clone(), precision[i].clone()));
+    }
+    // Five device methods in f32 and f64 (each with its product row), the two CPU methods in f64.
+    assert_eq!(seen.len(), 12, "{seen:?}");
+    assert_eq!(products, 10);
+}

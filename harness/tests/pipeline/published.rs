@@ -1,0 +1,201 @@
+//! The published runs: their reports regenerate byte for byte, carry every paper's ledger verbatim and nothing above physics.
+
+use super::{bandwidth_cpu_quick, copy_tree};
+use crate::common;
+use fembench::load;
+use fembench::results::RunDir;
+use fembench::runner::run;
+
+/// The published runs, reported again by today's code, give their committed `report.md` byte for
+/// byte: a change in how rows are grouped, joined, formatted or linked shows here. Every figure the
+/// report links is one it drew.
+#[test]
+fn the_published_runs_report_the_same_markdown() {
+    for gpu in ["h200", "h100"] {
+        let stored = common::published(gpu);
+        let tmp = tempfile::tempdir().unwrap();
+        let out = fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
+        assert!(out.not_reported.is_empty(), "{gpu}: {:?}", out.not_reported);
+        assert!(out.figure_paths.len() >= 40, "{gpu}: {} figures", out.figure_paths.len());
+        let (want, got) =
+            (std::fs::read_to_string(stored.join("report.md")).unwrap(), std::fs::read_to_string(tmp.path().join("report.md")).unwrap());
+        assert!(want.lines().count() > 400, "{gpu}");
+        for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
+            assert_eq!(w, g, "{gpu}: report.md line {} differs (run `harness report results/published/{gpu}`)", i + 1);
+        }
+        assert_eq!(want, got, "{gpu}");
+        for link in common::markdown_links(&got) {
+            assert!(tmp.path().join(&link).is_file(), "{gpu}: {link} was linked but not drawn");
+        }
+    }
+}
+
+/// A hardware comparison of a CPU run made now and the committed H200 run: both devices side by
+/// side in each shared experiment, each GPU cell as a share of its own run's copy bandwidth, a
+/// speed-up column, and the grouped bars and share-against-size figures drawn.
+#[test]
+fn a_cpu_run_and_a_stored_gpu_run_make_one_hardware_report() {
+    let out = tempfile::tempdir().unwrap();
+    let exps: Vec<_> =
+        ["device-bandwidth.yaml", "cecka-sizes.yaml"].iter().map(|f| load(&common::experiments_dir().join(f)).unwrap()).collect();
+    let s = run(&exps, &bandwidth_cpu_quick(out.path())).unwrap();
+    assert_eq!(s.rows_failed, 0);
+    let gpu = common::published("h200");
+    let rep = fembench::hardware::compare_hardware(&[gpu.clone(), s.run_dir.clone()]).unwrap();
+    let devices: Vec<&str> = rep.targets.iter().map(|t| t.device.as_str()).collect();
+    assert!(devices.contains(&"NVIDIA H200") && rep.targets.iter().any(|t| t.backend == "cpu" && t.run == 1), "{devices:?}");
+    let sizes = rep.tables.iter().find(|t| t.name == "hardware-cecka-sizes").expect("a cecka-sizes table");
+    let h200 = sizes.header.iter().position(|h| h.starts_with("[1] NVIDIA H200 cuda")).unwrap();
+    let ours = sizes
+        .header
+        .iter()
+        .position(|h| h.contains("cpu (") && h.contains(&s.run_dir.file_name().unwrap().to_string_lossy().to_string()))
+        .unwrap();
+    // A CPU method ran in both runs: both cells hold a time; a GPU method, only the H200's.
+    let serial = sizes.rows.iter().find(|r| r[0].contains("method=cpu-serial")).expect("cpu-serial row");
+    assert!(serial[ours].contains(" s") || serial[ours].contains("ms") || serial[ours].contains("us"), "{serial:?}");
+    let shared = sizes.rows.iter().find(|r| r[0].starts_with("f64/method=shared-atomic")).expect("shared-atomic f64 row");
+    assert!(shared[h200].contains("% of copy") && shared[ours] == "-", "{shared:?}");
+    // Speed-ups are over device [1], the H200: no case ran on it and on a host, so no column.
+    assert_eq!(sizes.header.len(), 2 + rep.targets.len(), "{:?}", sizes.header);
+    let bw = rep.tables.iter().find(|t| t.name == "hardware-device-bandwidth").unwrap();
+    let copy = bw.rows.iter().find(|r| r[0].starts_with("f64/kernel=copy")).unwrap();
+    assert!(copy[h200].contains("100% of copy"), "the copy kernel is its own ceiling: {copy:?}");
+    assert!(!rep.bars.is_empty() && !rep.figures.is_empty());
+    let (md, _, figures) = fembench::hardware::write_hardware_report(&[gpu, s.run_dir.clone()], &out.path().join("hw")).unwrap();
+    assert!(std::fs::read_to_string(md).unwrap().contains("| f64/method=shared-atomic"));
+    for f in figures.iter().filter(|f| f.extension().unwrap() == "png") {
+        assert_eq!(&std::fs::read(f).unwrap()[1..4], b"PNG");
+    }
+}
+
+/// The claims ledgers are built from rows, and `--outputs-from` gives a stored run the tables of
+/// today's experiment files: the published H200 run, its stored files stripped of their claims
+/// tables, gets them back from `experiments/`, with verdicts that follow its rows.
+#[test]
+fn a_stored_run_gets_the_claims_ledgers_of_todays_experiment_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    copy_tree(&common::published("h200"), &run);
+    for e in std::fs::read_dir(run.join("experiments")).unwrap() {
+        let path = e.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, fembench::publish::with_outputs_of(&text, "outputs:\n  tables: []\n")).unwrap();
+    }
+    fembench::publish::report_run(&fembench::REGISTRY, &run).unwrap();
+    let own = std::fs::read_to_string(run.join("report.md")).unwrap();
+    // No ledger but Pogo's, which every Pogo report carries whatever its outputs list.
+    assert!(!own.contains("Obs. 8") && !own.contains("less or equal to three") && own.contains("approximately halve"));
+    let out = fembench::publish::report_run_with(&fembench::REGISTRY, &run, None, Some(&common::experiments_dir())).unwrap();
+    assert!(out.not_reported.is_empty(), "{:?}", out.not_reported);
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    // (verdict, the whole line) of a claim's row.
+    let row = |claim: &str, on: &str| -> (String, String) {
+        let line = md.lines().find(|l| l.contains(claim) && l.contains(on)).unwrap_or_else(|| panic!("no row for {claim} on {on}"));
+        // A '|' inside a cell is escaped as '\|': not a cell boundary.
+        (line.replace("\\|", "/").split('|').nth(4).unwrap().trim().to_string(), line.to_string())
+    };
+    // Banaś, H200 f32: SHM slower than REG at every degree; REG_NOJAC fastest at every degree.
+    assert_eq!(row("SHM variants are usually slower than REG", "cuda f32").0, "holds");
+    assert_eq!(row("REG_NOJAC variant is the fastest", "cuda f32").0, "holds");
+    // Cecka: the f32 error grows like nodes^(1/2) (Table VI); the 30x speed-up holds at level 7.
+    assert_eq!(row("Errors are similar between the GPU assembly methods", "cuda f32").0, "holds");
+    assert_eq!(row("speedups of 30 or more", "cecka-sizes: the four methods and cpu-serial, level 7").0, "holds");
+}
+
+/// The papers' text, where this checkout sits beside it (`../shared/papers`, or
+/// `FEMBENCH_PAPERS`): the quotes are checked against it.
+fn papers_text() -> Option<String> {
+    let dir = std::env::var_os("FEMBENCH_PAPERS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/papers"));
+    let files = std::fs::read_dir(&dir).ok()?;
+    Some(files.filter_map(|f| std::fs::read_to_string(f.ok()?.path()).ok()).collect::<Vec<_>>().join("\n"))
+}
+
+/// Text as compared for quotes: emphasis marks and HTML italics dropped, whitespace single.
+fn plain(s: &str) -> String {
+    s.replace(['*'], "").replace("<i>", "").replace("</i>", "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every published report carries the ledger of each of the five papers, no row above physics,
+/// and (where the papers are at hand) every quoted sentence is the paper's, verbatim.
+#[test]
+fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_above_physics() {
+    let papers = papers_text().map(|t| plain(&t));
+    if papers.is_none() {
+        eprintln!("the papers' text is not beside this checkout: quotes not checked against it (FEMBENCH_PAPERS)");
+    }
+    for gpu in ["h200", "h100"] {
+        let md = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
+        for id in ["acoo-capacitor", "banas-integration", "cecka-orders", "pogo-weld", "sanfui-formats"] {
+            let section = md.split("\n## ").find(|s| s.starts_with(id)).unwrap_or_else(|| panic!("{gpu}: no {id} section"));
+            assert!(section.contains("### The paper's claims on this run"), "{gpu}: {id} has no ledger");
+        }
+        // Rows above physics: none, but those the run folder lists as measured before their
+        // cost model was corrected (each still flagged in its report).
+        let known: Vec<String> = std::fs::read_to_string(common::published(gpu).join("known-above-physics.txt"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect();
+        let mut flagged = Vec::new();
+        for table in md.split("### Rows above physics").skip(1) {
+            let rows = table.lines().skip(4).take_while(|l| l.starts_with('|'));
+            flagged.extend(rows.map(|l| l.trim_matches('|').split('|').next().unwrap().trim().to_string()));
+        }
+        flagged.sort();
+        let mut want = known.clone();
+        want.sort();
+        assert_eq!(flagged, want, "{gpu}: rows above physics in the published report (left) against known-above-physics.txt (right)");
+        let mut quotes = 0;
+        for line in md.lines().filter(|l| l.starts_with('|')) {
+            for cell in line.split(" | ").filter(|c| c.trim_start().starts_with('\u{201c}')) {
+                let quote = cell.trim().trim_start_matches('\u{201c}').split('\u{201d}').next().unwrap().replace("\\|", "|");
+                quotes += 1;
+                if let Some(text) = &papers {
+                    for part in quote.split(" … ") {
+                        assert!(text.contains(&plain(part)), "{gpu}: not the paper's words: {part:?}");
+                    }
+                }
+            }
+        }
+        assert!(quotes >= 40, "{gpu}: {quotes} quoted claims");
+        // Sanfui's Fig. 8 (storage against DOFs per node) is drawn and linked.
+        assert!(md.contains("figures/sanfui-formats-storage-dof.svg"), "{gpu}: no Fig. 8");
+        // Its Fig. 11 (atomics) has the SharedNZ baseline beside the combinations, as Fig. 10.
+        for race in ["atomics", "coloring"] {
+            let figures = std::fs::read_dir(common::published(gpu).join("figures")).unwrap();
+            let svg = figures.filter_map(|f| f.ok()).find(|f| {
+                let n = f.file_name().to_string_lossy().to_string();
+                n.starts_with(&format!("sanfui-formats-time-{race}-")) && n.ends_with("f32.svg")
+            });
+            let svg = std::fs::read_to_string(svg.unwrap_or_else(|| panic!("{gpu}: no {race} figure")).path()).unwrap();
+            assert!(svg.contains("shared-nz"), "{gpu}: the {race} figure has no SharedNZ series");
+        }
+    }
+}
+
+/// The published multi-GPU runs (two and four H200s of one node) report the same markdown again,
+/// and every row on several GPUs verifies and equals its one-GPU run to the bit where the run
+/// holds one of that model (the weak study's larger models have none: NaN); skipped rows aside.
+#[test]
+fn the_published_multigpu_runs_report_the_same_and_equal_one_gpu() {
+    for (gpu, multi) in [("h200-x2", 6), ("h200-x4", 8)] {
+        let stored = common::published(gpu);
+        let tmp = tempfile::tempdir().unwrap();
+        fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
+        let want = std::fs::read_to_string(stored.join("report.md")).unwrap();
+        assert_eq!(want, std::fs::read_to_string(tmp.path().join("report.md")).unwrap(), "run `harness report results/published/{gpu}`");
+        let df = RunDir::open(&stored).unwrap().read_experiment("pogo-multigpu").unwrap().unwrap();
+        let num = |c: &str, i: usize| df.column(c).unwrap().cast(&polars::prelude::DataType::Float64).unwrap().f64().unwrap().get(i);
+        let str_at = |c: &str, i: usize| df.column(c).unwrap().str().unwrap().get(i).unwrap_or("").to_string();
+        let several: Vec<usize> = (0..df.height()).filter(|&i| num("gpus", i) > Some(1.0) && str_at("status", i) != "skipped").collect();
+        assert_eq!(several.len(), multi, "{gpu}");
+        for i in several {
+            let (vs, weak) = (num("vs_one_gpu", i).unwrap_or(f64::NAN), str_at("study", i) == "weak");
+            assert!(str_at("status", i) == "ok" && (vs == 0.0 || (weak && vs.is_nan())), "{gpu} row {i}: {vs}");
+        }
+    }
+}
