@@ -399,3 +399,25 @@ fn no_module_imports_every_name_of_another() {
     }
     assert!(globs.is_empty(), "name what is imported:\n{}", globs.join("\n"));
 }
+
+/// The report side (a paper's report, claims and paper-value modules, and bench's report
+/// module): tables and figures from rows only. None of it names the device layer or a case's
+/// context, so reporting can never measure.
+#[test]
+fn reporting_code_never_reaches_a_device() {
+    let report_side = |rel: &Path| {
+        let name = rel.file_name().unwrap().to_string_lossy();
+        let in_papers = rel.starts_with("papers");
+        rel.starts_with("bench/src/report") || (in_papers && (name.contains("report") || name == "claims.rs" || name.starts_with("paper")))
+    };
+    let mut reaching = Vec::new();
+    for (rel, code) in crate_code().into_iter().filter(|(rel, _)| report_side(rel)) {
+        for word in ["device::", "fembench_device", "CaseCtx", "dyn Device", "Target"] {
+            if code.contains(word) {
+                reaching.push(format!("{}: names {word}", rel.display()));
+            }
+        }
+    }
+    assert!(reaching.is_empty(), "reporting code reaches the run side:\n{}", reaching.join("\n"));
+    assert!(crate_sources().iter().filter(|r| report_side(r)).count() >= 15, "the report side was not found");
+}

@@ -1,10 +1,11 @@
-//! A new benchmark is one type implementing `Benchmark` plus one registry line: this test adds
-//! one (the sum of 1..n on the host, checked against n(n+1)/2), loads its experiment file through
-//! its registry, runs it (one case fails verification), and reports it, touching nothing else of the harness.
+//! A new benchmark is one type implementing `Benchmark` (its run side) and `Report` (its report
+//! side) plus one registry line: this test adds one (the sum of 1..n on the host, checked
+//! against n(n+1)/2), loads its experiment file through its registry, runs it (one case fails
+//! verification), and reports it, touching nothing else of the harness.
 
 use std::path::Path;
 
-use fembench::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Spec, Target};
+use fembench::benchmark::{Benchmark, CaseCtx, CaseError, Measured, Report, Spec, Target};
 use fembench::experiment::{NonEmpty, ParamValue, Params};
 use fembench::measure::measure_host;
 use fembench::registry::{entry, Registry};
@@ -55,6 +56,9 @@ impl Benchmark for SumBench {
         let exact = (n * (n + 1) / 2) as f64;
         Ok(vec![Measured::verified("sum", timing, (sum - exact).abs() / exact, 1e-12)])
     }
+}
+
+impl Report for SumBench {
     fn report(spec: &Spec<Self>, rows: &DataFrame, _: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         Ok(vec![ReportItem::Table(Table {
             name: format!("{}-rows", spec.id),
@@ -132,6 +136,9 @@ impl Benchmark for DeferBench {
         }
         Ok(vec![Measured::verified("now", timing, 0.0, 1.0)])
     }
+}
+
+impl Report for DeferBench {
     fn report(_: &Spec<Self>, _: &DataFrame, _: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         Ok(vec![])
     }

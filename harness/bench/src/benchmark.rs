@@ -286,6 +286,12 @@ pub trait Benchmark: 'static {
         true
     }
     fn run(ctx: &mut CaseCtx, problem: &Self::Problem, point: &Self::Point) -> Result<Vec<Measured>, CaseError>;
+}
+
+/// The report side of a benchmark: its tables and figures, from an experiment and a run's rows
+/// only. It is given no device and no case context, and the modules that implement it import
+/// neither (tests/house.rs).
+pub trait Report: Benchmark {
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError>;
 }
 
@@ -344,13 +350,13 @@ pub trait Experiment {
     }
 }
 
-struct Loaded<B: Benchmark> {
+struct Loaded<B: Report> {
     spec: Spec<B>,
     path: PathBuf,
     text: String,
 }
 
-impl<B: Benchmark> Loaded<B> {
+impl<B: Report> Loaded<B> {
     fn sweep(&self, quick: bool) -> &B::Sweep {
         match (&self.spec.quick, quick) {
             (Some(q), true) => q.sweep.as_ref().unwrap_or(&self.spec.sweep),
@@ -365,7 +371,7 @@ impl<B: Benchmark> Loaded<B> {
     }
 }
 
-impl<B: Benchmark> Experiment for Loaded<B> {
+impl<B: Report> Experiment for Loaded<B> {
     fn id(&self) -> &str {
         &self.spec.id
     }
@@ -421,7 +427,7 @@ pub enum Checks {
     SchemaOnly,
 }
 
-pub(crate) fn load_as<B: Benchmark>(path: &Path, text: String, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
+pub(crate) fn load_as<B: Report>(path: &Path, text: String, checks: Checks) -> Result<Box<dyn Experiment>, ExperimentError> {
     let spec: Spec<B> = experiment::parse_spec(path, &text)?;
     experiment::check_id(&spec.id).map_err(|m| ExperimentError::at(path, &text, "id", m))?;
     spec.measure.check().map_err(|(f, m)| ExperimentError::at(path, &text, &format!("measure.{f}"), format!("measure.{f}: {m}")))?;
@@ -500,7 +506,7 @@ fn check_distinct_cases<B: Benchmark>(spec: &Spec<B>) -> Result<(), (String, Str
 }
 
 /// Refuses an experiment any of whose cases needs more host memory than this machine has.
-fn check_memory<B: Benchmark>(e: &Loaded<B>) -> Result<(), ExperimentError> {
+fn check_memory<B: Report>(e: &Loaded<B>) -> Result<(), ExperimentError> {
     let Some(host) = host_memory_bytes() else { return Ok(()) };
     for quick in [false, true] {
         let points = B::points(e.sweep(quick));

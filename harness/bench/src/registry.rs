@@ -6,7 +6,7 @@ use std::path::Path;
 
 use fembench_device::kernels::{KernelSource, CACHE_FLUSH, COO_SUM, RADIX_SORT, SCAN};
 
-use crate::benchmark::{load_as, Benchmark, Checks, Experiment};
+use crate::benchmark::{load_as, Checks, Experiment, Report};
 use crate::experiment::{self, ExperimentError};
 
 type Loader = fn(&Path, String, Checks) -> Result<Box<dyn Experiment>, ExperimentError>;
@@ -20,7 +20,7 @@ pub struct Entry {
 }
 
 /// The registry line of benchmark `B`.
-pub const fn entry<B: Benchmark>() -> Entry {
+pub const fn entry<B: Report>() -> Entry {
     Entry { name: B::NAME, kernels: B::KERNELS, load: load_as::<B> }
 }
 

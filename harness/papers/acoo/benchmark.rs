@@ -2,18 +2,15 @@
 
 use std::sync::{Arc, OnceLock};
 
-use polars::prelude::DataFrame;
-
 use super::capacitor::{cg, spmv, Capacitor, Solve};
 use super::gpu::ACOO;
 use super::methods::{run_device, stages_of, MethodRun, Reference};
-use super::spec::{Method, Outputs, Point, Problem_, Sweep, TableName};
+use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode};
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::{Backend, Precision};
 
 pub struct AcooCapacitor;
@@ -138,14 +135,6 @@ impl Benchmark for AcooCapacitor {
             .into_iter()
             .map(|m| pre.iter().fold(m, |m, &(k, v)| m.extra(k, v)))
             .collect())
-    }
-    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
-        if spec.outputs.tables.contains(&TableName::Claims) {
-            let r = super::report::read(rows)?;
-            items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &super::report::keys(&r))));
-        }
-        Ok(items)
     }
 }
 

@@ -4,8 +4,12 @@
 
 use super::report::{find, per_iteration, Rows};
 use super::spec::Method;
+use super::spec::TableName;
+use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, loglog_slope, Claim, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, Table};
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use polars::prelude::DataFrame;
 
 const PAPER_METHODS: [Method; 3] = [Method::AFem, Method::EbeV1, Method::EbeV2];
 
@@ -217,6 +221,18 @@ fn growth(at: &At) -> Vec<Claim> {
         )));
     }
     out
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::benchmark::AcooCapacitor {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
+        if spec.outputs.tables.contains(&TableName::Claims) {
+            let r = super::report::read(rows)?;
+            items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &super::report::keys(&r))));
+        }
+        Ok(items)
+    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,6 @@
 //! transfer), the CPU reference, and the reports: Tables 3/4 (the plan), 5-7 (stages), the best
 //! variant per degree, Fig. 2 (stacked stage times) and Fig. 3 (GFLOP/s against p).
 
-use polars::prelude::DataFrame;
-
 use super::elasticity::{element_dofs, element_flops, element_matrices_into, rigid_body_residual};
 use super::plan::BANAS;
 use super::plan::{Plan, Tuning, Variant};
@@ -15,12 +13,10 @@ use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer};
 use crate::real::Real;
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::Precision;
 
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras};
-use super::report::{best_table, gflops_figures, plan_tables, sizes_table, stage_figures, stage_tables, Rows};
-use super::spec::{FigureName, Outputs, Point, Problem_, Sweep, TableName, STAGES};
+use super::spec::{Outputs, Point, Problem_, Sweep, STAGES};
 
 pub struct BanasIntegration;
 
@@ -117,35 +113,6 @@ impl Benchmark for BanasIntegration {
             (Some(v), Target::Gpu(dev), Precision::F32) => run_gpu::<f32>(ctx, *dev, problem, point, v),
             (Some(v), Target::Gpu(dev), Precision::F64) => run_gpu::<f64>(ctx, *dev, problem, point, v),
         }
-    }
-
-    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let r = Rows::read(rows, ctx)?;
-        let mut items = Vec::new();
-        for t in &spec.outputs.tables {
-            items.extend(
-                match t {
-                    TableName::Sizes => vec![sizes_table(&spec.id)],
-                    TableName::Plan => plan_tables(&spec.id, &r).into_iter().chain([super::report::paper_devices_plan(&spec.id)]).collect(),
-                    TableName::Stages => stage_tables(&spec.id, &r),
-                    TableName::Best => vec![best_table(&spec.id, &r)],
-                    TableName::Claims => vec![super::claims::claims_table(&spec.id, &r)],
-                }
-                .into_iter()
-                .map(ReportItem::Table),
-            );
-        }
-        for f in &spec.outputs.figures {
-            items.extend(
-                match f {
-                    FigureName::StageTimes => stage_figures(&spec.id, &r),
-                    FigureName::GflopsVsDegree => gflops_figures(&spec.id, &r),
-                }
-                .into_iter()
-                .map(ReportItem::Figure),
-            );
-        }
-        Ok(items)
     }
 }
 

@@ -4,9 +4,14 @@
 
 use super::paper::{paper_at, PAPER_GTX580};
 use super::plan::Variant;
+use super::report::{best_table, gflops_figures, plan_tables, sizes_table, stage_figures, stage_tables};
 use super::report::{Rows, SAME_ACCURACY_PEERS};
+use super::spec::{FigureName, TableName};
+use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, span, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::Table;
+use crate::report::{ReportCtx, ReportError, ReportItem};
+use polars::prelude::DataFrame;
 
 type Group = (String, String, String, String);
 
@@ -333,4 +338,36 @@ fn against_cpu(on: &On) -> Vec<Claim> {
             rests_on: on.rests("the fastest variant's total and the f64 cpu-reference", 2 * total_wins.len()),
         },
     ]
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::benchmark::BanasIntegration {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let r = Rows::read(rows, ctx)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            items.extend(
+                match t {
+                    TableName::Sizes => vec![sizes_table(&spec.id)],
+                    TableName::Plan => plan_tables(&spec.id, &r).into_iter().chain([super::report::paper_devices_plan(&spec.id)]).collect(),
+                    TableName::Stages => stage_tables(&spec.id, &r),
+                    TableName::Best => vec![best_table(&spec.id, &r)],
+                    TableName::Claims => vec![super::claims::claims_table(&spec.id, &r)],
+                }
+                .into_iter()
+                .map(ReportItem::Table),
+            );
+        }
+        for f in &spec.outputs.figures {
+            items.extend(
+                match f {
+                    FigureName::StageTimes => stage_figures(&spec.id, &r),
+                    FigureName::GflopsVsDegree => gflops_figures(&spec.id, &r),
+                }
+                .into_iter()
+                .map(ReportItem::Figure),
+            );
+        }
+        Ok(items)
+    }
 }

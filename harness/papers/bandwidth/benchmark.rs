@@ -1,17 +1,13 @@
 //! The device-bandwidth benchmark: its cases and how each runs.
 
-use polars::prelude::DataFrame;
-
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec};
 use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
 
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::Precision;
 
-use super::report::{attainable_table, curves, size_figures};
 use super::run::{run_typed, BANDWIDTH};
-use super::spec::{FigureName, Outputs, Point, Problem, StreamKernel, Sweep, TableName};
+use super::spec::{Outputs, Point, Problem, StreamKernel, Sweep};
 
 pub struct DeviceBandwidth;
 
@@ -81,22 +77,6 @@ impl Benchmark for DeviceBandwidth {
             Precision::F32 => run_typed::<f32>(ctx, problem, point),
             Precision::F64 => run_typed::<f64>(ctx, problem, point),
         }
-    }
-
-    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let data = curves(rows)?;
-        let mut items = Vec::new();
-        for t in &spec.outputs.tables {
-            match t {
-                TableName::AttainableBandwidth => items.push(ReportItem::Table(attainable_table(&spec.id, &data))),
-            }
-        }
-        for f in &spec.outputs.figures {
-            match f {
-                FigureName::BandwidthVsSize => items.extend(size_figures(&spec.id, &data).into_iter().map(ReportItem::Figure)),
-            }
-        }
-        Ok(items)
     }
 }
 

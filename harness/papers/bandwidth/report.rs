@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 use polars::prelude::*;
 
 use super::spec::StreamKernel;
+use super::spec::{FigureName, TableName};
+use crate::benchmark::{Report, Spec};
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
+use crate::report::{ReportCtx, ReportItem};
 
 /// The verified warm bandwidth curves of one (backend, device, precision): each kernel's
 /// (array MiB, GB/s) points in size order, kernels in the suite's order.
@@ -132,6 +135,25 @@ pub(crate) fn size_figures(id: &str, curves: &[Curves]) -> Vec<Figure> {
             series: c.kernels.iter().map(|(k, pts)| Series { label: k.clone(), points: pts.clone(), reference: false }).collect(),
         })
         .collect()
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::benchmark::DeviceBandwidth {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let data = curves(rows)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            match t {
+                TableName::AttainableBandwidth => items.push(ReportItem::Table(attainable_table(&spec.id, &data))),
+            }
+        }
+        for f in &spec.outputs.figures {
+            match f {
+                FigureName::BandwidthVsSize => items.extend(size_figures(&spec.id, &data).into_iter().map(ReportItem::Figure)),
+            }
+        }
+        Ok(items)
+    }
 }
 
 #[cfg(test)]

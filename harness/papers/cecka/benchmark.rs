@@ -1,21 +1,17 @@
 //! The Cecka et al. experiments: cases and their runs on each backend (the GPU methods are in
 //! `gpu`, the reports in `report`).
 
-use polars::prelude::DataFrame;
-
 use super::cost::{cost, sizes};
 use super::dispatch::run_gpu;
 use super::gpu::CECKA;
 use super::prepared::{prepared, Prepared};
-use super::report::{dummy_speedup, figure_by, table6, timings_table, winners_table};
-use super::spec::{FigureName, Method, Outputs, Point, Problem_, Sweep, TableName};
+use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
 use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::measure_host;
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::Precision;
 
 pub struct CeckaAssembly;
@@ -134,33 +130,6 @@ impl Benchmark for CeckaAssembly {
             (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),
             (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, problem, &prep, point),
         }
-    }
-
-    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let r = super::report::rows(rows)?;
-        let mut items = Vec::new();
-        for t in &spec.outputs.tables {
-            items.push(ReportItem::Table(match t {
-                TableName::Table6 => table6(&spec.id, &r)?,
-                TableName::Timings => timings_table(&spec.id, &r)?,
-                TableName::Winners => winners_table(&spec.id, &r)?,
-                TableName::Claims => super::claims::claims_table(&spec.id, &r)?,
-                TableName::Table4 => super::paper::table4(&spec.id),
-            }));
-        }
-        for f in &spec.outputs.figures {
-            items.extend(
-                match f {
-                    FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", "elements", "elements", true)?,
-                    FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", "order", "element order", false)?,
-                    FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", "colors_used", "number of colors", false)?,
-                    FigureName::DummySpeedup => dummy_speedup(&spec.id, &r)?,
-                }
-                .into_iter()
-                .map(ReportItem::Figure),
-            );
-        }
-        Ok(items)
     }
 }
 

@@ -5,7 +5,10 @@ use polars::prelude::*;
 
 use super::paper::{paper_winner, PAPER_TABLE6};
 use super::spec::Method;
+use super::spec::{FigureName, TableName};
+use crate::benchmark::{Report, Spec};
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
+use crate::report::{ReportCtx, ReportItem};
 
 const REQUIRED: [&str; 10] =
     ["backend", "device", "precision", "method", "level", "order", "status", "mode", "time_median_s", "bandwidth_gbs"];
@@ -329,4 +332,34 @@ pub(crate) fn figure_by(id: &str, rows: &LazyFrame, what: &str, x: &str, x_label
         }
     }
     Ok(figures)
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::benchmark::CeckaAssembly {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let r = super::report::rows(rows)?;
+        let mut items = Vec::new();
+        for t in &spec.outputs.tables {
+            items.push(ReportItem::Table(match t {
+                TableName::Table6 => table6(&spec.id, &r)?,
+                TableName::Timings => timings_table(&spec.id, &r)?,
+                TableName::Winners => winners_table(&spec.id, &r)?,
+                TableName::Claims => super::claims::claims_table(&spec.id, &r)?,
+                TableName::Table4 => super::paper::table4(&spec.id),
+            }));
+        }
+        for f in &spec.outputs.figures {
+            items.extend(
+                match f {
+                    FigureName::TimeVsSize => figure_by(&spec.id, &r, "size", "elements", "elements", true)?,
+                    FigureName::TimeVsOrder => figure_by(&spec.id, &r, "order", "order", "element order", false)?,
+                    FigureName::TimeVsColors => figure_by(&spec.id, &r, "colors", "colors_used", "number of colors", false)?,
+                    FigureName::DummySpeedup => dummy_speedup(&spec.id, &r)?,
+                }
+                .into_iter()
+                .map(ReportItem::Figure),
+            );
+        }
+        Ok(items)
+    }
 }

@@ -1,7 +1,6 @@
 //! The Pogo experiments: cases (method x model x element size) and their runs, on a device or
 //! the host, with each method's bytes by its own storage and by the paper's Table A.5 count.
 
-use polars::prelude::DataFrame;
 use std::sync::Arc;
 
 use super::gpu::{run_device, CheckedFullRun, StepRun, POGO};
@@ -12,7 +11,6 @@ use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::{Backend, Precision};
 
 pub struct PogoStepping;
@@ -236,15 +234,6 @@ impl Benchmark for PogoStepping {
             }));
         }
         Ok(rows)
-    }
-    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
-        // Every report carries Tables 2 and 4 beside ours and the paper's ledger, whatever the
-        // experiment's outputs list.
-        let (r, full) = (super::report::read(rows)?, super::traces::read(rows)?);
-        items.push(ReportItem::Table(super::paper_tables::beside_ours(&spec.id, &r, ctx)));
-        items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &full, ctx)));
-        Ok(items)
     }
 }
 

@@ -5,8 +5,11 @@
 use super::paper;
 use super::report::Rows;
 use super::traces::Full;
+use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, ReportCtx, Table};
+use crate::report::{ReportError, ReportItem};
+use polars::prelude::DataFrame;
 
 /// One GPU (device, backend) and model at its largest size.
 struct At<'a> {
@@ -328,6 +331,19 @@ fn discrepancy(at: &At, full: &Full) -> Option<Claim> {
             "",
         )
     })
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::benchmark::PogoStepping {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
+        // Every report carries Tables 2 and 4 beside ours and the paper's ledger, whatever the
+        // experiment's outputs list.
+        let (r, full) = (super::report::read(rows)?, super::traces::read(rows)?);
+        items.push(ReportItem::Table(super::paper_tables::beside_ours(&spec.id, &r, ctx)));
+        items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &full, ctx)));
+        Ok(items)
+    }
 }
 
 #[cfg(test)]

@@ -12,14 +12,11 @@
 //! the host's CSR step) and, for P > 1, with the one-GPU run of the same model, which it equals
 //! to the bit where the device sums in the same order.
 
-use polars::prelude::DataFrame;
-
 use super::scaling_ready::ready;
 use super::scaling_spec::{Outputs, Point, Problem_, Study, Sweep};
 use super::spec::Method;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::experiment::{ParamValue, Params};
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::{Backend, Precision};
 
 pub struct PogoScaling;
@@ -92,9 +89,6 @@ impl Benchmark for PogoScaling {
             Precision::F64 => super::scaling_gpu::run::<f64>(ctx, dev, &r, split, &plan)?,
         };
         Ok(vec![super::scaling_rows::row(&r, split, point, ctx.precision, run)])
-    }
-    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        super::scaling_report::report(&spec.id, &spec.outputs, rows, ctx)
     }
 }
 

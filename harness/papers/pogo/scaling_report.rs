@@ -5,6 +5,7 @@
 use polars::prelude::*;
 
 use super::scaling_spec::{FigureName, Outputs, TableName};
+use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, Claim, Quote, Verdict};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
@@ -337,4 +338,11 @@ fn goals(id: &str, steps: &Rows, arrival: &Rows) -> Table {
     let mut t = claims::table(id, c, vec![]);
     t.title = "The study's goals on this run".into();
     t
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::scaling::PogoScaling {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        super::scaling_report::report(&spec.id, &spec.outputs, rows, ctx)
+    }
 }

@@ -2,18 +2,15 @@
 
 use std::sync::Arc;
 
-use polars::prelude::DataFrame;
-
 use super::formats::{self, Check};
 use super::gpu::{run_device, stages_of, DeviceRun, SANFUI};
 use super::reference::{CpuCsr, Prepared};
-use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep, TableName};
+use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
-use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::{Backend, Precision};
 
 pub struct SanfuiAssembly;
@@ -122,14 +119,6 @@ impl Benchmark for SanfuiAssembly {
         };
         crate::measure::trace::mark("sanfui: device buffers freed");
         Ok(rows(&prep, point, ctx.precision, run))
-    }
-    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
-        if spec.outputs.tables.contains(&TableName::Claims) {
-            let r = super::report::read(rows)?;
-            items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &r.device_keys(), ctx)));
-        }
-        Ok(items)
     }
 }
 

@@ -4,9 +4,13 @@
 
 use super::formats::storage_bytes_of_box;
 use super::report::{assembly_stages, ours, paper, Rows};
+use super::spec::TableName;
 use super::spec::{Format, Method};
+use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, ReportCtx, Table};
+use crate::report::{ReportError, ReportItem};
+use polars::prelude::DataFrame;
 
 /// One device, backend and precision at its largest box.
 struct At<'a> {
@@ -260,5 +264,17 @@ fn copy_share(at: &At, ctx: &ReportCtx) -> Claim {
             Verdict::NotMeasured,
             "no device-bandwidth copy rows for this device, backend and precision in the run".into(),
         ),
+    }
+}
+
+/// The report side: tables and figures from a run's rows, never a device.
+impl Report for super::benchmark::SanfuiAssembly {
+    fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
+        if spec.outputs.tables.contains(&TableName::Claims) {
+            let r = super::report::read(rows)?;
+            items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &r.device_keys(), ctx)));
+        }
+        Ok(items)
     }
 }

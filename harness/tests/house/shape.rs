@@ -50,7 +50,7 @@ fn char_end(b: &[u8], i: usize) -> Option<usize> {
 pub fn blank(code: &str) -> String {
     let b = code.as_bytes();
     let mut out = b.to_vec();
-    let mut blank_range = |from: usize, to: usize, out: &mut Vec<u8>| {
+    let blank_range = |from: usize, to: usize, out: &mut Vec<u8>| {
         for c in &mut out[from..to] {
             if *c != b'\n' {
                 *c = b' ';

@@ -6,7 +6,7 @@
 use polars::prelude::*;
 
 use super::{fmt_num, frame, ReportCtx, ReportError, Table};
-use fembench_device::Precision;
+use fembench_core::Precision;
 
 /// How far above the measured copy bandwidth a row may go before it is flagged (timing noise
 /// and the copy kernel's own shortfall from the true ceiling).
