@@ -261,6 +261,11 @@ pub trait Benchmark: 'static {
     const NAME: &'static str;
     /// The kernel files it compiles (tests compile every one of them on every backend).
     const KERNELS: &'static [KernelSource] = &[];
+    /// The extra columns its rows carry (the names of `Measured::extra` and `Measured::series`),
+    /// declared once: a case that writes another name fails with the name, so that a renamed
+    /// column is caught by the first run of the case (on PoCL in CI) instead of printing "-" in
+    /// a table; the published runs' columns are all declared (tests/pipeline).
+    const COLUMNS: &'static [&'static str] = &[];
     type Sweep: DeserializeOwned + Clone + Debug;
     type Problem: DeserializeOwned + Default + Clone + Debug;
     type Outputs: DeserializeOwned + Clone + Debug;
@@ -326,6 +331,8 @@ pub trait Experiment {
     /// Whether the file has a `quick:` block (without one, `--quick` would run the full sweep).
     fn has_quick(&self) -> bool;
     fn run_point(&self, ctx: &mut CaseCtx, quick: bool, index: usize) -> Result<Vec<Measured>, CaseError>;
+    /// The benchmark's declared extra columns (`Benchmark::COLUMNS`).
+    fn columns(&self) -> &'static [&'static str];
     fn report(&self, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError>;
     /// The memory estimate of one sweep point, if the benchmark makes one.
     fn memory_estimate(&self, _quick: bool, _index: usize) -> Option<MemoryEstimate> {
@@ -404,7 +411,14 @@ impl<B: Report> Experiment for Loaded<B> {
     }
     fn run_point(&self, ctx: &mut CaseCtx, quick: bool, index: usize) -> Result<Vec<Measured>, CaseError> {
         let points = B::points(self.sweep(quick));
-        B::run(ctx, self.problem(quick), &points[index])
+        let rows = B::run(ctx, self.problem(quick), &points[index])?;
+        if let Some(rest) = ctx.deferred.take() {
+            ctx.deferred = Some(Box::new(move |rows| declared_only(rest(rows), B::NAME, B::COLUMNS)));
+        }
+        undeclared(&rows, B::COLUMNS).map_or(Ok(rows), |why| Err(CaseError::Failed(format!("{why} ({} COLUMNS)", B::NAME))))
+    }
+    fn columns(&self) -> &'static [&'static str] {
+        B::COLUMNS
     }
     fn report(&self, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         B::report(&self.spec, rows, ctx)
@@ -416,6 +430,37 @@ impl<B: Report> Experiment for Loaded<B> {
     fn case_exists(&self, quick: bool, index: usize, backend: Backend, precision: Precision) -> bool {
         B::points(self.sweep(quick)).get(index).is_some_and(|p| B::case_exists(p, backend, precision))
     }
+}
+
+/// The columns the runner adds to every row of a case (beside the benchmark's own and the GPU's
+/// telemetry): its wall time, the kernel compile time, the GPU's index and the other workers
+/// beside it.
+pub const RUNNER_COLUMNS: [&str; 4] = ["case_wall_s", "compile_s", "device_index", "concurrent_workers"];
+
+/// The extra and series names of `rows` that neither `columns` nor the runner declares, in
+/// words; None when every name is declared (a deferred rest sees the runner's columns too).
+fn undeclared(rows: &[Measured], columns: &[&str]) -> Option<String> {
+    let declared = |n: &&str| columns.contains(n) || RUNNER_COLUMNS.contains(n) || fembench_device::telemetry::COLUMNS.contains(n);
+    let mut names: Vec<&str> = rows
+        .iter()
+        .flat_map(|m| m.extras.iter().map(|(n, _)| n.as_str()).chain(m.series.iter().map(|(n, _)| n.as_str())))
+        .filter(|n| !declared(n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    (!names.is_empty()).then(|| format!("undeclared columns {}: declare each in the benchmark's", names.join(", ")))
+}
+
+/// `rows` (a deferred rest's), each failed where its own extras are not declared.
+fn declared_only(mut rows: Vec<Measured>, name: &str, columns: &[&str]) -> Vec<Measured> {
+    for m in &mut rows {
+        if let Some(why) = undeclared(std::slice::from_ref(m), columns) {
+            m.status = Status::Failed;
+            m.reason = Some(format!("{why} ({name} COLUMNS)"));
+            m.timing = None;
+        }
+    }
+    rows
 }
 
 /// How much of a file `load` checks.
@@ -531,3 +576,7 @@ fn check_memory<B: Report>(e: &Loaded<B>) -> Result<(), ExperimentError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "benchmark_tests.rs"]
+mod tests;

@@ -41,6 +41,8 @@ pub struct RunOptions {
     pub costs_from: Vec<PathBuf>,
 }
 
+pub use crate::benchmark::RUNNER_COLUMNS;
+
 /// The commit this harness was built from (`-dirty` when the tree had changes).
 pub fn build_commit() -> &'static str {
     option_env!("FEMBENCH_GIT_COMMIT").unwrap_or("unknown")

@@ -5,6 +5,8 @@
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use nvml_wrapper::Nvml;
 
+/// The columns a case's row gets from the GPU's telemetry right after it.
+pub const COLUMNS: [&str; 5] = ["gpu_sm_clock_mhz", "gpu_mem_clock_mhz", "gpu_temperature_c", "gpu_power_w", "gpu_throttle_reasons"];
 use crate::DeviceInfo;
 
 /// An NVML handle, or why there is none (no NVIDIA driver: CPU and PoCL runs).

@@ -60,6 +60,26 @@ impl Prepared {
 
 impl Benchmark for AcooCapacitor {
     const NAME: &'static str = "acoo-capacitor";
+    const COLUMNS: &'static [&'static str] = &[
+        "adjacency_s",
+        "bytes_per_element",
+        "coloring_s",
+        "colors",
+        "csr_bound",
+        "csr_error",
+        "device_bytes",
+        "iteration_gap",
+        "iterations",
+        "iterations_performed",
+        "mesh_s",
+        "nnz",
+        "nodes",
+        "paper_bytes_per_element",
+        "preprocess_coloring_s",
+        "reference_iterations",
+        "triangles",
+        "unknowns",
+    ];
     const KERNELS: &'static [KernelSource] = &[ACOO];
     type Sweep = Sweep;
     type Problem = Problem_;

@@ -31,6 +31,26 @@ const STAGE_CLOCKS: [(&str, Timer); 5] = [
 
 impl Benchmark for BanasIntegration {
     const NAME: &'static str = "banas-integration";
+    const COLUMNS: &'static [&'static str] = &[
+        "blocks_per_thread",
+        "bmatrix_mb",
+        "checked_elements",
+        "checked_passes",
+        "elements",
+        "group_size",
+        "groups",
+        "host_written_back",
+        "input_mb",
+        "output_mb",
+        "parts",
+        "performed_blocks",
+        "pinned_host",
+        "reg_cols",
+        "reg_rows",
+        "shared_bytes",
+        "tensor_tf32",
+        "threads",
+    ];
     const KERNELS: &'static [KernelSource] = &[BANAS];
     type Sweep = Sweep;
     type Problem = Problem_;

@@ -123,6 +123,9 @@ impl fembench::benchmark::Experiment for Scripted {
     ) -> Result<Vec<fembench::benchmark::Measured>, fembench::benchmark::CaseError> {
         (self.outcome)(index)
     }
+    fn columns(&self) -> &'static [&'static str] {
+        &[]
+    }
     fn report(
         &self,
         _rows: &polars::prelude::DataFrame,

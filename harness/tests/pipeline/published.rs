@@ -1,10 +1,13 @@
-//! The published runs: their reports regenerate byte for byte, carry every paper's ledger verbatim and nothing above physics.
+//! The published runs: their reports regenerate byte for byte, carry every paper's ledger
+//! verbatim and nothing above physics, and hold no column their benchmark does not declare.
 
 use super::{bandwidth_cpu_quick, copy_tree};
 use crate::common;
+use fembench::benchmark::Checks;
+use fembench::experiment::Params;
 use fembench::load;
-use fembench::results::RunDir;
-use fembench::runner::run;
+use fembench::results::{rows_to_frame, CaseKey, Row, RunDir};
+use fembench::runner::{run, RUNNER_COLUMNS};
 
 /// The published runs, reported again by today's code, give their committed `report.md` byte for
 /// byte: a change in how rows are grouped, joined, formatted or linked shows here. Every figure the
@@ -198,4 +201,40 @@ fn the_published_multigpu_runs_report_the_same_and_equal_one_gpu() {
             assert!(str_at("status", i) == "ok" && (vs == 0.0 || (weak && vs.is_nan())), "{gpu} row {i}: {vs}");
         }
     }
+}
+
+/// Every column of every published run is a row's own, a parameter of its case, the runner's or
+/// the GPU's telemetry, or declared by its benchmark (`Benchmark::COLUMNS`): the declared lists
+/// are complete, so the check at run time (an undeclared name fails the case) holds for them.
+#[test]
+fn every_column_of_the_published_runs_is_declared() {
+    let params = Params::default();
+    let key = CaseKey { run_id: "r", experiment: "e", case_id: "c", backend: "cpu", device: "d", precision: "f64", params: &params };
+    let frame = rows_to_frame(&[Row::blank(&key, "m")]).unwrap();
+    let own: Vec<String> = frame.get_column_names().iter().map(|c| c.to_string()).collect();
+    let mut undeclared = Vec::new();
+    let mut checked = 0;
+    for gpu in ["h200", "h100", "h200-x2", "h200-x4"] {
+        let run = RunDir::open(&common::published(gpu)).unwrap();
+        for file in run.experiment_files().unwrap() {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let exp = fembench::REGISTRY.load_text(&file, text, Checks::SchemaOnly).unwrap();
+            let Some(rows) = run.read_experiment(exp.id()).unwrap() else { continue };
+            let params: Vec<String> =
+                [false, true].iter().flat_map(|&q| exp.points(q)).flat_map(|p| p.0.into_iter().map(|(n, _)| n)).collect();
+            for name in rows.get_column_names().iter().map(|c| c.as_str()) {
+                let known = own.iter().any(|c| c == name)
+                    || params.iter().any(|p| p == name)
+                    || RUNNER_COLUMNS.contains(&name)
+                    || fembench::telemetry::COLUMNS.contains(&name)
+                    || exp.columns().contains(&name);
+                if !known {
+                    undeclared.push(format!("{gpu}/{}: {name}", exp.id()));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 300, "only {checked} columns read");
+    assert!(undeclared.is_empty(), "columns no benchmark declares:\n{}", undeclared.join("\n"));
 }
