@@ -76,9 +76,10 @@ fn cuda_compile_error_keeps_the_log() {
 fn cecka_methods_verify_on_cuda() {
     let s = quick_on_cuda("cecka-orders.yaml");
     assert_eq!(s.rows_failed, 0);
-    // Every GPU method, full and dummy (each against its own system), and the COO/cuSPARSE peer,
-    // at orders 1-4 in f32 and f64.
-    assert_eq!(s.rows_ok, 13 * 4 * 2);
+    // Every GPU method, full and dummy (each against its own system), and the three peers (the
+    // radix-sort COO route, the slot-map scatter and the cuSPARSE COO route), at orders 1-4 in f32
+    // and f64.
+    assert_eq!(s.rows_ok, 15 * 4 * 2);
 }
 
 #[test]
@@ -177,8 +178,8 @@ fn pogo_steps_and_the_cusparse_step_verify_on_cuda() {
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
     // Per mesh: sell, pogo-aligned, pogo-greedy and csr-cusparse in f32 and f64, sell-kf32 and
     // pogo-aligned-kf32 in f64; two meshes; and the full runs of sell and pogo-aligned (f32,
-    // f64) and sell-kf32 on the coarser mesh.
-    assert_eq!(s.rows_ok, 10 * 2 + 5);
+    // f64) and sell-kf32 on the coarser mesh, and their arrival checks on the finer one.
+    assert_eq!(s.rows_ok, 10 * 2 + 5 + 5);
 }
 
 /// The same for the geophysical model (four rocks, absorbing regions, Gaussian force).
