@@ -250,16 +250,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Devices => devices(),
-        Command::Validate { paths } => match load(&paths) {
-            Ok(exps) => {
-                for e in &exps {
-                    let quick = if e.has_quick() { format!("{} in --quick", e.case_count(true)) } else { "no quick subset".into() };
-                    println!("ok {} ({}): {} cases, {quick}", e.path().display(), e.kind(), e.case_count(false));
-                }
-                ExitCode::SUCCESS
-            }
-            Err(code) => code,
-        },
+        Command::Validate { paths } => validate(&paths),
         Command::Run { paths, backends, quick, out, report: with_report, gpus: Some(gpus), .. } => {
             gpu_workers::run(&paths, &backends, quick, &out, &gpus, with_report)
         }
@@ -287,26 +278,8 @@ fn main() -> ExitCode {
                 (Some(run), true) => vec![run.join("experiments")],
                 _ => paths,
             };
-            let exps = match load(&paths) {
-                Ok(e) => e,
-                Err(code) => return code,
-            };
-            if quick {
-                let without: Vec<_> = exps.iter().filter(|e| !e.has_quick()).collect();
-                for e in &without {
-                    eprintln!(
-                        "error: {}: no `quick:` block, so --quick would run its full sweep ({} cases); add one or run it without --quick",
-                        e.path().display(),
-                        e.case_count(false)
-                    );
-                }
-                if !without.is_empty() {
-                    eprintln!("{} experiment file(s) refused; nothing was run", without.len());
-                    return ExitCode::from(2);
-                }
-            }
             let opts = RunOptions {
-                backends: backends.clone(),
+                backends,
                 device_index: device,
                 quick,
                 out_dir: out,
@@ -318,48 +291,7 @@ fn main() -> ExitCode {
                 shard,
                 costs_from,
             };
-            fembench::interrupt::install();
-            match runner::run(&exps, &opts) {
-                Ok(s) => {
-                    if s.devices_reopened > 0 && s.rows_skipped > 0 {
-                        relaunch_for_skipped(&paths, &backends, device, quick, &s.run_dir);
-                    }
-                    println!(
-                        "run {}: {} cases ({} already done), {} rows ok, {} failed, {} skipped",
-                        s.run_dir.display(),
-                        s.cases_run,
-                        s.cases_skipped_as_done,
-                        s.rows_ok,
-                        s.rows_failed,
-                        s.rows_skipped
-                    );
-                    if s.interrupted {
-                        println!(
-                            "interrupted with {} cases left: continue with `harness run --resume {}`",
-                            s.cases_left,
-                            s.run_dir.display()
-                        );
-                        return ExitCode::from(130);
-                    }
-                    if s.cases_left > 0 {
-                        println!(
-                            "stopped after {:.0} s with {} cases left: continue with `harness run --resume {}`",
-                            stop_after.unwrap_or_default(),
-                            s.cases_left,
-                            s.run_dir.display()
-                        );
-                        return ExitCode::from(3);
-                    }
-                    if with_report {
-                        return write_report(&s.run_dir, None, None);
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            run(&paths, &opts, with_report)
         }
         Command::Report { run_dirs, out, outputs_from } if run_dirs.len() == 1 => {
             write_report(&run_dirs[0], out.as_deref(), outputs_from.as_deref())
@@ -368,67 +300,178 @@ fn main() -> ExitCode {
             eprintln!("error: --outputs-from applies to the report of one run, not to a hardware comparison");
             ExitCode::FAILURE
         }
-        Command::Report { run_dirs, out, .. } => {
-            match fembench::hardware::write_hardware_report(&run_dirs, &out.unwrap_or_else(|| PathBuf::from("plots/hardware"))) {
-                Ok((md, terminal, figures)) => {
-                    print!("{terminal}");
-                    println!("report: {}", md.display());
-                    figures.iter().for_each(|f| println!("figure: {}", f.display()));
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Command::Report { run_dirs, out, .. } => hardware_report(&run_dirs, &out.unwrap_or_else(|| PathBuf::from("plots/hardware"))),
         Command::Precompile { paths, backends, device, any_device } => commands::precompile(&paths, &backends, device, any_device),
         Command::Compare { runs, history, threshold, experiments, format, all, fail_on, force } => {
             if !(threshold >= 0.0 && threshold < 100.0) {
                 eprintln!("error: --threshold must be a percentage in [0, 100) (got {threshold})");
                 return ExitCode::from(2);
             }
-            let (new, base) = (&runs[runs.len() - 1], &runs[runs.len() - 2]);
             let mut earlier = history;
             earlier.extend(runs[..runs.len() - 1].iter().cloned());
             let opts = fembench::compare::CompareOptions { threshold: threshold / 100.0, history: earlier, experiments, force };
-            match fembench::compare::compare_runs(base, new, &opts) {
-                Ok(c) => {
-                    match format.as_str() {
-                        "bmf" => println!("{}", serde_json::to_string_pretty(&c.to_bmf()).unwrap_or_default()),
-                        "markdown" => print!("{}", c.table(all).to_markdown()),
-                        _ => print!("{}", c.table(all).to_terminal()),
-                    }
-                    if c.fails(fail_on) {
-                        eprintln!("{}", c.summary());
-                        return ExitCode::FAILURE;
-                    }
-                    for p in &c.problems {
-                        eprintln!("warning: {p}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(2)
-                }
-            }
+            compare(&runs, &opts, &format, all, fail_on)
         }
         Command::Compact { run_dirs } => commands::compact(&run_dirs),
         Command::Merge { shards, out } => commands::merge(&shards, &out),
         Command::History { runs, out } => commands::history(&runs, &out),
-        Command::Plant { run_dir, out, factor } => match fembench::compare::plant::plant_slowdown(&run_dir, &out, factor) {
-            Ok(n) => {
-                println!("{}: {n} rows files with every time x{factor}", out.display());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        },
+        Command::Plant { run_dir, out, factor } => plant(&run_dir, &out, factor),
         Command::Export { model: Some(name), coarsen, out, .. } => commands::export_pogo(&name, coarsen, &out),
         Command::Export { model: None, level, order, out, .. } => commands::export(level, order, &out),
+    }
+}
+
+/// `harness validate`: each file's cases, or why it is refused.
+fn validate(paths: &[PathBuf]) -> ExitCode {
+    match load(paths) {
+        Ok(exps) => {
+            for e in &exps {
+                let quick = if e.has_quick() { format!("{} in --quick", e.case_count(true)) } else { "no quick subset".into() };
+                println!("ok {} ({}): {} cases, {quick}", e.path().display(), e.kind(), e.case_count(false));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// `--quick` over files without a `quick:` block would run their full sweeps: refused, naming
+/// each.
+fn refuse_without_quick(exps: &[Box<dyn benchmark::Experiment>]) -> Result<(), ExitCode> {
+    let without: Vec<_> = exps.iter().filter(|e| !e.has_quick()).collect();
+    for e in &without {
+        eprintln!(
+            "error: {}: no `quick:` block, so --quick would run its full sweep ({} cases); add one or run it without --quick",
+            e.path().display(),
+            e.case_count(false)
+        );
+    }
+    if without.is_empty() {
+        return Ok(());
+    }
+    eprintln!("{} experiment file(s) refused; nothing was run", without.len());
+    Err(ExitCode::from(2))
+}
+
+/// `harness run` on one device: load, run, say how it ended (and how to continue it), report.
+fn run(paths: &[PathBuf], opts: &RunOptions, with_report: bool) -> ExitCode {
+    let exps = match load(paths) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    if opts.quick {
+        if let Err(code) = refuse_without_quick(&exps) {
+            return code;
+        }
+    }
+    fembench::interrupt::install();
+    match runner::run(&exps, opts) {
+        Ok(s) => {
+            if s.devices_reopened > 0 && s.rows_skipped > 0 {
+                relaunch_for_skipped(paths, &opts.backends, opts.device_index, opts.quick, &s.run_dir);
+            }
+            if let Some(code) = summarise(&s, opts.stop_after) {
+                return code;
+            }
+            if with_report {
+                return write_report(&s.run_dir, None, None);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints a run's counts; the exit code where it did not finish (interrupted: 130, stopped by
+/// its time limit: 3), with the command that continues it.
+fn summarise(s: &runner::RunSummary, stop_after: Option<std::time::Duration>) -> Option<ExitCode> {
+    println!(
+        "run {}: {} cases ({} already done), {} rows ok, {} failed, {} skipped",
+        s.run_dir.display(),
+        s.cases_run,
+        s.cases_skipped_as_done,
+        s.rows_ok,
+        s.rows_failed,
+        s.rows_skipped
+    );
+    if s.interrupted {
+        println!("interrupted with {} cases left: continue with `harness run --resume {}`", s.cases_left, s.run_dir.display());
+        return Some(ExitCode::from(130));
+    }
+    if s.cases_left > 0 {
+        println!(
+            "stopped after {:.0} s with {} cases left: continue with `harness run --resume {}`",
+            stop_after.unwrap_or_default().as_secs_f64(),
+            s.cases_left,
+            s.run_dir.display()
+        );
+        return Some(ExitCode::from(3));
+    }
+    None
+}
+
+/// `harness report RUN RUN...`: the runs side by side as one hardware comparison.
+fn hardware_report(run_dirs: &[PathBuf], out: &std::path::Path) -> ExitCode {
+    match fembench::hardware::write_hardware_report(run_dirs, out) {
+        Ok((md, terminal, figures)) => {
+            print!("{terminal}");
+            println!("report: {}", md.display());
+            figures.iter().for_each(|f| println!("figure: {}", f.display()));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `harness compare [EARLIER...] BASE NEW`: the table in `format`, failing where `fail_on` says.
+fn compare(
+    runs: &[PathBuf],
+    opts: &fembench::compare::CompareOptions,
+    format: &str,
+    all: bool,
+    fail_on: fembench::compare::FailOn,
+) -> ExitCode {
+    let (new, base) = (&runs[runs.len() - 1], &runs[runs.len() - 2]);
+    match fembench::compare::compare_runs(base, new, opts) {
+        Ok(c) => {
+            match format {
+                "bmf" => println!("{}", serde_json::to_string_pretty(&c.to_bmf()).unwrap_or_default()),
+                "markdown" => print!("{}", c.table(all).to_markdown()),
+                _ => print!("{}", c.table(all).to_terminal()),
+            }
+            if c.fails(fail_on) {
+                eprintln!("{}", c.summary());
+                return ExitCode::FAILURE;
+            }
+            for p in &c.problems {
+                eprintln!("warning: {p}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `harness plant`: a copy of a run with every time multiplied (a planted slowdown for CI).
+fn plant(run_dir: &std::path::Path, out: &std::path::Path, factor: f64) -> ExitCode {
+    match fembench::compare::plant::plant_slowdown(run_dir, out, factor) {
+        Ok(n) => {
+            println!("{}: {n} rows files with every time x{factor}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

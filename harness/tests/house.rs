@@ -349,7 +349,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("papers/sanfui/shared_nz.rs", "plan", 85),
     ("papers/sanfui/shared_nz.rs", "run", 91),
     ("src/gpu_workers.rs", "run", 93),
-    ("src/main.rs", "main", 185),
 ];
 
 #[test]
