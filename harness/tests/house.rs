@@ -166,10 +166,10 @@ fn no_module_imports_one_that_imports_it_back() {
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
 }
 
-#[test]
-fn no_source_file_is_over_600_lines() {
+/// The `.rs` files under `dir` (every depth) with more than `limit` lines, with their counts.
+fn rust_files_over(dir: PathBuf, limit: usize) -> Vec<String> {
     let mut long = Vec::new();
-    let mut stack = vec![harness_dir()];
+    let mut stack = vec![dir];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).unwrap().flatten() {
             let p = e.path();
@@ -177,12 +177,18 @@ fn no_source_file_is_over_600_lines() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let n = std::fs::read_to_string(&p).unwrap().lines().count();
-                if n > 600 {
+                if n > limit {
                     long.push(format!("{} ({n} lines)", p.display()));
                 }
             }
         }
     }
+    long
+}
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let long = rust_files_over(harness_dir(), 600);
     assert!(long.is_empty(), "split these files:\n{}", long.join("\n"));
 }
 
@@ -272,21 +278,7 @@ mod shape;
 /// Test files hold one paper or one concern each, so that none nears the 600-line cap.
 #[test]
 fn no_test_file_is_over_450_lines() {
-    let mut long = Vec::new();
-    let mut stack = vec![harness_dir().join("tests")];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let n = std::fs::read_to_string(&p).unwrap().lines().count();
-                if n > 450 {
-                    long.push(format!("{} ({n} lines)", p.display()));
-                }
-            }
-        }
-    }
+    let long = rust_files_over(harness_dir().join("tests"), 450);
     assert!(long.is_empty(), "split these test files by paper or concern:\n{}", long.join("\n"));
 }
 

@@ -232,9 +232,9 @@ impl Drop for HostBuffer {
 pub struct Module {
     pub(crate) file: &'static str,
     pub(crate) inner: ModuleInner,
-    /// The translation unit it was compiled from and the precision of its `real`: where each
-    /// kernel's signature is read.
-    pub(crate) text: String,
+    /// The translation unit it was compiled from, comments blanked once, and the precision of
+    /// its `real`: where each kernel's signature is read.
+    pub(crate) code: String,
     pub(crate) real: Precision,
 }
 
@@ -245,13 +245,13 @@ impl Module {
         backend: Backend,
         inner: ModuleInner,
     ) -> Self {
-        let text = crate::kernels::translation_unit(backend, source);
-        Module { file: source.file, inner, text, real: defines.real() }
+        let code = crate::signature::without_comments(&crate::kernels::translation_unit(backend, source));
+        Module { file: source.file, inner, code, real: defines.real() }
     }
 
     /// The signature of `kernel` in this module's source, or an error naming the file.
     pub(crate) fn signature(&self, kernel: &str) -> DeviceResult<crate::signature::Signature> {
-        crate::signature::parse(&self.text, kernel, self.real)
+        crate::signature::parse_code(&self.code, kernel, self.real)
             .map_err(|detail| DeviceError::BadArgument { kernel: kernel.into(), detail: format!("{detail} ({})", self.file) })
     }
 }

@@ -54,8 +54,9 @@ impl Signature {
     }
 }
 
-/// The source with its comments blanked (so that a commented-out signature is never read).
-fn without_comments(text: &str) -> String {
+/// The source with its comments blanked (so that a commented-out signature is never read):
+/// what [`parse_code`] reads.
+pub fn without_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find('/') {
@@ -129,8 +130,13 @@ fn definitions<'a>(text: &'a str, kernel: &str) -> Vec<&'a str> {
 /// the precision the module is compiled for. Every definition of the kernel (one per `#if`
 /// branch) must take the same parameters.
 pub fn parse(text: &str, kernel: &str, real: Precision) -> Result<Signature, String> {
-    let text = without_comments(text);
-    let lists = definitions(&text, kernel);
+    parse_code(&without_comments(text), kernel, real)
+}
+
+/// [`parse`] on a source whose comments are already blanked ([`without_comments`]), as a
+/// module keeps its own, so that taking each kernel does not blank the whole unit again.
+pub fn parse_code(code: &str, kernel: &str, real: Precision) -> Result<Signature, String> {
+    let lists = definitions(code, kernel);
     let mut signatures = lists.iter().map(|list| {
         if list.contains('#') {
             return Err(format!("{kernel}'s parameter list holds a preprocessor line"));
