@@ -258,6 +258,45 @@ impl CudaDevice {
         Ok(ptr)
     }
 
+    /// A launch on `stream`, a stream of this device's context: its own, or a second one that
+    /// runs beside it (the halo exchange's, for the rows it sends).
+    pub(crate) fn launch_on(&self, stream: &CudaStream, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
+        let KernelInner::Cuda(f) = &kernel.inner else { return Err(DeviceError::ForeignBuffer) };
+        kernel.check(args)?;
+        let mut builder = stream.launch_builder(f);
+        for arg in args {
+            match arg {
+                Arg::Buf(b) => {
+                    builder.arg(self.slice(b)?);
+                }
+                Arg::U32(v) => {
+                    builder.arg(v);
+                }
+                Arg::I32(v) => {
+                    builder.arg(v);
+                }
+                Arg::I64(v) => {
+                    builder.arg(v);
+                }
+                Arg::F32(v) => {
+                    builder.arg(v);
+                }
+                Arg::F64(v) => {
+                    builder.arg(v);
+                }
+            }
+        }
+        let cfg = LaunchConfig { grid_dim: (launch.groups as u32, 1, 1), block_dim: (launch.group_size as u32, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: the arguments match the kernel's parameters in count and kind (checked above);
+        // buffers are sized by the host code that launches them (the launch's contract).
+        unsafe { builder.launch(cfg) }.map_err(|e| DeviceError::Api {
+            backend: Backend::Cuda,
+            call: "cuLaunchKernel",
+            detail: format!("{}: {e}", kernel.name),
+        })?;
+        Ok(())
+    }
+
     fn slice<'a>(&self, buf: &'a Buffer) -> DeviceResult<&'a cudarc::driver::CudaSlice<u8>> {
         match &buf.mem {
             BufferMem::Cuda(s) => Ok(s),
@@ -343,40 +382,7 @@ impl Device for CudaDevice {
     }
 
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
-        let KernelInner::Cuda(f) = &kernel.inner else { return Err(DeviceError::ForeignBuffer) };
-        kernel.check(args)?;
-        let mut builder = self.stream.launch_builder(f);
-        for arg in args {
-            match arg {
-                Arg::Buf(b) => {
-                    builder.arg(self.slice(b)?);
-                }
-                Arg::U32(v) => {
-                    builder.arg(v);
-                }
-                Arg::I32(v) => {
-                    builder.arg(v);
-                }
-                Arg::I64(v) => {
-                    builder.arg(v);
-                }
-                Arg::F32(v) => {
-                    builder.arg(v);
-                }
-                Arg::F64(v) => {
-                    builder.arg(v);
-                }
-            }
-        }
-        let cfg = LaunchConfig { grid_dim: (launch.groups as u32, 1, 1), block_dim: (launch.group_size as u32, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: the arguments match the kernel's parameters in count and kind (checked above);
-        // buffers are sized by the host code that launches them (the launch's contract).
-        unsafe { builder.launch(cfg) }.map_err(|e| DeviceError::Api {
-            backend: Backend::Cuda,
-            call: "cuLaunchKernel",
-            detail: format!("{}: {e}", kernel.name),
-        })?;
-        Ok(())
+        self.launch_on(&self.stream, kernel, launch, args)
     }
 
     fn synchronize(&self) -> DeviceResult<()> {

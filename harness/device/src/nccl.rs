@@ -4,6 +4,13 @@
 //! receives of one exchange go in one NCCL group, so that a single host thread drives every rank
 //! without deadlock.
 //!
+//! A step with an exchange is forked and joined: [`NodeGpus::fork`] makes each exchange stream
+//! wait for its GPU's own stream; the rows that are sent are stepped on the exchange stream
+//! ([`NodeGpus::launch_beside`]), then exchanged ([`NodeGpus::exchange`]), while the rest of the
+//! step runs on the GPU's own stream; [`NodeGpus::join`] makes the own stream wait for the halo.
+//! The exchange stream has the device's highest priority, so that its small kernels (the sent
+//! rows, the packing, NCCL's) are scheduled ahead of the large one beside them instead of after it.
+//!
 //! NVLink multicast (NVLS) is never used: point-to-point transfers do not touch it, and the
 //! environment's `NCCL_NVLS_ENABLE=0` keeps it off for NCCL as a whole.
 
@@ -14,7 +21,7 @@ use cudarc::driver::{CudaEvent, CudaStream};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 
 use crate::cuda::CudaDevice;
-use crate::{Backend, Buffer, Device, DeviceError, DeviceResult, Precision};
+use crate::{Arg, Backend, Buffer, Device, DeviceError, DeviceResult, Kernel, Launch, Precision};
 
 /// One transfer of an exchange: `count` values of the exchange's precision at byte `offset` of
 /// `buf`, to or from rank `peer`.
@@ -37,9 +44,9 @@ pub fn nccl_missing() -> Option<String> {
 /// Each rank's exchange stream and the events that order it against the rank's own stream.
 struct Rank {
     exchange: Arc<CudaStream>,
-    /// Recorded on the rank's stream when what it sends is written; the exchange waits on it.
+    /// Recorded on the rank's stream at a fork; the exchange stream waits on it.
     ready: CudaEvent,
-    /// Recorded on the exchange stream when what it receives has landed.
+    /// Recorded on the exchange stream at a join, when what it receives has landed.
     landed: CudaEvent,
     /// Timing events on the rank's own stream.
     start: CudaEvent,
@@ -83,8 +90,11 @@ impl NodeGpus {
         let ctx = dev.context();
         let plain = Some(CUevent_flags::CU_EVENT_DISABLE_TIMING);
         let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        ctx.bind_to_thread().map_err(driver("cuCtxSetCurrent"))?;
+        // Lower numbers are higher priorities: the range's second end is the highest.
+        let (_, highest) = cudarc::driver::result::stream::get_priority_range().map_err(driver("cuCtxGetStreamPriorityRange"))?;
         Ok(Rank {
-            exchange: ctx.new_stream().map_err(driver("cuStreamCreate"))?,
+            exchange: ctx.new_stream_with_priority(highest).map_err(driver("cuStreamCreateWithPriority"))?,
             ready: ctx.new_event(plain).map_err(driver("cuEventCreate"))?,
             landed: ctx.new_event(plain).map_err(driver("cuEventCreate"))?,
             start: ctx.new_event(timed).map_err(driver("cuEventCreate"))?,
@@ -113,15 +123,25 @@ impl NodeGpus {
         Some(v)
     }
 
-    /// Starts one exchange: each rank's exchange stream waits for the work queued so far on the
-    /// rank's own stream, then every rank's sends and receives (`sends[r]`, `recvs[r]`) go in one
-    /// NCCL group. The ranks' own streams go on meanwhile; [`NodeGpus::finish_exchange`] makes
-    /// them wait for it.
-    pub fn start_exchange(&self, precision: Precision, sends: &[Vec<Transfer>], recvs: &[Vec<Transfer>]) -> DeviceResult<()> {
+    /// Each rank's exchange stream waits for the work queued so far on the rank's own stream.
+    pub fn fork(&self) -> DeviceResult<()> {
         for (dev, r) in self.devices.iter().zip(&self.ranks) {
             r.ready.record(dev.stream()).map_err(driver("cuEventRecord"))?;
             r.exchange.wait(&r.ready).map_err(driver("cuStreamWaitEvent"))?;
         }
+        Ok(())
+    }
+
+    /// A launch on rank `rank`'s exchange stream, beside its own stream (after a fork: the rows
+    /// that the exchange then sends).
+    pub fn launch_beside(&self, rank: usize, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
+        self.devices[rank].launch_on(&self.ranks[rank].exchange, kernel, launch, args)
+    }
+
+    /// Queues one exchange on the exchange streams, after what they hold: every rank's sends and
+    /// receives (`sends[r]`, `recvs[r]`) in one NCCL group. The ranks' own streams go on
+    /// meanwhile; [`NodeGpus::join`] makes them wait for it.
+    pub fn exchange(&self, precision: Precision, sends: &[Vec<Transfer>], recvs: &[Vec<Transfer>]) -> DeviceResult<()> {
         let kind = match precision {
             Precision::F32 => nccl_sys::ncclDataType_t::ncclFloat32,
             Precision::F64 => nccl_sys::ncclDataType_t::ncclFloat64,
@@ -131,9 +151,6 @@ impl NodeGpus {
         let ended = nccl::group_end().map_err(nccl_err("ncclGroupEnd"));
         queued?;
         ended?;
-        for r in &self.ranks {
-            r.landed.record(&r.exchange).map_err(driver("cuEventRecord"))?;
-        }
         Ok(())
     }
 
@@ -165,9 +182,11 @@ impl NodeGpus {
         Ok(())
     }
 
-    /// Every rank's own stream waits until its part of the last exchange has landed.
-    pub fn finish_exchange(&self) -> DeviceResult<()> {
+    /// Every rank's own stream waits for what its exchange stream holds (the sent rows and the
+    /// halo that has landed).
+    pub fn join(&self) -> DeviceResult<()> {
         for (dev, r) in self.devices.iter().zip(&self.ranks) {
+            r.landed.record(&r.exchange).map_err(driver("cuEventRecord"))?;
             dev.stream().wait(&r.landed).map_err(driver("cuStreamWaitEvent"))?;
         }
         Ok(())

@@ -33,6 +33,7 @@ pub mod scaling_ready;
 mod scaling_report;
 mod scaling_rows;
 pub mod scaling_spec;
+mod scaling_stepper;
 pub mod sell;
 pub mod spec;
 pub mod split;

@@ -36,6 +36,7 @@ impl Benchmark for PogoScaling {
         "exchange_s",
         "halo_bytes",
         "halo_nodes",
+        "host_s",
         "imbalance",
         "increments",
         "interior_share",

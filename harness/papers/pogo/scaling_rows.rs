@@ -69,6 +69,7 @@ pub fn row(r: &Ready, split: &Split, point: &Point, precision: Precision, run: S
         ("interior_share", split.parts.iter().map(|p| p.interior as f64 / p.owned.max(1) as f64).fold(1.0, f64::min)),
         ("exchange_s", run.exchange_s),
         ("compute_s", run.compute_s),
+        ("host_s", run.host_s),
         ("vs_one_gpu", run.vs_one_gpu),
         ("trace_error", run.trace_error),
         ("cpu_reference_s", run.cpu_reference_s),

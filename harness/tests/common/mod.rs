@@ -154,6 +154,12 @@ pub fn quick_rows_on_opencl(file: &str, id: &str) -> Option<polars::prelude::Dat
 }
 
 /// A published run folder: `results/published/<gpu>`.
+/// A column as f64 values (integers cast; a missing value is NaN).
+pub fn column_f64(df: &polars::prelude::DataFrame, name: &str) -> Vec<f64> {
+    let col = df.column(name).unwrap().cast(&polars::prelude::DataType::Float64).unwrap();
+    col.f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect()
+}
+
 pub fn published(gpu: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/published").join(gpu)
 }

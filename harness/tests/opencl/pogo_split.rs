@@ -138,17 +138,7 @@ fn a_split_steps_on_pocl_as_the_one_part_host_step() {
 fn the_multigpu_study_runs_its_one_gpu_cases_on_pocl() {
     let Some(df) = common::quick_rows_on_opencl("large/pogo-multigpu.yaml", "pogo-multigpu") else { return };
     let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|s| s.unwrap_or("").to_string()).collect::<Vec<_>>();
-    let nums = |c: &str| {
-        df.column(c)
-            .unwrap()
-            .cast(&polars::prelude::DataType::Float64)
-            .unwrap()
-            .f64()
-            .unwrap()
-            .iter()
-            .map(|v| v.unwrap_or(f64::NAN))
-            .collect::<Vec<_>>()
-    };
+    let nums = |c: &str| common::column_f64(&df, c);
     let (status, method, study, reason) = (strs("status"), strs("method"), strs("study"), strs("reason"));
     let (gpus, error, trace) = (nums("gpus"), nums("error"), nums("trace_error"));
     let mut ok = 0;

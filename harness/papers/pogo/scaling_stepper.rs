@@ -1,0 +1,371 @@
+//! A split model's parts on their GPUs and one increment of them: each part's sliced ELL,
+//! vectors, sources and receivers on its GPU; on several GPUs an increment forks (the sent rows,
+//! their packing and the NCCL exchange on each GPU's exchange stream, the interior rows beside
+//! them on its own stream) and joins before the next. One GPU steps every row in one launch.
+
+use super::sell::SlicedEll;
+use super::spec::Method;
+use super::split::{Link, Part, Split};
+use crate::benchmark::{CaseCtx, CaseError, ModuleCache};
+use crate::device::nccl::{NodeGpus, Transfer};
+use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+use crate::kernels::Defines;
+use crate::real::Real;
+use crate::Precision;
+
+/// The arguments of `pogo_step_sell_rows` (kernels/pogo.kern), named, in the kernel's order.
+pub struct SellRows<'a> {
+    /// The sliced ELL (slice pointers, columns, K') and C'.
+    pub sell: [&'a Buffer; 4],
+    /// U_prev, U_curr, U_next.
+    pub u: [&'a Buffer; 3],
+    /// The positions first..last stepped.
+    pub rows: (usize, usize),
+    /// The sources' dofs, coefficients and count.
+    pub src: (&'a Buffer, &'a Buffer, u32),
+    /// The force's amplitude, in the kernel's precision.
+    pub amp: Arg<'static>,
+    /// The receivers' dofs and count.
+    pub rec: (&'a Buffer, u32),
+    /// The trace and the row this increment writes.
+    pub trace: (&'a Buffer, i64),
+}
+
+impl<'a> SellRows<'a> {
+    pub fn args(&self) -> [Arg<'a>; 17] {
+        let [slice_ptr, col, kvals, cp] = self.sell;
+        let [prev, curr, next] = self.u;
+        [
+            Arg::Buf(slice_ptr),
+            Arg::Buf(col),
+            Arg::Buf(kvals),
+            Arg::Buf(cp),
+            Arg::Buf(prev),
+            Arg::Buf(curr),
+            Arg::Buf(next),
+            Arg::I64(self.rows.0 as i64),
+            Arg::I64(self.rows.1 as i64),
+            Arg::Buf(self.src.0),
+            Arg::Buf(self.src.1),
+            Arg::U32(self.src.2),
+            self.amp,
+            Arg::Buf(self.rec.0),
+            Arg::U32(self.rec.1),
+            Arg::Buf(self.trace.0),
+            Arg::I64(self.trace.1),
+        ]
+    }
+}
+
+/// What an increment writes besides U: the force's amplitude and the trace row.
+#[derive(Clone, Copy)]
+pub(super) struct Writes {
+    pub(super) amp: f64,
+    pub(super) row: i64,
+}
+
+/// The GPUs a case runs on: the runner's own device, or P devices of the node with NCCL.
+pub(super) enum Gpus<'a> {
+    One(&'a dyn Device),
+    Node(NodeGpus),
+}
+
+impl Gpus<'_> {
+    pub(super) fn dev(&self, r: usize) -> &dyn Device {
+        match self {
+            Gpus::One(d) => *d,
+            Gpus::Node(n) => n.device(r),
+        }
+    }
+    pub(super) fn time(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<f64> {
+        match self {
+            Gpus::One(d) => d.time_events_open(body),
+            Gpus::Node(n) => n.time(body),
+        }
+    }
+    pub(super) fn synchronize(&self) -> DeviceResult<()> {
+        match self {
+            Gpus::One(d) => d.synchronize(),
+            Gpus::Node(n) => n.synchronize(),
+        }
+    }
+}
+
+/// One part's arrays on its GPU.
+pub(super) struct OnGpu {
+    u: [Buffer; 3],
+    cp: Buffer,
+    slice_ptr: Buffer,
+    col: Buffer,
+    kvals: Buffer,
+    src_dof: Buffer,
+    src_coef: Buffer,
+    rec_dof: Buffer,
+    nsrc: usize,
+    nrec: usize,
+    trace: Buffer,
+    trace_rows: usize,
+    /// The sends that are not one contiguous run, packed by one launch (None: every send is).
+    packed: Option<Packed>,
+    rows: Kernel,
+    pack: Kernel,
+}
+
+impl OnGpu {
+    pub(super) fn bytes(&self) -> usize {
+        let packs: usize = self.packed.iter().map(|p| p.at.bytes() + p.out.bytes()).sum();
+        self.u.iter().map(Buffer::bytes).sum::<usize>()
+            + [&self.cp, &self.slice_ptr, &self.col, &self.kvals, &self.trace].iter().map(|b| b.bytes()).sum::<usize>()
+            + packs
+    }
+}
+
+/// Every send of a part that is not one contiguous run of U, packed into one staging buffer by
+/// one launch: their positions end to end, and each send's first node in the staging.
+struct Packed {
+    at: Buffer,
+    out: Buffer,
+    count: usize,
+    /// Per send of the part: its first node in `out`, or None where it is sent from U in place.
+    first: Vec<Option<usize>>,
+}
+
+impl Packed {
+    fn upload(dev: &dyn Device, part: &Part, s: usize) -> DeviceResult<Option<Packed>> {
+        let mut at = Vec::new();
+        let mut first = Vec::with_capacity(part.sends.len());
+        for l in &part.sends {
+            first.push(l.contiguous().is_none().then_some(at.len()));
+            if l.contiguous().is_none() {
+                at.extend_from_slice(&l.at);
+            }
+        }
+        if at.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Packed { out: dev.alloc(2 * at.len() * s)?, at: dev.upload_slice(&at)?, count: at.len(), first }))
+    }
+}
+
+pub(super) struct Stepper<'a, T: Real> {
+    pub(super) gpus: Gpus<'a>,
+    split: &'a Split,
+    pub(super) parts: Vec<OnGpu>,
+    pub(super) col16: bool,
+    _t: std::marker::PhantomData<T>,
+}
+
+fn upload_part<T: Real>(
+    dev: &dyn Device,
+    modules: &mut ModuleCache,
+    part: &Part,
+    method: Method,
+    trace_rows: usize,
+) -> DeviceResult<(OnGpu, bool)> {
+    let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+    let sell = SlicedEll::new(&part.sys, 1);
+    let short = sell.col16();
+    let col16 = short.is_some();
+    let kf32 = method.kf32();
+    let kvals = if kf32 {
+        dev.upload_slice(&sell.vals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
+    } else {
+        dev.upload_slice(&to_t(&sell.vals))?
+    };
+    let col = match short {
+        Some(c) => dev.upload_slice(&c)?,
+        None => dev.upload_slice(&sell.col)?,
+    };
+    let sys = &part.sys;
+    let defines = Defines::for_precision(T::PRECISION)
+        .with("KVAL_IS_DOUBLE", (T::PRECISION == Precision::F64 && !kf32) as u8)
+        .with("COL16", col16 as u8);
+    let ndof = 2 * part.len();
+    let s = std::mem::size_of::<T>();
+    let nrec = sys.rec_dof.len();
+    let packed = Packed::upload(dev, part, s)?;
+    let on = OnGpu {
+        u: [dev.alloc(ndof * s)?, dev.alloc(ndof * s)?, dev.alloc(ndof * s)?],
+        cp: dev.upload_slice(&to_t(&sys.cp))?,
+        slice_ptr: dev.upload_slice(&sell.slice_ptr)?,
+        col,
+        kvals,
+        src_dof: dev.upload_slice(&sys.src_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?,
+        src_coef: dev.upload_slice(&to_t(&sys.src_coef.iter().copied().chain([0.0]).collect::<Vec<f64>>()))?,
+        rec_dof: dev.upload_slice(&sys.rec_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?,
+        nsrc: sys.src_dof.len(),
+        nrec,
+        trace: dev.alloc((trace_rows * nrec).max(1) * s)?,
+        trace_rows,
+        packed,
+        rows: modules.kernel(dev, &super::gpu::POGO, &defines, "pogo_step_sell_rows")?,
+        pack: modules.kernel(dev, &super::gpu::POGO, &Defines::for_precision(T::PRECISION), "pogo_pack")?,
+    };
+    Ok((on, col16))
+}
+
+impl<'a, T: Real> Stepper<'a, T> {
+    pub(super) fn new(
+        ctx: &mut CaseCtx,
+        dev: &'a dyn Device,
+        split: &'a Split,
+        method: Method,
+        trace_rows: usize,
+    ) -> Result<Self, CaseError> {
+        let p = split.parts.len();
+        let gpus = if p == 1 { Gpus::One(dev) } else { Gpus::Node(NodeGpus::open(p)?) };
+        let mut parts = Vec::with_capacity(p);
+        let mut col16 = true;
+        for (r, part) in split.parts.iter().enumerate() {
+            let mut own = ModuleCache::default();
+            let modules = if p == 1 { &mut *ctx.modules } else { &mut own };
+            let (on, c16) = upload_part::<T>(gpus.dev(r), modules, part, method, trace_rows)?;
+            col16 &= c16;
+            parts.push(on);
+        }
+        Ok(Stepper { gpus, split, parts, col16, _t: std::marker::PhantomData })
+    }
+
+    /// U_prev = U_curr = `start` (dof order; zeros where None), U_next and the traces poisoned.
+    pub(super) fn load(&mut self, start: Option<&[f64]>) -> Result<(), CaseError> {
+        for (r, (part, on)) in self.split.parts.iter().zip(&mut self.parts).enumerate() {
+            let dev = self.gpus.dev(r);
+            let local: Vec<T> = match start {
+                Some(u) => part.node_at.iter().flat_map(|&i| [u[2 * i as usize], u[2 * i as usize + 1]]).map(T::from_f64).collect(),
+                None => vec![T::from_f64(0.0); 2 * part.len()],
+            };
+            for b in &mut on.u[..2] {
+                dev.upload(b, bytemuck::cast_slice(&local))?;
+            }
+            // A module cache belongs to one device.
+            let mut modules = ModuleCache::default();
+            modules.poison(dev, &on.u[2])?;
+            modules.poison(dev, &on.trace)?;
+            dev.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Part r's step of rows first..last in increment k.
+    fn rows(&self, r: usize, k: usize, at: Writes, first: usize, last: usize) -> SellRows<'_> {
+        let on = &self.parts[r];
+        SellRows {
+            sell: [&on.slice_ptr, &on.col, &on.kvals, &on.cp],
+            u: [&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]],
+            rows: (first, last),
+            src: (&on.src_dof, &on.src_coef, on.nsrc as u32),
+            amp: Arg::real(T::PRECISION, at.amp),
+            rec: (&on.rec_dof, on.nrec as u32),
+            trace: (&on.trace, at.row),
+        }
+    }
+
+    /// Part r's interior rows (every row on one GPU), on its GPU's own stream.
+    fn launch_interior(&self, r: usize, k: usize, at: Writes) -> DeviceResult<()> {
+        let part = &self.split.parts[r];
+        let last = if self.split.parts.len() == 1 { part.owned } else { part.interior };
+        if last == 0 {
+            return Ok(());
+        }
+        let step = self.rows(r, k, at, 0, last);
+        self.gpus.dev(r).launch(&self.parts[r].rows, Launch::cover(last, 256), &step.args())
+    }
+
+    /// Part r's sent rows and the packing of its sends that are not contiguous, on its exchange
+    /// stream (after a fork).
+    fn launch_sent(&self, nodes: &NodeGpus, r: usize, k: usize, at: Writes) -> DeviceResult<()> {
+        let (part, on) = (&self.split.parts[r], &self.parts[r]);
+        if part.owned > part.interior {
+            let step = self.rows(r, k, at, part.interior, part.owned);
+            nodes.launch_beside(r, &on.rows, Launch::cover(part.owned - part.interior, 256), &step.args())?;
+        }
+        if let Some(p) = &on.packed {
+            let args = [Arg::Buf(&p.at), Arg::Buf(&on.u[(k + 2) % 3]), Arg::Buf(&p.out), Arg::U32(p.count as u32)];
+            nodes.launch_beside(r, &on.pack, Launch::cover(p.count, 256), &args)?;
+        }
+        Ok(())
+    }
+
+    /// Increment k's sends and receives, every part's, queued on the exchange streams.
+    fn exchange(&self, nodes: &NodeGpus, k: usize) -> DeviceResult<()> {
+        let s = std::mem::size_of::<T>();
+        let mut sends = Vec::with_capacity(self.parts.len());
+        let mut recvs = Vec::with_capacity(self.parts.len());
+        for (part, on) in self.split.parts.iter().zip(&self.parts) {
+            let next = &on.u[(k + 2) % 3];
+            sends.push(part.sends.iter().enumerate().map(|(i, l)| sent(l, i, on.packed.as_ref(), next, s)).collect::<Vec<_>>());
+            let recv = |l: &Link| Transfer { peer: l.peer, buf: next, offset: 2 * s * l.at[0] as usize, count: 2 * l.at.len() };
+            recvs.push(part.recvs.iter().map(recv).collect::<Vec<_>>());
+        }
+        nodes.exchange(T::PRECISION, &sends, &recvs)
+    }
+
+    /// Increment k. On one GPU, every row in one launch. On several, forked: each GPU's sent
+    /// rows, the packing and the exchange on its exchange stream, the interior rows beside them
+    /// on its own stream, joined before the next increment. `steps`/`swap` leave out either
+    /// side (for timing the exchange and the steps alone).
+    pub(super) fn increment(&self, k: usize, at: Writes, steps: bool, swap: bool) -> DeviceResult<()> {
+        let Gpus::Node(nodes) = &self.gpus else {
+            return if steps { self.launch_interior(0, k, at) } else { Ok(()) };
+        };
+        nodes.fork()?;
+        for r in 0..self.parts.len() {
+            if steps {
+                self.launch_sent(nodes, r, k, at)?;
+            }
+        }
+        if swap {
+            self.exchange(nodes, k)?;
+        }
+        for r in 0..self.parts.len() {
+            if steps {
+                self.launch_interior(r, k, at)?;
+            }
+        }
+        nodes.join()
+    }
+
+    pub(super) fn nccl_version(&self) -> Option<i32> {
+        match &self.gpus {
+            Gpus::Node(n) => n.nccl_version(),
+            Gpus::One(_) => None,
+        }
+    }
+
+    /// The model's U (dof order) after increment k's predecessor: each part's current vector.
+    pub(super) fn gather_u(&self, k: usize) -> DeviceResult<Vec<f64>> {
+        let mut curr = Vec::with_capacity(self.parts.len());
+        for (r, (part, on)) in self.split.parts.iter().zip(&self.parts).enumerate() {
+            let v: Vec<f64> =
+                self.gpus.dev(r).download_vec::<T>(&on.u[(k + 1) % 3], 2 * part.len())?.into_iter().map(|x| x.to_f64()).collect();
+            curr.push(v);
+        }
+        let refs: Vec<&[f64]> = curr.iter().map(Vec::as_slice).collect();
+        Ok(self.split.gather(&refs))
+    }
+
+    /// The model's receivers' traces (x, y per receiver, step-major) from the parts' rows.
+    pub(super) fn gather_trace(&self, width: usize) -> DeviceResult<Vec<f64>> {
+        let rows = self.parts.first().map_or(0, |p| p.trace_rows);
+        let mut out = vec![f64::NAN; rows * width];
+        for (r, (part, on)) in self.split.parts.iter().zip(&self.parts).enumerate() {
+            let got = self.gpus.dev(r).download_vec::<T>(&on.trace, rows * on.nrec)?;
+            for step in 0..rows {
+                for (t, &g) in part.rec_index.iter().enumerate() {
+                    out[step * width + g] = got[step * on.nrec + t].to_f64();
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Send i's transfer (`l`): its run of the packed staging, or U_next in place where its
+/// positions are one contiguous run (`s`: bytes per value).
+fn sent<'b>(l: &Link, i: usize, packed: Option<&'b Packed>, next: &'b Buffer, s: usize) -> Transfer<'b> {
+    let count = 2 * l.at.len();
+    match packed.and_then(|p| p.first[i].map(|f| (p, f))) {
+        Some((p, f)) => Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * f, count },
+        None => Transfer { peer: l.peer, buf: next, offset: 2 * s * l.contiguous().unwrap_or(0) as usize, count },
+    }
+}
