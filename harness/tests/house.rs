@@ -2,7 +2,8 @@
 //! only where rows and reports are), no module imports one that imports it back, no source
 //! file grows past 600 lines (nor a test file past 450), no new function past 80 lines (those
 //! that predate the rule are listed and may only shrink), none takes more than 7 parameters,
-//! no module imports every name of a sibling; and what users read: every link of every tracked
+//! no module imports every name of a sibling, no run's state in a static (`statics`); and what
+//! users read: every link of every tracked
 //! Markdown file resolves, only published runs are tracked, and project files describe the
 //! software.
 
@@ -274,6 +275,8 @@ fn tracked_files_describe_the_software() {
 
 #[path = "house/shape.rs"]
 mod shape;
+#[path = "house/statics.rs"]
+mod statics;
 
 /// Test files hold one paper or one concern each, so that none nears the 600-line cap.
 #[test]

@@ -5,10 +5,12 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use polars::prelude::DataFrame;
 use serde::de::DeserializeOwned;
 
+use crate::context::RunContext;
 use crate::experiment::{self, ExperimentError, ExperimentSpec, Params};
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::results::Status;
@@ -116,6 +118,8 @@ impl ModuleCache {
 /// Everything a case needs besides its own parameters.
 pub struct CaseCtx<'a> {
     pub target: Target<'a>,
+    /// What the run's cases share: benchmarks' state between cases, background jobs.
+    pub run: &'a Arc<RunContext>,
     pub precision: Precision,
     pub policy: &'a MeasurePolicy,
     pub flusher: Option<&'a CacheFlusher>,

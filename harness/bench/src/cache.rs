@@ -1,6 +1,6 @@
-//! The one process-wide cache of built problems (meshes, f64 references, plans) that
-//! consecutive cases of a run share, so that a sweep over methods or precisions builds each
-//! problem once. Each benchmark keeps one `static` of it.
+//! The cache of built problems (meshes, f64 references, plans) that consecutive cases of a run
+//! share, so that a sweep over methods or precisions builds each problem once. Each benchmark
+//! keeps one in the run's context ([`crate::context::RunContext::state`]).
 
 use std::sync::{Arc, Mutex};
 

@@ -3,16 +3,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use sha2::{Digest, Sha256};
 
 use crate::benchmark::{CaseCtx, CaseError, Deferred, Experiment, Measured, ModuleCache, Target, Upcoming};
 use crate::case_rows::{finish_case, guarded, settle, to_rows, Finished};
+use crate::context::RunContext;
 use crate::experiment::Params;
 use crate::results::{hostname, now_string, CaseKey, ExperimentRecord, ResultsError, RunDir, RunMeta};
 use fembench_core::Precision;
-use fembench_device::{self as device, kernel_cache, Backend, Device};
+use fembench_device::{self as device, Backend, Device};
 use fembench_measure::CacheFlusher;
 
 #[derive(Debug, Clone, Default)]
@@ -122,7 +124,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         Some(path) => {
             let run = RunDir::open(path)?;
             let meta = run.read_meta()?;
-            check_resumable(&meta, opts)?;
+            crate::resume::check_resumable(&meta, opts.force, build_commit()).map_err(RunError::Resume)?;
             (run, meta)
         }
         None => {
@@ -204,7 +206,6 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     let mut cases = Vec::new();
     let mut skipped_done = 0;
     let mut summary = RunSummary { run_dir: run.path.clone(), ..Default::default() };
-    let mut noted_kernels = 0usize;
     for (ei, e) in experiments.iter().enumerate() {
         if !opts.retry.is_empty() {
             let again: BTreeSet<String> =
@@ -278,16 +279,14 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
     // of its experiment.
     let listed: Vec<Upcoming> =
         cases.iter().map(|c| Upcoming { backend: c.backend, precision: c.precision, params: c.params.clone() }).collect();
-    let mut experiment_end = vec![cases.len(); cases.len()];
-    for i in (0..cases.len().saturating_sub(1)).rev() {
-        experiment_end[i] = if cases[i + 1].exp == cases[i].exp { experiment_end[i + 1] } else { i + 1 };
-    }
+    let experiment_end = experiment_ends(&cases.iter().map(|c| c.exp).collect::<Vec<_>>());
     let mut opened: BTreeMap<Backend, Opened> = BTreeMap::new();
     let telemetry = fembench_device::telemetry::Telemetry::open();
     // Cases whose rows wait for their deferred rest (see [`Deferred`]).
     let run_id = meta.run_id.clone();
     let mut pending: Vec<Finished> = Vec::new();
     let run_start = std::time::Instant::now();
+    let shared = Arc::new(RunContext::default());
     for (ci, case) in cases.iter().enumerate() {
         if opts.stop_after.is_some_and(|limit| run_start.elapsed() >= limit) || crate::interrupt::requested() {
             summary.cases_left = cases.len() - ci;
@@ -297,7 +296,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         let e = &experiments[case.exp];
         // No background job of one experiment runs into the next.
         if ci > 0 && cases[ci - 1].exp != case.exp {
-            crate::background::quiet();
+            shared.background().quiet();
         }
         let iteration_start = std::time::Instant::now();
         bar.set_message(format!("{} {}", e.id(), case.id));
@@ -333,6 +332,7 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                     _ => {
                         let mut ctx = CaseCtx {
                             target: Target::Gpu(dev.as_ref()),
+                            run: &shared,
                             precision: case.precision,
                             policy: &policy,
                             flusher: flusher.as_ref().and_then(|f| f.as_ref().ok()),
@@ -349,10 +349,11 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
                 // Host-timed: no background job (a model's CPU window, a problem built ahead)
                 // may share the cores, and the cases that waited for one are settled first.
                 settle(&mut pending, &mut |p| finish_counted(p, &mut summary, &bar))?;
-                crate::background::quiet();
+                shared.background().quiet();
                 let mut modules = ModuleCache::default();
                 let mut ctx = CaseCtx {
                     target: Target::Cpu,
+                    run: &shared,
                     precision: case.precision,
                     policy: &policy,
                     flusher: None,
@@ -417,10 +418,10 @@ pub fn run(experiments: &[Box<dyn Experiment>], opts: &RunOptions) -> Result<Run
         }
         crate::interrupt::set_in_hand(None);
         fembench_measure::trace::mark("rows written");
-        if kernel_cache::request_count() != noted_kernels {
-            let compiled = kernel_cache::requests();
-            run.add_kernels(&compiled)?;
-            noted_kernels = compiled.len();
+        // kernels.json gains what the case's device compiled (nothing is written when nothing
+        // is new).
+        if let Some(Opened::Gpu { dev, .. }) = opened.get(&case.backend) {
+            run.add_kernels(&dev.compiled())?;
         }
         // After a sticky error (an illegal address poisons a CUDA context for good) the device
         // is opened again, so the rest of the run is not lost.
@@ -491,38 +492,14 @@ fn inject_sticky_fault(dev: &dyn Device, case_id: &str) {
     eprintln!("FEMBENCH_TEST_STICKY_FAULT: a fault before {case_id}: {:?}", fault());
 }
 
-/// Refuses to resume a run made by another harness version or commit, or on other devices,
-/// unless `--force`: its rows would not be comparable with the new ones.
-fn check_resumable(meta: &RunMeta, opts: &RunOptions) -> Result<(), RunError> {
-    if opts.force {
-        return Ok(());
+/// For each case (given by its experiment's index, cases grouped by experiment), the index one
+/// past its experiment's last case.
+fn experiment_ends(exp: &[usize]) -> Vec<usize> {
+    let mut end = vec![exp.len(); exp.len()];
+    for i in (0..exp.len().saturating_sub(1)).rev() {
+        end[i] = if exp[i + 1] == exp[i] { end[i + 1] } else { i + 1 };
     }
-    let mut differs = Vec::new();
-    if meta.harness_version != env!("CARGO_PKG_VERSION") {
-        differs.push(format!("harness version {} (now {})", meta.harness_version, env!("CARGO_PKG_VERSION")));
-    }
-    if meta.git_commit != build_commit() {
-        differs.push(format!("commit {} (now {})", meta.git_commit, build_commit()));
-    }
-    for d in &meta.devices {
-        let Some(backend) = d.backend else { continue };
-        let now = match backend {
-            Backend::Cpu => Some(device::cpu::model()),
-            b => device::list(b).ok().and_then(|l| l.into_iter().nth(d.index)).map(|i| i.name),
-        };
-        if now.as_deref() != Some(d.name.as_str()) {
-            differs.push(format!("{backend} device {} was {} (now {})", d.index, d.name, now.as_deref().unwrap_or("absent")));
-        }
-    }
-    if differs.is_empty() {
-        Ok(())
-    } else {
-        Err(RunError::Resume(format!(
-            "run {} was made with {}; its rows would not compare with new ones (--force resumes anyway)",
-            meta.run_id,
-            differs.join(", ")
-        )))
-    }
+    end
 }
 
 /// A case that cannot fit in this machine's free memory or its device's, before anything is

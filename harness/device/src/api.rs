@@ -424,6 +424,11 @@ pub trait Device {
     fn allocation_note(&self) -> &'static str {
         "allocation"
     }
+    /// The compilations asked of this device so far (backend, device, kernel file, definitions):
+    /// what a run writes as its kernels.json, for `harness precompile`.
+    fn compiled(&self) -> Vec<crate::kernel_cache::Request> {
+        Vec::new()
+    }
     /// False once the device is in an error state that later work cannot leave (CUDA's sticky
     /// errors after an illegal address): the runner then opens it again.
     fn healthy(&self) -> bool {

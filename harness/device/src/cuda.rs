@@ -126,6 +126,8 @@ pub struct CudaDevice {
     /// True while a timed body is being enqueued behind the closed gate (shared with cuBLAS,
     /// whose dot products wait on the stream).
     gated: std::rc::Rc<Cell<bool>>,
+    /// The compilations asked of this device (the run's kernels.json).
+    compiled: std::cell::RefCell<std::collections::BTreeSet<kernel_cache::Request>>,
     /// Page-locked staging for large downloads ([`STAGING_BYTES`]), made on first use.
     staging: std::cell::OnceCell<Result<std::cell::RefCell<HostBuffer>, String>>,
 }
@@ -196,6 +198,7 @@ impl CudaDevice {
             sparse: std::cell::OnceCell::new(),
             blas: std::cell::OnceCell::new(),
             staging: std::cell::OnceCell::new(),
+            compiled: Default::default(),
             ctx,
             stream,
             info,
@@ -354,7 +357,7 @@ impl Device for CudaDevice {
     }
 
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
-        kernel_cache::note(kernel_cache::Request {
+        self.compiled.borrow_mut().insert(kernel_cache::Request {
             backend: Backend::Cuda,
             device: self.info.name.clone(),
             file: source.file.into(),
@@ -532,6 +535,10 @@ impl Device for CudaDevice {
             cudarc::driver::sys::cuDeviceGetMemPool(&mut pool, self.ctx.cu_device()).result().map_err(api("cuDeviceGetMemPool"))?;
             cudarc::driver::sys::cuMemPoolTrimTo(pool, 0).result().map_err(api("cuMemPoolTrimTo"))
         }
+    }
+
+    fn compiled(&self) -> Vec<kernel_cache::Request> {
+        self.compiled.borrow().iter().cloned().collect()
     }
 
     fn allocation_note(&self) -> &'static str {

@@ -11,14 +11,12 @@
 //! (temporary file, then rename), so two processes can share the folder; a cache that cannot be
 //! written only costs the compilation again.
 //!
-//! Every compilation a process asks for is also noted ([`note`], [`requests`]); the runner keeps
+//! Each device notes the compilations asked of it ([`crate::Device::compiled`]); the runner keeps
 //! them in the run folder (`kernels.json`), and `harness precompile` compiles a stored run's list
 //! ahead of a new run, in parallel, into this cache (a fresh machine's `make reproduce` then pays
 //! the compilers on all cores at once instead of one case at a time).
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use fembench_core::Backend;
 use serde::{Deserialize, Serialize};
@@ -31,23 +29,6 @@ pub struct Request {
     pub device: String,
     pub file: String,
     pub defines: Vec<(String, String)>,
-}
-
-static REQUESTS: Mutex<BTreeSet<Request>> = Mutex::new(BTreeSet::new());
-
-/// Notes a compilation this process asked for.
-pub fn note(request: Request) {
-    REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).insert(request);
-}
-
-/// How many distinct compilations this process asked for.
-pub fn request_count() -> usize {
-    REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).len()
-}
-
-/// Every compilation this process asked for, sorted.
-pub fn requests() -> Vec<Request> {
-    REQUESTS.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
 }
 
 /// The cache folder, or None when turned off or no home is known.

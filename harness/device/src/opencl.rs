@@ -105,6 +105,8 @@ pub struct OpenClDevice {
     recording: RefCell<Option<Vec<Event>>>,
     /// The user event the first command of a timed region waits for.
     gate: RefCell<Option<cl_event>>,
+    /// The compilations asked of this device (the run's kernels.json).
+    compiled: RefCell<std::collections::BTreeSet<kernel_cache::Request>>,
 }
 
 impl OpenClDevice {
@@ -120,7 +122,7 @@ impl OpenClDevice {
         // The OpenCL 1.2 entry point works on every platform; profiling gives device timestamps.
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE).map_err(api("clCreateCommandQueue"))?;
-        Ok(Self { device, context, queue, info, recording: RefCell::new(None), gate: RefCell::new(None) })
+        Ok(Self { device, context, queue, info, recording: RefCell::new(None), gate: RefCell::new(None), compiled: Default::default() })
     }
 
     fn record(&self, event: Event) {
@@ -202,7 +204,7 @@ impl Device for OpenClDevice {
     }
 
     fn compile(&self, source: &KernelSource, defines: &Defines) -> DeviceResult<Module> {
-        kernel_cache::note(kernel_cache::Request {
+        self.compiled.borrow_mut().insert(kernel_cache::Request {
             backend: Backend::OpenCl,
             device: self.info.name.clone(),
             file: source.file.into(),
@@ -362,6 +364,10 @@ impl Device for OpenClDevice {
 
     fn touch(&self, buf: &mut Buffer) -> DeviceResult<()> {
         self.upload(buf, &[0u8])
+    }
+
+    fn compiled(&self) -> Vec<kernel_cache::Request> {
+        self.compiled.borrow().iter().cloned().collect()
     }
 
     fn allocation_note(&self) -> &'static str {

@@ -8,6 +8,7 @@ use super::methods::{run_device, stages_of, MethodRun, Reference};
 use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
+use crate::context::RunContext;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode};
@@ -32,10 +33,13 @@ struct Prepared {
     reference: OnceLock<(Solve, Vec<f64>)>,
 }
 
-static CACHE: ProblemCache<u32, Prepared> = ProblemCache::new(2);
+/// The run's built problems, two at most.
+fn problems(run: &RunContext) -> Arc<ProblemCache<u32, Prepared>> {
+    run.state("acoo problems", || ProblemCache::new(2))
+}
 
-fn prepared(level: u32) -> Result<Arc<Prepared>, CaseError> {
-    CACHE.get_or_build(level, || {
+fn prepared(run: &RunContext, level: u32) -> Result<Arc<Prepared>, CaseError> {
+    problems(run).get_or_build(level, || {
         let t0 = std::time::Instant::now();
         let m = super::capacitor::mesh(level as usize);
         let t1 = std::time::Instant::now();
@@ -127,7 +131,7 @@ impl Benchmark for AcooCapacitor {
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let problem = &problem.at(ctx.precision);
-        let prep = prepared(point.level)?;
+        let prep = prepared(ctx.run, point.level)?;
         let c = &prep.capacitor;
         let (reference, reference_vals) = prep.reference(problem.max_iterations.max(10 * c.n_free));
         let colors = (&prep.colors[..], prep.coloring_s);

@@ -139,7 +139,7 @@ impl Benchmark for BanasIntegration {
 fn run_cpu(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
     let threads = rayon::current_num_threads();
     let n = problem.cpu_elements.unwrap_or(8 * threads).max(1);
-    let prep = prepared(point.degree, n, 1.0 / n as f64)?;
+    let prep = prepared(ctx.run, point.degree, n, 1.0 / n as f64)?;
     let all: Vec<usize> = (0..n).collect();
     // The output is allocated once; every repetition overwrites it in place.
     let mut out = vec![f64::NAN; element_dofs(prep.re.nsh).pow(2) * n];
@@ -175,7 +175,7 @@ fn run_gpu<T: Real>(
         register_file: None,
     };
     let plan = Plan::new(variant, nsh, nq, T::PRECISION, dev.info(), &tuning).map_err(CaseError::Failed)?;
-    let prep = prepared(point.degree, plan.elements, problem.verify_fraction)?;
+    let prep = prepared(ctx.run, point.degree, plan.elements, problem.verify_fraction)?;
     let ne = prep.mesh.len();
     let kernel = ctx.modules.kernel(dev, &BANAS, &plan.defines(T::PRECISION), "banas_integrate")?;
     let size = element_dofs(nsh).pow(2);

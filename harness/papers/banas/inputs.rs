@@ -9,6 +9,7 @@ use super::elasticity::{element_matrices, PrismMesh};
 use super::prism::{jacobian_terms, Reference};
 use crate::benchmark::{CaseError, Measured};
 use crate::cache::ProblemCache;
+use crate::context::RunContext;
 use crate::device::HostBuffer;
 use crate::real::Real;
 
@@ -27,13 +28,16 @@ impl Prepared {
     }
 }
 
-/// Every degree's problem of a sweep (small beside the device arrays).
-static CACHE: ProblemCache<(u32, usize), Prepared> = ProblemCache::new(16);
+/// The run's problems of a sweep (small beside the device arrays).
+fn problems(run: &RunContext) -> Arc<ProblemCache<(u32, usize), Prepared>> {
+    run.state("banas problems", || ProblemCache::new(16))
+}
 
-pub(crate) fn prepared(degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
+pub(crate) fn prepared(run: &RunContext, degree: u32, elements: usize, verify_fraction: f64) -> Result<Arc<Prepared>, CaseError> {
+    let cache = problems(run);
     // Meshes of another degree are not needed again: sweeps run degree by degree.
-    CACHE.retain(|k| k.0 == degree);
-    CACHE.get_or_build((degree, elements), || {
+    cache.retain(|k| k.0 == degree);
+    cache.get_or_build((degree, elements), || {
         let re = Reference::new(degree as usize).map_err(CaseError::Failed)?;
         let mesh = PrismMesh::with_elements(elements);
         let m = ((verify_fraction * elements as f64).ceil() as usize).clamp(1, elements);

@@ -49,7 +49,7 @@ pub(crate) fn run_gemm_peer<T: Real>(
     // The same elements as REG_NOJAC's launch: the same output size, so the same work.
     let tuning = Tuning { output_bytes: (problem.output_mib * (1u64 << 20) as f64) as usize, ..Default::default() };
     let plan = Plan::new(Variant::RegNojac, nsh, nq, T::PRECISION, dev.info(), &tuning).map_err(CaseError::Failed)?;
-    let prep = prepared(point.degree, plan.elements, problem.verify_fraction)?;
+    let prep = prepared(ctx.run, point.degree, plan.elements, problem.verify_fraction)?;
     let (ne, s) = (prep.mesh.len(), std::mem::size_of::<T>());
     let (k, n) = (6 * nq, element_dofs(nsh));
     let size = n * n;

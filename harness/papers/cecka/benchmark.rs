@@ -144,7 +144,7 @@ impl Benchmark for CeckaAssembly {
         if !gpu && ctx.precision == Precision::F32 {
             return Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into()));
         }
-        let prep = prepared(problem.mesh.as_ref(), point.level, point.order)?;
+        let prep = prepared(ctx.run, problem.mesh.as_ref(), point.level, point.order)?;
         match (ctx.precision, &ctx.target) {
             (_, Target::Cpu) => run_cpu(ctx, &prep, point),
             (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),

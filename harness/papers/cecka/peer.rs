@@ -76,7 +76,7 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     // cuSPARSE's region is open: the host's calls are inside it, so no background work (the
     // next problem built ahead) may share the cores while it is timed.
     if !radix {
-        crate::background::quiet();
+        ctx.run.background().quiet();
     }
     let gate = if radix { Gate::Closed } else { Gate::Open };
     let timings = time_modes_as(ctx, dev, gate, &outputs, &mut || {

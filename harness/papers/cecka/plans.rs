@@ -5,9 +5,10 @@ use super::nz_plans::{self, Packed};
 use super::prepared::{cached, is_cached, prepared, Prepared, ProblemKey, Timed};
 use super::spec::{Family, Method, Point, Problem_};
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::benchmark::{CaseCtx, CaseError, Upcoming};
+use crate::context::RunContext;
 use crate::device::Backend;
 use crate::experiment::{ParamValue, Params};
 
@@ -119,12 +120,18 @@ fn build_plans(problem: &Problem_, prep: &Prepared, wanted: &BTreeSet<(Method, u
 
 /// The next problem built ahead, on a thread of its own, while the cases of the problem in hand
 /// run: its key and its thread.
-static AHEAD: Mutex<Option<(ProblemKey, std::thread::JoinHandle<()>)>> = Mutex::new(None);
+type Ahead = Mutex<Option<(ProblemKey, std::thread::JoinHandle<()>)>>;
+
+/// The run's problem built ahead (one at a time).
+fn ahead_of(run: &RunContext) -> Arc<Ahead> {
+    run.state("cecka ahead", || Mutex::new(None))
+}
 
 /// Waits for the problem being built ahead, if it is `key`'s: its case must not build the same
 /// plans a second time beside it.
-fn join_ahead(key: &ProblemKey) {
-    let mut ahead = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
+fn join_ahead(run: &RunContext, key: &ProblemKey) {
+    let slot = ahead_of(run);
+    let mut ahead = slot.lock().unwrap_or_else(|e| e.into_inner());
     if ahead.as_ref().is_some_and(|(k, _)| k == key) {
         if let Some((_, thread)) = ahead.take() {
             // A panic there cached nothing: the case builds what it needs and fails on its own.
@@ -136,24 +143,26 @@ fn join_ahead(key: &ProblemKey) {
 /// Starts building the first problem after `key` among `upcoming` on `backend` (its problem,
 /// references and plans, as [`warm`] would), on every core but two, while this problem's
 /// cases run on the GPU. The runner waits for it before any host-timed case
-/// ([`crate::background::quiet`]); its plans' seconds count cores shared with those cases.
-fn build_ahead(problem: &Problem_, key: &ProblemKey, upcoming: &[Upcoming], backend: Option<Backend>, limit: usize) {
+/// ([`crate::background::Background::quiet`]); its plans' seconds count cores shared with those
+/// cases.
+fn build_ahead(run: &Arc<RunContext>, problem: &Problem_, key: &ProblemKey, upcoming: &[Upcoming], backend: Option<Backend>, limit: usize) {
     let next = upcoming.iter().filter(|u| Some(u.backend) == backend).find_map(|u| {
         let (level, order) = (int(&u.params, "level")? as u32, int(&u.params, "order")? as u32);
         ((level, order) != (key.1, key.2)).then_some((level, order))
     });
     let Some((level, order)) = next else { return };
     let next_key: ProblemKey = (problem.mesh.clone(), level, order);
-    let mut ahead = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
-    if ahead.as_ref().is_some_and(|(k, t)| *k == next_key || !t.is_finished()) || is_cached(&next_key) {
+    let slot = ahead_of(run);
+    let mut ahead = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if ahead.as_ref().is_some_and(|(k, t)| *k == next_key || !t.is_finished()) || is_cached(run, &next_key) {
         return;
     }
-    let (problem, cases) = (problem.clone(), upcoming.to_vec());
-    let job = crate::background::Job::start();
+    let (problem, cases, run) = (problem.clone(), upcoming.to_vec(), run.clone());
+    let job = crate::background::Job::start(run.background());
     let thread = std::thread::spawn(move || {
         let _job = job;
         crate::background::pool().install(|| {
-            let Ok(prep) = prepared(problem.mesh.as_ref(), level, order) else { return };
+            let Ok(prep) = prepared(&run, problem.mesh.as_ref(), level, order) else { return };
             let (wanted, dummies) = wanted_by(&cases, backend, level, order);
             if prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
                 build_plans(&problem, &prep, &wanted, dummies, limit);
@@ -174,14 +183,14 @@ fn build_ahead(problem: &Problem_, key: &ProblemKey, upcoming: &[Upcoming], back
 /// cores, as PoCL's do).
 pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point, backend: Option<Backend>, limit: usize, ahead: bool) {
     let key: ProblemKey = (problem.mesh.clone(), point.level, point.order);
-    join_ahead(&key);
+    join_ahead(ctx.run, &key);
     if prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
         let (mut wanted, dummies) = wanted_by(ctx.upcoming, backend, point.level, point.order);
         wanted.insert((point.method.full(), ctx.precision.bytes(), point.colors));
         build_plans(problem, prep, &wanted, dummies || point.method.dummy(), limit);
     }
     if ahead {
-        build_ahead(problem, &key, ctx.upcoming, backend, limit);
+        build_ahead(ctx.run, problem, &key, ctx.upcoming, backend, limit);
     }
 }
 
@@ -213,22 +222,24 @@ mod tests {
         assert!(dummies);
         assert_eq!(wanted.len(), 3, "{wanted:?}");
         assert!(wanted.contains(&(Method::LocalNz, 8, 0)), "a dummy wants its full method's plan");
-        build_ahead(&problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
-        assert!(AHEAD.lock().unwrap().as_ref().is_some_and(|(k, _)| *k == next));
+        let run = Arc::new(RunContext::default());
+        build_ahead(&run, &problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
+        assert!(ahead_of(&run).lock().unwrap().as_ref().is_some_and(|(k, _)| *k == next));
         // A second call while it runs starts nothing more.
-        build_ahead(&problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
-        join_ahead(&next);
-        assert!(AHEAD.lock().unwrap().is_none(), "joined");
-        assert!(is_cached(&next));
-        let prep = prepared(None, 1, 3).expect("built ahead");
+        build_ahead(&run, &problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
+        join_ahead(&run, &next);
+        assert!(ahead_of(&run).lock().unwrap().is_none(), "joined");
+        assert!(is_cached(&run, &next));
+        assert!(!is_cached(&RunContext::default(), &next), "another run shares nothing");
+        let prep = prepared(&run, None, 1, 3).expect("built ahead");
         assert!(prep.warmed.lock().unwrap().contains(&Some(Backend::OpenCl)));
         assert!(prep.reference.get().is_some() && prep.dummy_reference.get().is_some());
         assert_eq!(prep.global.lock().unwrap().len(), 1);
         assert_eq!(prep.local.lock().unwrap().len(), 1);
         assert!(prep.shared.lock().unwrap().is_empty() && prep.shared_atomic.lock().unwrap().is_empty(), "only what the cases use");
         // From the last problem, nothing is ahead; another backend's cases are not this one's.
-        build_ahead(&problem, &next, &upcoming[1..], Some(Backend::OpenCl), 48 * 1024);
-        build_ahead(&problem, &key, &upcoming, Some(Backend::Cuda), 48 * 1024);
-        assert!(AHEAD.lock().unwrap().is_none());
+        build_ahead(&run, &problem, &next, &upcoming[1..], Some(Backend::OpenCl), 48 * 1024);
+        build_ahead(&run, &problem, &key, &upcoming, Some(Backend::Cuda), 48 * 1024);
+        assert!(ahead_of(&run).lock().unwrap().is_none());
     }
 }

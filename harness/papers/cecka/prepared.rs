@@ -10,6 +10,7 @@ use super::spec::MeshFile;
 use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, Bounds, Problem, System};
 use crate::benchmark::CaseError;
 use crate::cache::ProblemCache;
+use crate::context::RunContext;
 
 /// A plan (or why it could not be made) and the host seconds it took to make: the method's
 /// set-up, reported beside its assembly time.
@@ -71,16 +72,19 @@ impl Prepared {
 }
 
 pub(crate) type ProblemKey = (Option<MeshFile>, u32, u32);
-/// Two problems at most: the largest P1 mesh holds about a gigabyte of host arrays.
-static CACHE: ProblemCache<ProblemKey, Prepared> = ProblemCache::new(2);
-
-/// Whether the problem of `key` is built.
-pub(crate) fn is_cached(key: &ProblemKey) -> bool {
-    CACHE.contains(key)
+/// The run's built problems, two at most: the largest P1 mesh holds about a gigabyte of host
+/// arrays.
+fn problems(run: &RunContext) -> Arc<ProblemCache<ProblemKey, Prepared>> {
+    run.state("cecka problems", || ProblemCache::new(2))
 }
 
-pub(crate) fn prepared(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
-    CACHE.get_or_build((mesh.cloned(), level, order), || build(mesh, level, order))
+/// Whether the problem of `key` is built.
+pub(crate) fn is_cached(run: &RunContext, key: &ProblemKey) -> bool {
+    problems(run).contains(key)
+}
+
+pub(crate) fn prepared(run: &RunContext, mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Arc<Prepared>, CaseError> {
+    problems(run).get_or_build((mesh.cloned(), level, order), || build(mesh, level, order))
 }
 
 fn build(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Prepared, CaseError> {

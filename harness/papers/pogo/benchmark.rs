@@ -8,6 +8,7 @@ use super::prepared::Prepared;
 use super::spec::{Method, ModelName, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
+use crate::context::RunContext;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
@@ -16,11 +17,9 @@ use crate::{Backend, Precision};
 pub struct PogoStepping;
 
 type Key = (ModelName, u64, usize, usize, Option<std::path::PathBuf>);
-static CACHE: ProblemCache<Key, Result<Prepared, String>> = ProblemCache::new(1);
-
-fn prepared(problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepared, String>> {
+fn prepared(run: &RunContext, problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepared, String>> {
     let key = (m, coarsen.to_bits(), problem.check_steps, problem.sell_sigma, problem.msh.clone());
-    CACHE
+    run.state("pogo models", || ProblemCache::<Key, Result<Prepared, String>>::new(1))
         .get_or_build::<std::convert::Infallible>(key, || {
             Ok(match &problem.msh {
                 Some(path) => {
@@ -242,11 +241,11 @@ impl Benchmark for PogoStepping {
         p.method.runs_on(backend) && (precision == Precision::F64 || !(p.method.on_cpu() || p.method.kf32()))
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        let shared = prepared(problem, point.model, point.coarsen);
+        let shared = prepared(ctx.run, problem, point.model, point.coarsen);
         let prep = shared.as_ref().as_ref().map_err(|e| CaseError::Failed(e.clone()))?;
         let window = cpu_window(problem, point.coarsen, prep.model.increments);
         if let (Target::Gpu(_), Some(w)) = (&ctx.target, window) {
-            Prepared::window_in_background(&shared, w);
+            Prepared::window_in_background(&shared, w, ctx.run.background());
         }
         let steps = problem.timed_steps;
         // The full-length run: ours and the paper's kernel on aligned blocks, at the element size

@@ -10,6 +10,7 @@ use super::model::Model;
 use super::sell::SlicedEll;
 use super::spec::Blocker;
 use super::system::{Oracle, System};
+use crate::background::{Background, Job};
 use crate::benchmark::Measured;
 use crate::fem::elements::Elements;
 use crate::fem::{ordering, partition};
@@ -199,14 +200,14 @@ impl Prepared {
     /// Starts the window of `steps` steps on a thread of its own, once: the full runs of a model
     /// wait for it (in [`Prepared::window`]), and the GPU cases before them overlap it. Its
     /// `seconds` then count host cores shared with those cases.
-    pub fn window_in_background(this: &std::sync::Arc<Result<Prepared, String>>, steps: usize) {
+    pub fn window_in_background(this: &std::sync::Arc<Result<Prepared, String>>, steps: usize, jobs: &std::sync::Arc<Background>) {
         let Ok(p) = this.as_ref() else { return };
         if p.window_started.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return;
         }
         let this = this.clone();
         // Counted before the thread starts, so that a host-timed case cannot slip in before it.
-        let running = crate::background::Job::start();
+        let running = Job::start(jobs);
         std::thread::spawn(move || {
             let _running = running;
             if let Ok(p) = this.as_ref() {

@@ -99,7 +99,7 @@ impl Benchmark for PogoScaling {
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let Target::Gpu(dev) = ctx.target else { return Err(CaseError::Skipped("a GPU study".into())) };
         super::scaling_gpu::can_run(dev, point.gpus)?;
-        let r = ready(problem, problem.coarsen(point.study, point.gpus));
+        let r = ready(ctx.run, problem, problem.coarsen(point.study, point.gpus));
         let split = r.split(point.gpus);
         let split = split.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("METIS could not split the model: {e}")))?;
         let steps = match point.study {

@@ -12,6 +12,7 @@ use super::spec::{Method, ModelName};
 use super::split::Split;
 use super::system::System;
 use crate::cache::ProblemCache;
+use crate::context::RunContext;
 use crate::fem::elements::Elements;
 use crate::fem::partition;
 use crate::Precision;
@@ -92,11 +93,11 @@ impl Ready {
 }
 
 type Key = (ModelName, u64, usize);
-static CACHE: ProblemCache<Key, Ready> = ProblemCache::new(2);
 
-pub fn ready(problem: &Problem_, coarsen: f64) -> Arc<Ready> {
+/// The model made ready, from the run's two most recent.
+pub fn ready(run: &RunContext, problem: &Problem_, coarsen: f64) -> Arc<Ready> {
     let key = (problem.model, coarsen.to_bits(), problem.sell_sigma);
-    CACHE
+    run.state("pogo split models", || ProblemCache::<Key, Ready>::new(2))
         .get_or_build::<std::convert::Infallible>(key, || Ok(Ready::new(problem.model.build(coarsen), problem.sell_sigma)))
         .unwrap_or_else(|e| match e {})
 }

@@ -8,6 +8,7 @@ use super::reference::{CpuCsr, Prepared};
 use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
+use crate::context::RunContext;
 use crate::experiment::{ParamValue, Params};
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
@@ -16,11 +17,9 @@ use crate::{Backend, Precision};
 pub struct SanfuiAssembly;
 
 type Key = ([usize; 3], [u64; 3]);
-static CACHE: ProblemCache<Key, Prepared> = ProblemCache::new(1);
-
-fn prepared(problem: &Problem_, nodes: [usize; 3]) -> Arc<Prepared> {
+fn prepared(run: &RunContext, problem: &Problem_, nodes: [usize; 3]) -> Arc<Prepared> {
     let key = (nodes, [problem.young.to_bits(), problem.poisson.to_bits(), problem.spacing.to_bits()]);
-    CACHE
+    run.state("sanfui problems", || ProblemCache::<Key, Prepared>::new(1))
         .get_or_build::<std::convert::Infallible>(key, || Ok(Prepared::new(nodes, problem.spacing, problem.young, problem.poisson)))
         .unwrap_or_else(|e| match e {})
 }
@@ -128,7 +127,7 @@ impl Benchmark for SanfuiAssembly {
         p.method.runs_on(backend) && (backend != Backend::Cpu || precision == Precision::F64)
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        let prep = prepared(problem, point.nodes);
+        let prep = prepared(ctx.run, problem, point.nodes);
         crate::measure::trace::mark("sanfui: box prepared");
         let run = match ctx.target {
             Target::Cpu => run_cpu(ctx, &prep, point.method)?,
