@@ -173,75 +173,12 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
 
 fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
     let slug: String = key.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-    let series_of = |method: &str, y: &dyn Fn(usize) -> f64| {
-        let mut pts: Vec<(f64, f64)> = (0..r.key.len())
-            .filter(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == "total")
-            .map(|i| (r.triangles[i], y(i)))
-            .filter(|p| p.1.is_finite())
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        pts
-    };
-    let mut series = Vec::new();
-    let (name, title, y_label) = match which {
-        FigureName::Stages => {
-            for m in Method::ALL {
-                for stage in ["elements", "bc", "consolidate", "convert", "solve"] {
-                    let mut pts: Vec<(f64, f64)> = (0..r.key.len())
-                        .filter(|&i| r.key[i] == key && r.method[i] == m.as_str() && r.metric[i] == stage)
-                        .map(|i| (r.triangles[i], r.time[i] * 1e3))
-                        .collect();
-                    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    if !pts.is_empty() {
-                        series.push(Series { label: format!("{} {stage}", m.as_str()), points: pts, reference: false });
-                    }
-                }
-            }
-            ("stages", "Stage times against mesh size (Fig. 8)", "ms")
-        }
-        FigureName::Totals => {
-            for m in Method::ALL {
-                let pts = series_of(m.as_str(), &|i| r.time[i] * 1e3);
-                if !pts.is_empty() {
-                    series.push(Series { label: m.as_str().into(), points: pts, reference: false });
-                }
-                let colored =
-                    series_of(m.as_str(), &|i| if r.coloring[i].is_finite() { (r.time[i] + r.coloring[i]) * 1e3 } else { f64::NAN });
-                if !colored.is_empty() {
-                    series.push(Series { label: format!("{} + coloring", m.as_str()), points: colored, reference: false });
-                }
-            }
-            ("totals", "Totals with and without the coloring (Fig. 9)", "ms")
-        }
-        FigureName::Memory => {
-            for m in Method::ALL {
-                let mut pts = series_of(m.as_str(), &|i| r.bytes_per_element[i] * r.triangles[i] / 1e6);
-                pts.retain(|p| p.1.is_finite() && p.1 > 0.0);
-                if !pts.is_empty() {
-                    series.push(Series { label: m.as_str().into(), points: pts.clone(), reference: false });
-                }
-                if let Some(b) = m.paper_bytes_per_element() {
-                    let paper: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, b * p.0 / 1e6)).collect();
-                    if !paper.is_empty() {
-                        series.push(Series { label: format!("{} (paper, {b} B/el.)", m.as_str()), points: paper, reference: true });
-                    }
-                }
-            }
-            ("memory", "Device memory against triangles (Fig. 10)", "MB")
-        }
+    let (name, title, y_label, series) = match which {
+        FigureName::Stages => ("stages", "Stage times against mesh size (Fig. 8)", "ms", stage_series(r, key)),
+        FigureName::Totals => ("totals", "Totals with and without the coloring (Fig. 9)", "ms", total_series(r, key)),
+        FigureName::Memory => ("memory", "Device memory against triangles (Fig. 10)", "MB", memory_series(r, key)),
         FigureName::Preprocessing => {
-            for (k, label) in ["mesh generation", "adjacency (numbering, CSR pattern, slots)", "coloring"].iter().enumerate() {
-                let mut pts: Vec<(f64, f64)> = (0..r.key.len())
-                    .filter(|&i| r.key[i] == key && r.metric[i] == "total" && r.preprocessing[k][i].is_finite())
-                    .map(|i| (r.triangles[i], r.preprocessing[k][i] * 1e3))
-                    .collect();
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                pts.dedup_by(|a, b| a.0 == b.0);
-                if !pts.is_empty() {
-                    series.push(Series { label: label.to_string(), points: pts, reference: false });
-                }
-            }
-            ("preprocessing", "Host pre-processing against mesh size (Fig. 5)", "ms")
+            ("preprocessing", "Host pre-processing against mesh size (Fig. 5)", "ms", preprocessing_series(r, key))
         }
     };
     Figure {
@@ -253,6 +190,88 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
         log_y: true,
         series,
     }
+}
+
+/// `method`'s whole-solve rows of `key`: (triangles, y(row)), finite only, by triangles.
+fn totals_of(r: &Rows, key: &str, method: &str, y: &dyn Fn(usize) -> f64) -> Vec<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = (0..r.key.len())
+        .filter(|&i| r.key[i] == key && r.method[i] == method && r.metric[i] == "total")
+        .map(|i| (r.triangles[i], y(i)))
+        .filter(|p| p.1.is_finite())
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pts
+}
+
+/// Fig. 8: each method's stage times (ms) against triangles.
+fn stage_series(r: &Rows, key: &str) -> Vec<Series> {
+    let mut series = Vec::new();
+    for m in Method::ALL {
+        for stage in ["elements", "bc", "consolidate", "convert", "solve"] {
+            let mut pts: Vec<(f64, f64)> = (0..r.key.len())
+                .filter(|&i| r.key[i] == key && r.method[i] == m.as_str() && r.metric[i] == stage)
+                .map(|i| (r.triangles[i], r.time[i] * 1e3))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if !pts.is_empty() {
+                series.push(Series { label: format!("{} {stage}", m.as_str()), points: pts, reference: false });
+            }
+        }
+    }
+    series
+}
+
+/// Fig. 9: each method's total (ms), and the total with its coloring where it has one.
+fn total_series(r: &Rows, key: &str) -> Vec<Series> {
+    let mut series = Vec::new();
+    for m in Method::ALL {
+        let pts = totals_of(r, key, m.as_str(), &|i| r.time[i] * 1e3);
+        if !pts.is_empty() {
+            series.push(Series { label: m.as_str().into(), points: pts, reference: false });
+        }
+        let colored =
+            totals_of(r, key, m.as_str(), &|i| if r.coloring[i].is_finite() { (r.time[i] + r.coloring[i]) * 1e3 } else { f64::NAN });
+        if !colored.is_empty() {
+            series.push(Series { label: format!("{} + coloring", m.as_str()), points: colored, reference: false });
+        }
+    }
+    series
+}
+
+/// Fig. 10: each method's device memory (MB), and the paper's bytes per element where it gives them.
+fn memory_series(r: &Rows, key: &str) -> Vec<Series> {
+    let mut series = Vec::new();
+    for m in Method::ALL {
+        let mut pts = totals_of(r, key, m.as_str(), &|i| r.bytes_per_element[i] * r.triangles[i] / 1e6);
+        pts.retain(|p| p.1.is_finite() && p.1 > 0.0);
+        if !pts.is_empty() {
+            series.push(Series { label: m.as_str().into(), points: pts.clone(), reference: false });
+        }
+        if let Some(b) = m.paper_bytes_per_element() {
+            let paper: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, b * p.0 / 1e6)).collect();
+            if !paper.is_empty() {
+                series.push(Series { label: format!("{} (paper, {b} B/el.)", m.as_str()), points: paper, reference: true });
+            }
+        }
+    }
+    series
+}
+
+/// Fig. 5: the host's pre-processing stages (ms), once per mesh size.
+fn preprocessing_series(r: &Rows, key: &str) -> Vec<Series> {
+    let mut series = Vec::new();
+    for (k, label) in ["mesh generation", "adjacency (numbering, CSR pattern, slots)", "coloring"].iter().enumerate() {
+        let mut pts: Vec<(f64, f64)> = (0..r.key.len())
+            .filter(|&i| r.key[i] == key && r.metric[i] == "total" && r.preprocessing[k][i].is_finite())
+            .map(|i| (r.triangles[i], r.preprocessing[k][i] * 1e3))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts.dedup_by(|a, b| a.0 == b.0);
+        if !pts.is_empty() {
+            series.push(Series { label: label.to_string(), points: pts, reference: false });
+        }
+    }
+    series
 }
 
 #[cfg(test)]

@@ -364,78 +364,85 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
 /// them is the one a variant is judged against.
 pub(crate) const SAME_ACCURACY_PEERS: [Method; 2] = [Method::CublasGemm, Method::CublasGemm3xTf32];
 
+/// The best variant's row of group `g` at degree `d` (None where no variant verified there).
+fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Vec<String>> {
+    let best = Variant::ALL
+        .iter()
+        .filter_map(|v| r.find(g, v.as_str(), "kernel", d).filter(|&i| r.ok(i)).map(|i| (v.as_str(), i)))
+        .min_by(|a, b| r.time[a.1].total_cmp(&r.time[b.1]));
+    let (v, k) = best?;
+    let total = r.find(g, v, "total", d).filter(|&i| r.ok(i)).map(|i| r.us(i));
+    let cpu = r.cpu(d).map(|i| r.us(i));
+    // The same run's peers on the same device, precision and cache mode.
+    let peer_of = |method: Method, metric: &str| r.find(g, method.as_str(), metric, d).filter(|&i| r.ok(i));
+    let peer = |metric: &str| peer_of(Method::CublasGemm, metric);
+    let (gemm, b_gemm, tf32) = (peer("gemm"), peer("kernel"), peer_of(Method::CublasGemmTf32, "kernel"));
+    let strongest = SAME_ACCURACY_PEERS
+        .iter()
+        .filter_map(|&m| peer_of(m, "kernel").map(|i| (m.as_str(), i)))
+        .min_by(|a, b| r.time[a.1].total_cmp(&r.time[b.1]));
+    let paper_best = PAPER_GTX580.iter().filter_map(|(pv, _, _, gf)| paper_at(gf, d).map(|x| (*pv, x))).max_by(|a, b| a.1.total_cmp(&b.1));
+    Some(vec![
+        g.0.clone(),
+        g.1.clone(),
+        format!("{} ({})", g.2, g.3),
+        d.to_string(),
+        v.to_string(),
+        fmt_num(r.paper_gflops[k]),
+        fmt_num(r.gflops[k]),
+        cell(Some(100.0 * r.gflops[k] / r.peak[k])),
+        fmt_num(r.us(k)),
+        strongest.map_or("-".into(), |(name, i)| format!("{:.2}x {name}", r.time[i] / r.time[k])),
+        cell(total),
+        cell(cpu),
+        cell(cpu.map(|c| c / r.us(k))),
+        cell(cpu.zip(total).map(|(c, t)| c / t)),
+        cell(gemm.map(|i| r.paper_gflops[i])),
+        cell(gemm.map(|i| r.time[i] / r.time[k])),
+        cell(b_gemm.map(|i| r.time[i] / r.time[k])),
+        cell(tf32.map(|i| r.time[i] / r.time[k])),
+        [Some(k), peer_of(Method::CublasGemm3xTf32, "kernel"), tf32]
+            .map(|i| i.map_or("-".to_string(), |i| format!("{:.1e}", r.error[i])))
+            .join(" / "),
+        paper_best.map(|(pv, x)| format!("{pv} {x:.0} ({:.0}%)", 100.0 * x / PAPER_PEAK_GTX580)).unwrap_or_else(|| "-".into()),
+    ])
+}
+
+/// The best-variant table's columns.
+const BEST_HEADER: [&str; 20] = [
+    "backend",
+    "device",
+    "precision (cache)",
+    "p",
+    "best variant",
+    "kernel GFLOP/s (paper's count)",
+    "kernel GFLOP/s (executed)",
+    "% of peak (executed)",
+    "kernel us/element",
+    "best vs strongest peer (B + GEMM, same accuracy)",
+    "total us/element",
+    "cpu us/element",
+    "kernel vs cpu",
+    "total vs cpu",
+    "cublas-gemm GFLOP/s (GEMM only, paper's count)",
+    "best vs cublas-gemm (GEMM only)",
+    "best vs cublas-gemm (B + GEMM)",
+    "best vs cublas-gemm-tf32 (B + GEMM, TF32 accuracy)",
+    "error vs f64: best / cublas-gemm-3xtf32 / cublas-gemm-tf32",
+    "paper GTX580 best (% of 1581)",
+];
+
 pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
     let mut rows = Vec::new();
     for g in r.gpu_groups() {
         for d in r.degrees() {
-            let best = Variant::ALL
-                .iter()
-                .filter_map(|v| r.find(&g, v.as_str(), "kernel", d).filter(|&i| r.ok(i)).map(|i| (v.as_str(), i)))
-                .min_by(|a, b| r.time[a.1].total_cmp(&r.time[b.1]));
-            let Some((v, k)) = best else { continue };
-            let total = r.find(&g, v, "total", d).filter(|&i| r.ok(i)).map(|i| r.us(i));
-            let cpu = r.cpu(d).map(|i| r.us(i));
-            // The same run's peers on the same device, precision and cache mode.
-            let peer_of = |method: Method, metric: &str| r.find(&g, method.as_str(), metric, d).filter(|&i| r.ok(i));
-            let peer = |metric: &str| peer_of(Method::CublasGemm, metric);
-            let (gemm, b_gemm, tf32) = (peer("gemm"), peer("kernel"), peer_of(Method::CublasGemmTf32, "kernel"));
-            let strongest = SAME_ACCURACY_PEERS
-                .iter()
-                .filter_map(|&m| peer_of(m, "kernel").map(|i| (m.as_str(), i)))
-                .min_by(|a, b| r.time[a.1].total_cmp(&r.time[b.1]));
-            let paper_best =
-                PAPER_GTX580.iter().filter_map(|(pv, _, _, gf)| paper_at(gf, d).map(|x| (*pv, x))).max_by(|a, b| a.1.total_cmp(&b.1));
-            rows.push(vec![
-                g.0.clone(),
-                g.1.clone(),
-                format!("{} ({})", g.2, g.3),
-                d.to_string(),
-                v.to_string(),
-                fmt_num(r.paper_gflops[k]),
-                fmt_num(r.gflops[k]),
-                cell(Some(100.0 * r.gflops[k] / r.peak[k])),
-                fmt_num(r.us(k)),
-                strongest.map_or("-".into(), |(name, i)| format!("{:.2}x {name}", r.time[i] / r.time[k])),
-                cell(total),
-                cell(cpu),
-                cell(cpu.map(|c| c / r.us(k))),
-                cell(cpu.zip(total).map(|(c, t)| c / t)),
-                cell(gemm.map(|i| r.paper_gflops[i])),
-                cell(gemm.map(|i| r.time[i] / r.time[k])),
-                cell(b_gemm.map(|i| r.time[i] / r.time[k])),
-                cell(tf32.map(|i| r.time[i] / r.time[k])),
-                [Some(k), peer_of(Method::CublasGemm3xTf32, "kernel"), tf32]
-                    .map(|i| i.map_or("-".to_string(), |i| format!("{:.1e}", r.error[i])))
-                    .join(" / "),
-                paper_best.map(|(pv, x)| format!("{pv} {x:.0} ({:.0}%)", 100.0 * x / PAPER_PEAK_GTX580)).unwrap_or_else(|| "-".into()),
-            ]);
+            rows.extend(best_row(r, &g, d));
         }
     }
     Table {
         name: format!("{id}-best"),
         title: "The best variant per degree: kernel GFLOP/s, fraction of peak, per-element times against the CPU reference".into(),
-        header: [
-            "backend",
-            "device",
-            "precision (cache)",
-            "p",
-            "best variant",
-            "kernel GFLOP/s (paper's count)",
-            "kernel GFLOP/s (executed)",
-            "% of peak (executed)",
-            "kernel us/element",
-            "best vs strongest peer (B + GEMM, same accuracy)",
-            "total us/element",
-            "cpu us/element",
-            "kernel vs cpu",
-            "total vs cpu",
-            "cublas-gemm GFLOP/s (GEMM only, paper's count)",
-            "best vs cublas-gemm (GEMM only)",
-            "best vs cublas-gemm (B + GEMM)",
-            "best vs cublas-gemm-tf32 (B + GEMM, TF32 accuracy)",
-            "error vs f64: best / cublas-gemm-3xtf32 / cublas-gemm-tf32",
-            "paper GTX580 best (% of 1581)",
-        ]
+        header: BEST_HEADER
         .map(String::from)
         .to_vec(),
         rows,
