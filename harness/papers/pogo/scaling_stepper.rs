@@ -105,6 +105,8 @@ pub(super) struct OnGpu {
     nrec: usize,
     trace: Buffer,
     trace_rows: usize,
+    /// Each send's source.
+    sends_from: Vec<SendFrom>,
     /// The sends that are not one contiguous run, packed by one launch (None: every send is).
     packed: Option<Packed>,
     rows: Kernel,
@@ -120,30 +122,45 @@ impl OnGpu {
     }
 }
 
-/// Every send of a part that is not one contiguous run of U, packed into one staging buffer by
-/// one launch: their positions end to end, and each send's first node in the staging.
+/// Where a send's values are read each increment: U_next in place from a node position (its
+/// positions are one contiguous run), or the packed staging from a node offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SendFrom {
+    InPlace(usize),
+    Staged(usize),
+}
+
+/// Each send's source, and the positions the staging packs: the sends that are not one
+/// contiguous run, end to end. Worked out once, when the part is uploaded.
+fn send_sources(sends: &[Link]) -> (Vec<SendFrom>, Vec<u32>) {
+    let mut staged = Vec::new();
+    let from = sends
+        .iter()
+        .map(|l| match l.contiguous() {
+            Some(first) => SendFrom::InPlace(first as usize),
+            None => {
+                let f = staged.len();
+                staged.extend_from_slice(&l.at);
+                SendFrom::Staged(f)
+            }
+        })
+        .collect();
+    (from, staged)
+}
+
+/// The staging that one launch packs every non-contiguous send into, and the positions it reads.
 struct Packed {
     at: Buffer,
     out: Buffer,
     count: usize,
-    /// Per send of the part: its first node in `out`, or None where it is sent from U in place.
-    first: Vec<Option<usize>>,
 }
 
 impl Packed {
-    fn upload(dev: &dyn Device, part: &Part, s: usize) -> DeviceResult<Option<Packed>> {
-        let mut at = Vec::new();
-        let mut first = Vec::with_capacity(part.sends.len());
-        for l in &part.sends {
-            first.push(l.contiguous().is_none().then_some(at.len()));
-            if l.contiguous().is_none() {
-                at.extend_from_slice(&l.at);
-            }
-        }
-        if at.is_empty() {
+    fn upload(dev: &dyn Device, staged: &[u32], s: usize) -> DeviceResult<Option<Packed>> {
+        if staged.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Packed { out: dev.alloc(2 * at.len() * s)?, at: dev.upload_slice(&at)?, count: at.len(), first }))
+        Ok(Some(Packed { out: dev.alloc(2 * staged.len() * s)?, at: dev.upload_slice(staged)?, count: staged.len() }))
     }
 }
 
@@ -183,7 +200,8 @@ fn upload_part<T: Real>(
     let ndof = 2 * part.len();
     let s = std::mem::size_of::<T>();
     let nrec = sys.rec_dof.len();
-    let packed = Packed::upload(dev, part, s)?;
+    let (sends_from, staged) = send_sources(&part.sends);
+    let packed = Packed::upload(dev, &staged, s)?;
     let on = OnGpu {
         u: [dev.alloc(ndof * s)?, dev.alloc(ndof * s)?, dev.alloc(ndof * s)?],
         cp: dev.upload_slice(&to_t(&sys.cp))?,
@@ -197,6 +215,7 @@ fn upload_part<T: Real>(
         nrec,
         trace: dev.alloc((trace_rows * nrec).max(1) * s)?,
         trace_rows,
+        sends_from,
         packed,
         rows: modules.kernel(dev, &super::gpu::POGO, &defines, "pogo_step_sell_rows")?,
         pack: modules.kernel(dev, &super::gpu::POGO, &Defines::for_precision(T::PRECISION), "pogo_pack")?,
@@ -293,7 +312,9 @@ impl<'a, T: Real> Stepper<'a, T> {
         let mut recvs = Vec::with_capacity(self.parts.len());
         for (part, on) in self.split.parts.iter().zip(&self.parts) {
             let next = &on.u[(k + 2) % 3];
-            sends.push(part.sends.iter().enumerate().map(|(i, l)| sent(l, i, on.packed.as_ref(), next, s)).collect::<Vec<_>>());
+            sends.push(
+                part.sends.iter().zip(&on.sends_from).map(|(l, &from)| sent(l, from, on.packed.as_ref(), next, s)).collect::<Vec<_>>(),
+            );
             let recv = |l: &Link| Transfer { peer: l.peer, buf: next, offset: 2 * s * l.at[0] as usize, count: 2 * l.at.len() };
             recvs.push(part.recvs.iter().map(recv).collect::<Vec<_>>());
         }
@@ -309,18 +330,14 @@ impl<'a, T: Real> Stepper<'a, T> {
             return if steps { self.launch_interior(0, k, at) } else { Ok(()) };
         };
         nodes.fork()?;
-        for r in 0..self.parts.len() {
-            if steps {
-                self.launch_sent(nodes, r, k, at)?;
-            }
+        if steps {
+            (0..self.parts.len()).try_for_each(|r| self.launch_sent(nodes, r, k, at))?;
         }
         if swap {
             self.exchange(nodes, k)?;
         }
-        for r in 0..self.parts.len() {
-            if steps {
-                self.launch_interior(r, k, at)?;
-            }
+        if steps {
+            (0..self.parts.len()).try_for_each(|r| self.launch_interior(r, k, at))?;
         }
         nodes.join()
     }
@@ -360,12 +377,28 @@ impl<'a, T: Real> Stepper<'a, T> {
     }
 }
 
-/// Send i's transfer (`l`): its run of the packed staging, or U_next in place where its
-/// positions are one contiguous run (`s`: bytes per value).
-fn sent<'b>(l: &Link, i: usize, packed: Option<&'b Packed>, next: &'b Buffer, s: usize) -> Transfer<'b> {
+/// A send's transfer (`l`, read from `from`): its run of the packed staging, or U_next in place
+/// (`s`: bytes per value). A send of no nodes reads nothing, from U_next.
+fn sent<'b>(l: &Link, from: SendFrom, packed: Option<&'b Packed>, next: &'b Buffer, s: usize) -> Transfer<'b> {
     let count = 2 * l.at.len();
-    match packed.and_then(|p| p.first[i].map(|f| (p, f))) {
-        Some((p, f)) => Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * f, count },
-        None => Transfer { peer: l.peer, buf: next, offset: 2 * s * l.contiguous().unwrap_or(0) as usize, count },
+    match (from, packed) {
+        (SendFrom::Staged(f), Some(p)) => Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * f, count },
+        (SendFrom::InPlace(q), _) => Transfer { peer: l.peer, buf: next, offset: 2 * s * q, count },
+        (SendFrom::Staged(_), None) => Transfer { peer: l.peer, buf: next, offset: 0, count },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{send_sources, SendFrom};
+    use crate::pogo::split::Link;
+
+    #[test]
+    fn sends_read_in_place_where_contiguous_and_from_the_staging_end_to_end_else() {
+        let link = |at: &[u32]| Link { peer: 1, at: at.to_vec() };
+        let sends = [link(&[5, 6, 7]), link(&[1, 3]), link(&[9]), link(&[2, 0])];
+        let (from, staged) = send_sources(&sends);
+        assert_eq!(from, [SendFrom::InPlace(5), SendFrom::Staged(0), SendFrom::InPlace(9), SendFrom::Staged(2)]);
+        assert_eq!(staged, [1, 3, 2, 0]);
     }
 }
