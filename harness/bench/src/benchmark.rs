@@ -162,6 +162,8 @@ pub struct Measured {
     pub error: Option<f64>,
     pub tolerance: Option<f64>,
     pub memory_bytes: Option<f64>,
+    /// The library an external peer ran, with its version ("CuPy 13.3.0 (CUDA 12.4)").
+    pub library: Option<String>,
     /// Extra named figures, stored as their own columns.
     pub extras: Vec<(String, f64)>,
     /// Named series (a receiver's time trace, say), each stored as a list column; reports draw
@@ -185,6 +187,7 @@ impl Measured {
             error: Some(error),
             tolerance: Some(tolerance),
             memory_bytes: None,
+            library: None,
             extras: Vec::new(),
             series: Vec::new(),
         }
@@ -202,6 +205,7 @@ impl Measured {
             error: None,
             tolerance: None,
             memory_bytes: None,
+            library: None,
             extras: Vec::new(),
             series: Vec::new(),
         }
@@ -228,6 +232,10 @@ impl Measured {
     }
     pub fn memory(mut self, m: f64) -> Self {
         self.memory_bytes = Some(m);
+        self
+    }
+    pub fn library(mut self, l: &str) -> Self {
+        self.library = Some(l.into());
         self
     }
 }

@@ -105,6 +105,7 @@ pub(crate) fn to_rows(key: &CaseKey, outcome: Result<Vec<Measured>, CaseError>) 
                 r.error = m.error;
                 r.tolerance = m.tolerance;
                 r.memory_bytes = m.memory_bytes;
+                r.library = m.library;
                 r.extras = m.extras;
                 r.series = m.series;
                 if let Some(t) = &m.timing {

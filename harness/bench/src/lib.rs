@@ -13,6 +13,7 @@ mod case_rows;
 pub mod compare;
 pub mod context;
 pub mod experiment;
+pub mod external;
 pub mod hardware;
 pub mod history;
 pub mod interrupt;

@@ -5,7 +5,8 @@ use super::cost::{cost, sizes};
 use super::dispatch::run_gpu;
 use super::gpu::CECKA;
 use super::prepared::{prepared, Prepared};
-use super::spec::{Method, Outputs, Point, Problem_, Sweep};
+use super::python::python_rows;
+use super::spec::{Family, Method, Outputs, Point, Problem_, Sweep};
 use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
@@ -126,8 +127,8 @@ impl Benchmark for CeckaAssembly {
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
         match backend {
             Backend::Cpu => point.method.on_cpu() && precision == Precision::F64,
-            // The vendor-library peer needs cuSPARSE.
-            Backend::OpenCl if point.method == Method::CooCusparse => false,
+            // The vendor-library peer needs cuSPARSE; the Python GPU routes run CuPy or PyTorch.
+            Backend::OpenCl if point.method == Method::CooCusparse || point.method.family() == Family::Python => false,
             _ => !point.method.on_cpu(),
         }
     }
@@ -146,6 +147,7 @@ impl Benchmark for CeckaAssembly {
         }
         let prep = prepared(ctx.run, problem.mesh.as_ref(), point.level, point.order)?;
         match (ctx.precision, &ctx.target) {
+            (_, Target::Cpu) if point.method.external() => python_rows::<f64>(ctx, &prep, point),
             (_, Target::Cpu) => run_cpu(ctx, &prep, point),
             (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),
             (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, problem, &prep, point),

@@ -1,16 +1,15 @@
-//! A GPU case of any method: its launch sequence (the paper's methods in `gpu`, the vendor peer
-//! in `peer`), then the check of its system against the f64 reference and the case's rows.
+//! A GPU case of any method: its launch sequence (the paper's methods in `gpu`, the peers in
+//! `peer` and `python`), then the check of its system against the f64 reference (`checked`).
 
-use super::cost::sizes;
+use super::checked::checked_rows;
 use super::gpu::{gpu_of, run_elem, run_global_nz, run_local_nz, run_shared_atomic, run_shared_nz, shared_limit};
 use super::peer::run_peer;
 use super::plans::warm;
 use super::prepared::Prepared;
+use super::python::python_rows;
 use super::spec::{Family, Point, Problem_};
-use super::system::{check_bounds, compare};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::real::Real;
-use crate::Precision;
 
 /// Runs the method of `point` on the case's GPU and checks every entry of its system.
 pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
@@ -23,47 +22,8 @@ pub(crate) fn run_gpu<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Pre
         Family::LocalNz => run_local_nz::<T>(ctx, problem, prep, point)?,
         Family::SharedAtomic => run_shared_atomic::<T>(ctx, problem, prep, point)?,
         Family::Coo => run_peer::<T>(ctx, problem, prep, point.method)?,
+        Family::Python => return python_rows::<T>(ctx, prep, point),
         Family::Cpu => return Err(CaseError::Failed("a CPU method on a GPU target".into())),
     };
-    let p = &prep.problem;
-    let got_vals: Vec<f64> = run.vals.iter().map(|v| v.to_f64()).collect();
-    let got_rhs: Vec<f64> = run.rhs.iter().map(|v| v.to_f64()).collect();
-    if got_vals.len() != p.nnz() || got_rhs.len() != p.n_free {
-        return Err(CaseError::Failed("the device returned a system of the wrong size".into()));
-    }
-    // Every entry within its own bound (system.rs: element rounding, coordinate rounding and
-    // summation, in units of the precision's u); a dummy kernel against the dummy system.
-    let dummy = point.method.dummy();
-    let reference = if dummy { prep.dummy_reference() } else { prep.reference() };
-    let u = T::PRECISION.unit_roundoff();
-    let (over, worst) = check_bounds(&got_vals, &got_rhs, reference, prep.bounds(dummy), u);
-    let cmp = compare(&got_vals, &got_rhs, reference);
-    // Table VI's average relative error must also stay plausible: 1e-3 in f32 (the paper's
-    // largest is 2.1e-5), 1e-10 in f64.
-    let avg_limit = if T::PRECISION == Precision::F32 { 1e-3 } else { 1e-10 };
-    let error = if cmp.avg_relative.is_nan() || cmp.avg_relative > avg_limit { f64::INFINITY } else { worst };
-    Ok(run
-        .timings
-        .into_iter()
-        .map(|t| {
-            let mut m = Measured::verified(point.method.as_str(), t, error, 1.0).bytes(run.bytes).flops(run.flops).memory(run.memory);
-            if over > 0 || error.is_infinite() {
-                m.reason = Some(format!(
-                    "verification failed: {over} entries over their error bound (largest error/bound {worst:.3e}), average relative error {:.3e} (limit {avg_limit:.0e})",
-                    cmp.avg_relative
-                ));
-            }
-            if !dummy {
-                m = m.extra("table6_error", cmp.avg_relative);
-            }
-            m = m.extra("entries_over_bound", over as f64).extra("setup_s", run.setup_s);
-            for (k, v) in sizes(prep) {
-                m = m.extra(k, v);
-            }
-            for &(k, v) in &run.extras {
-                m = m.extra(k, v);
-            }
-            m
-        })
-        .collect())
+    checked_rows(prep, point, run, None)
 }

@@ -19,6 +19,9 @@
 //!   block's own rows through 16-bit slots, each output written once.
 //! - CooCusparse (beyond the paper, the peer, CUDA only; no dummy): the COO route of a CuPy or
 //!   SciPy user: element triplets, cuSPARSE's sort into CSR order, duplicates summed ([`peer`]).
+//! - CupyTocsr, TorchIndexAdd, ScipyTocsr (beyond the paper, external peers): the same
+//!   assembly as a CuPy, PyTorch or SciPy user writes it, run by `peers/cecka_assembly.py`
+//!   ([`python`]).
 //!
 //! Cost models (bytes a method must move from or to global memory; `s` = size of a real,
 //! indices 4 bytes unless said): every method writes the nnz + n_free outputs once (Elem*
@@ -33,6 +36,7 @@
 //! Shared memory is not counted: it is the point of the methods that use it.
 
 pub mod benchmark;
+pub mod checked;
 pub mod claims;
 pub mod cost;
 pub mod dispatch;
@@ -45,6 +49,7 @@ pub mod paper;
 pub mod peer;
 pub mod plans;
 pub mod prepared;
+pub mod python;
 pub mod report;
 pub mod spec;
 pub mod system;

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::cost::element_flops;
+use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
 use super::gpu::{gpu_of, time_modes, time_modes_as, upload_nodal, GpuRun, Nodal, CECKA};
 use super::prepared::Prepared;
 use super::spec::{Family, Method, Problem_};
@@ -99,15 +99,11 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
             got_col[k], p.col[k]
         )));
     }
-    // Minimum traffic (cost model): connectivity, dofs and nodal data in; A^e and its pairs out;
-    // the sort reads and writes the pairs and the permutation once (a lower bound for any sort;
-    // a radix sort makes one such pass per digit); the sum reads pairs, flags, run numbers and the gathered values and writes the CSR.
-    let bytes = en * ne * (8 + 3 * s) + pairs * (s + 8) + pairs * 24 + pairs * (16 + s) + nnz * (4 + s) + (rows + 1) * 8 + 2 * p.n_free * s;
     Ok(GpuRun {
         timings,
         vals: dev.download_vec::<T>(&out_val, nnz)?,
         rhs: dev.download_vec::<T>(&stage.rhs, p.n_free)?,
-        bytes: bytes as f64,
+        bytes: coo_route_bytes(p, s),
         flops: ne as f64 * element_flops(en as f64, false) + (pairs - nnz) as f64,
         memory: memory as f64,
         setup_s,
@@ -137,14 +133,11 @@ fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
         stage.enqueue(dev, &elements)?;
         dev.launch(&scatter, Launch::cover(entries, 256), &[Arg::Buf(ke), Arg::Buf(&slots_b), Arg::Buf(&vals), Arg::I64(entries as i64)])
     })?;
-    // Compulsory traffic: connectivity, dofs and nodal data in, A^e written once, then A^e and
-    // the map read once and every CSR value read and written once; rhs zeroed and added once.
-    let bytes = en * ne * (8 + 3 * s) + entries * s + entries * (4 + s) + 2 * nnz * s + 2 * p.n_free * s;
     Ok(GpuRun {
         timings,
         vals: dev.download_vec::<T>(&vals, nnz)?,
         rhs: dev.download_vec::<T>(rhs, p.n_free)?,
-        bytes: bytes as f64,
+        bytes: slot_route_bytes(p, s),
         flops: ne as f64 * element_flops(en as f64, false) + entries as f64,
         memory: memory as f64,
         setup_s,

@@ -112,7 +112,7 @@ fn build_plans(problem: &Problem_, prep: &Prepared, wanted: &BTreeSet<(Method, u
                 Family::SharedAtomic => sc.spawn(move |_| quietly(&|| drop(shared_atomic_plan_for(prep, problem, limit, s)))),
                 Family::LocalNz => sc.spawn(move |_| quietly(&|| drop(local_plan_for(prep, problem)))),
                 Family::Elem if m.colored() => sc.spawn(move |_| quietly(&|| drop(prep.colors(colors)))),
-                Family::Elem | Family::Cpu | Family::Coo => {}
+                Family::Elem | Family::Cpu | Family::Coo | Family::Python => {}
             }
         }
     });

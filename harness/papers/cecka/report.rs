@@ -181,7 +181,7 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
             "cache: warm (inputs may be in the L2 from the previous repetition) or cold (the L2 flushed before every repetition).".into(),
             "ms: median of the repetitions; +-%: half the width of its 95% bootstrap interval, relative to it.".into(),
             "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
-            "The peers (beyond the paper), what a GPU-library user runs instead: coo-radix, the COO route of a CuPy user (element triplets, sorted into CSR order by a device radix sort, CUB's algorithm as CuPy's tocsr runs it, then our sum of the duplicates; device events); slot-scatter, PyTorch's index_add_ route (a plain kernel writes the element matrices, then each entry is added atomically into its CSR slot through a map built once, outside the timer); coo-cusparse (CUDA only), the COO route with cuSPARSE's legacy sort (coosortByRow, coo2csr, csrsort), one region timed with the host's waits inside. 'vs strongest peer': the fastest peer's time over the row's, that peer named, same device, backend, precision, mesh and cache mode.".into(),
+            "The peers (beyond the paper), what a GPU-library user runs instead: coo-radix, the COO route of a CuPy user (element triplets, sorted into CSR order by a device radix sort, CUB's algorithm as CuPy's tocsr runs it, then our sum of the duplicates; device events); slot-scatter, PyTorch's index_add_ route (a plain kernel writes the element matrices, then each entry is added atomically into its CSR slot through a map built once, outside the timer); coo-cusparse (CUDA only), the COO route with cuSPARSE's legacy sort (coosortByRow, coo2csr, csrsort), one region timed with the host's waits inside; and the external peers, the same assembly as a Python user writes it (peers/cecka_assembly.py: element matrices vectorized from the coordinates every repetition, then CuPy's coo_matrix(...).tocsr() as cupy-tocsr, PyTorch's index_add_ into CSR slots as torch-index-add, both timed by CUDA events in the script with its host work inside, warm only; SciPy's tocsr on the host, f64, as scipy-tocsr, the CPU rows' peer). 'vs strongest peer': the fastest peer's time over the row's, that peer named, same device, backend, precision, mesh and cache mode.".into(),
             "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic), checked against the dummy system.".into(),
         ],
     })
@@ -342,7 +342,11 @@ impl Report for super::benchmark::CeckaAssembly {
         for t in &spec.outputs.tables {
             items.push(ReportItem::Table(match t {
                 TableName::Table6 => table6(&spec.id, &r)?,
-                TableName::Timings => timings_table(&spec.id, &r)?,
+                TableName::Timings => {
+                    let mut t = timings_table(&spec.id, &r)?;
+                    t.notes.extend(frame::libraries_note(rows));
+                    t
+                }
                 TableName::Winners => winners_table(&spec.id, &r)?,
                 TableName::Claims => super::claims::claims_table(&spec.id, &r)?,
                 TableName::Table4 => super::paper::table4(&spec.id),

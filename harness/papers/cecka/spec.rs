@@ -45,6 +45,15 @@ pub enum Method {
     /// matrices, then they are added atomically into CSR slots through a map built once. Both
     /// GPU APIs.
     SlotScatter,
+    /// Beyond the paper, an external peer (CUDA, through Python): CuPy's `coo_matrix(...).tocsr()`
+    /// after vectorized element matrices (`peers/cecka_assembly.py`).
+    CupyTocsr,
+    /// Beyond the paper, an external peer (CUDA, through Python): PyTorch's `index_add_` into CSR
+    /// slots after vectorized element matrices.
+    TorchIndexAdd,
+    /// Beyond the paper, an external peer on the host (f64): SciPy's `coo_matrix(...).tocsr()`
+    /// after vectorized NumPy element matrices, as scikit-fem assembles.
+    ScipyTocsr,
 }
 
 /// How a GPU method assembles; each has a full and a dummy variant.
@@ -57,10 +66,12 @@ pub(crate) enum Family {
     LocalNz,
     SharedAtomic,
     Coo,
+    /// A GPU route run by a Python script (the `external` peer kind).
+    Python,
 }
 
 impl Method {
-    pub const ALL: [Method; 17] = [
+    pub const ALL: [Method; 20] = [
         Method::CpuSerial,
         Method::CpuParallel,
         Method::ElemColor,
@@ -78,10 +89,15 @@ impl Method {
         Method::CooCusparse,
         Method::CooRadix,
         Method::SlotScatter,
+        Method::CupyTocsr,
+        Method::TorchIndexAdd,
+        Method::ScipyTocsr,
     ];
 
-    /// The peers: what a user of a GPU library runs instead of the paper's methods.
-    pub const PEERS: [Method; 3] = [Method::CooRadix, Method::SlotScatter, Method::CooCusparse];
+    /// The peers: what a user of a library runs instead of the paper's methods. Each is compared
+    /// on its own device and backend only, so SciPy's host route is the CPU baselines' peer.
+    pub const PEERS: [Method; 6] =
+        [Method::CooRadix, Method::SlotScatter, Method::CooCusparse, Method::CupyTocsr, Method::TorchIndexAdd, Method::ScipyTocsr];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -102,18 +118,26 @@ impl Method {
             Method::CooCusparse => "coo-cusparse",
             Method::CooRadix => "coo-radix",
             Method::SlotScatter => "slot-scatter",
+            Method::CupyTocsr => "cupy-tocsr",
+            Method::TorchIndexAdd => "torch-index-add",
+            Method::ScipyTocsr => "scipy-tocsr",
         }
     }
     pub(crate) fn family(self) -> Family {
         match self {
-            Method::CpuSerial | Method::CpuParallel => Family::Cpu,
+            Method::CpuSerial | Method::CpuParallel | Method::ScipyTocsr => Family::Cpu,
             Method::ElemColor | Method::ElemColorDummy | Method::ElemAtomic | Method::ElemAtomicDummy => Family::Elem,
             Method::GlobalNz | Method::GlobalNzDummy => Family::GlobalNz,
             Method::SharedNz | Method::SharedNzDummy => Family::SharedNz,
             Method::LocalNz | Method::LocalNzDummy => Family::LocalNz,
             Method::SharedAtomic | Method::SharedAtomicDummy => Family::SharedAtomic,
             Method::CooCusparse | Method::CooRadix | Method::SlotScatter => Family::Coo,
+            Method::CupyTocsr | Method::TorchIndexAdd => Family::Python,
         }
+    }
+    /// A route a Python script runs (`peers/cecka_assembly.py`), on a CUDA device or the host.
+    pub fn external(self) -> bool {
+        matches!(self, Method::CupyTocsr | Method::TorchIndexAdd | Method::ScipyTocsr)
     }
     pub(crate) fn on_cpu(self) -> bool {
         self.family() == Family::Cpu

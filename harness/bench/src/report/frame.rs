@@ -55,6 +55,26 @@ pub fn with_optional(df: &DataFrame, columns: &[&str]) -> LazyFrame {
     lf.with_columns(cast)
 }
 
+/// The external peers of a run: each (metric, library and version) once, in row order; empty
+/// where the run has none (or predates the `library` column).
+pub fn libraries(df: &DataFrame) -> Vec<(String, String)> {
+    let (Ok(metric), Ok(library)) = (strs(df, "metric"), strs(df, "library")) else { return Vec::new() };
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (m, l) in metric.into_iter().zip(library) {
+        if !l.is_empty() && !seen.iter().any(|(sm, sl)| *sm == m && *sl == l) {
+            seen.push((m, l));
+        }
+    }
+    seen
+}
+
+/// A note naming the external peers' libraries and versions, if the run has any.
+pub fn libraries_note(df: &DataFrame) -> Option<String> {
+    let libs = libraries(df);
+    let named: Vec<String> = libs.iter().map(|(m, l)| format!("{m}: {l}")).collect();
+    (!named.is_empty()).then(|| format!("External peers (Python, run by the harness as a subprocess on the same device, checked against the same f64 reference) in this run: {}.", named.join("; ")))
+}
+
 /// `column` equals one of `values`.
 pub fn one_of(column: &str, values: &[&str]) -> Expr {
     values.iter().fold(lit(false), |acc, v| acc.or(col(column).eq(lit(*v))))

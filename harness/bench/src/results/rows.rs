@@ -72,6 +72,8 @@ pub struct Row {
     pub tolerance: Option<f64>,
     /// Device memory the case allocated.
     pub memory_bytes: Option<f64>,
+    /// The library and version of an external peer's row (none for fembench's own methods).
+    pub library: Option<String>,
     /// Benchmark-specific figures (e.g. Cecka's Table VI error), one column each.
     pub extras: Vec<(String, f64)>,
     /// Benchmark-specific series (e.g. Pogo's receiver traces), one list column each (empty
@@ -125,6 +127,7 @@ impl Row {
             error: None,
             tolerance: None,
             memory_bytes: None,
+            library: None,
             extras: Vec::new(),
             series: Vec::new(),
         }
@@ -162,6 +165,7 @@ pub const FIXED_COLUMNS: &[&str] = &[
     "error",
     "tolerance",
     "memory_bytes",
+    "library",
 ];
 
 /// A column name for `name` that no fixed or earlier column has: parameters keep their own
@@ -177,7 +181,6 @@ fn unique_column(name: &str, prefix: &str, taken: &mut Vec<String>) -> String {
 
 /// Rows to a DataFrame: fixed columns, then one typed column per parameter.
 pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
-    let n = rows.len();
     let s = |name: &str, f: &dyn Fn(&Row) -> String| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
     let os = |name: &str, f: &dyn Fn(&Row) -> Option<String>| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
     let of = |name: &str, f: &dyn Fn(&Row) -> Option<f64>| Column::new(name.into(), rows.iter().map(f).collect::<Vec<_>>());
@@ -211,6 +214,7 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         of("error", &|r| r.error),
         of("tolerance", &|r| r.tolerance),
         of("memory_bytes", &|r| r.memory_bytes),
+        os("library", &|r| r.library.clone()),
     ];
     // Parameter columns, typed by the first row that has the parameter.
     let mut names: Vec<String> = Vec::new();
@@ -281,5 +285,5 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         };
         cols.push(col);
     }
-    DataFrame::new(n, cols)
+    DataFrame::new(rows.len(), cols)
 }

@@ -1,0 +1,281 @@
+//! Python peers (the `external` peer kind): a script that ships with the project (`peers/*.py`)
+//! runs a library's route on the case's device as a subprocess, one case at a time, and hands
+//! back its timed repetitions, its library's versions and the outputs of its checked pass; the
+//! benchmark checks the outputs against its f64 reference like any method's.
+//!
+//! The protocol (`peers/fembench_peer.py` is the Python side): fembench writes a folder with
+//! `problem.json` (route, precision, device, the repetition rule, scalars, and per input array
+//! its dtype, length and raw little-endian file) and runs `python3 <script> <folder>`. The script
+//! writes `result.json`: `{"library", "timer", "samples_s", "outputs"}` (outputs described as the
+//! inputs are), or `{"skipped": reason}` where Python lacks a package. A missing Python is a
+//! skip too; a script that fails is a failed row with the end of what it printed.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::benchmark::CaseError;
+use fembench_core::Precision;
+use fembench_measure::{CacheMode, MeasurePolicy, Timer, Timing};
+
+/// The Python side of the protocol, written beside every script.
+const HELPER: Script = Script { file: "fembench_peer.py", text: include_str!("../../../peers/fembench_peer.py") };
+
+/// A peer script, embedded in the binary so that a carried release build runs it anywhere.
+#[derive(Debug, Clone, Copy)]
+pub struct Script {
+    /// Its name under `peers/`.
+    pub file: &'static str,
+    pub text: &'static str,
+}
+
+/// How long one script may run before it is stopped and its row failed.
+const DEADLINE: Duration = Duration::from_secs(600);
+
+/// The arrays and scalars handed to a script, written as they are added.
+pub struct Inputs {
+    dir: tempfile::TempDir,
+    arrays: Map<String, Value>,
+    scalars: Map<String, Value>,
+}
+
+fn io_failed(what: &str, e: std::io::Error) -> CaseError {
+    CaseError::Failed(format!("external peer: {what}: {e}"))
+}
+
+impl Inputs {
+    pub fn new() -> Result<Inputs, CaseError> {
+        let dir = tempfile::Builder::new().prefix("fembench-peer-").tempdir().map_err(|e| io_failed("temporary folder", e))?;
+        Ok(Inputs { dir, arrays: Map::new(), scalars: Map::new() })
+    }
+
+    fn write(mut self, name: &str, dtype: &str, len: usize, bytes: Vec<u8>) -> Result<Inputs, CaseError> {
+        let file = format!("in_{name}.bin");
+        std::fs::write(self.dir.path().join(&file), bytes).map_err(|e| io_failed(&file, e))?;
+        self.arrays.insert(name.into(), json!({"dtype": dtype, "len": len, "file": file}));
+        Ok(self)
+    }
+    pub fn f64s(self, name: &str, v: &[f64]) -> Result<Inputs, CaseError> {
+        self.write(name, "f64", v.len(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+    pub fn i32s(self, name: &str, v: &[i32]) -> Result<Inputs, CaseError> {
+        self.write(name, "i32", v.len(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+    pub fn u32s(self, name: &str, v: &[u32]) -> Result<Inputs, CaseError> {
+        self.write(name, "u32", v.len(), v.iter().flat_map(|x| x.to_le_bytes()).collect())
+    }
+    pub fn scalar(mut self, name: &str, v: f64) -> Inputs {
+        self.scalars.insert(name.into(), json!(v));
+        self
+    }
+}
+
+/// Where and how a route runs: its precision, its CUDA device (None: on the host), and the
+/// experiment's repetition rule (the script stops at the minimum count and time; it keeps no
+/// noise target).
+pub struct Placement<'a> {
+    pub precision: Precision,
+    pub device: Option<usize>,
+    pub policy: &'a MeasurePolicy,
+}
+
+/// What a script handed back.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The library and its version, as the script names them ("CuPy 13.3.0 (CUDA 12.4)").
+    pub library: String,
+    /// Warm-cache repetitions; a script cannot flush the device's cache between them.
+    pub timing: Timing,
+    outputs: BTreeMap<String, Vec<f64>>,
+}
+
+impl Outcome {
+    /// Output `name` of the checked pass (integers come back exactly: they are below 2^53).
+    pub fn output(&self, name: &str) -> Result<&[f64], CaseError> {
+        self.outputs
+            .get(name)
+            .map(|v| &v[..])
+            .ok_or_else(|| CaseError::Failed(format!("external peer: the script returned no output {name}")))
+    }
+}
+
+#[derive(Deserialize)]
+struct ArrayFile {
+    dtype: String,
+    len: usize,
+    file: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScriptResult {
+    Skipped { skipped: String },
+    Done { library: String, timer: String, samples_s: Vec<f64>, outputs: BTreeMap<String, ArrayFile> },
+}
+
+/// The Python that runs the scripts: `FEMBENCH_PYTHON`, else `python3` on the path.
+fn python() -> String {
+    std::env::var("FEMBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Runs `route` of `script` on `inputs` and reads back what it returned.
+pub fn run(script: &Script, route: &str, inputs: Inputs, at: &Placement) -> Result<Outcome, CaseError> {
+    let dir = inputs.dir.path();
+    for s in [&HELPER, script] {
+        std::fs::write(dir.join(s.file), s.text).map_err(|e| io_failed(s.file, e))?;
+    }
+    let p = at.policy;
+    let problem = json!({
+        "route": route,
+        "precision": at.precision.as_str(),
+        "device": at.device,
+        "measure": {"warmup": p.warmup, "min_reps": p.min_reps, "max_reps": p.max_reps, "min_time_s": p.min_time_s, "max_time_s": p.max_time_s},
+        "scalars": inputs.scalars,
+        "arrays": inputs.arrays,
+    });
+    std::fs::write(dir.join("problem.json"), problem.to_string()).map_err(|e| io_failed("problem.json", e))?;
+    run_script(&python(), &dir.join(script.file), dir)?;
+    let text = std::fs::read_to_string(dir.join("result.json")).map_err(|e| io_failed("result.json", e))?;
+    let result: ScriptResult =
+        serde_json::from_str(&text).map_err(|e| CaseError::Failed(format!("external peer: result.json does not parse: {e}")))?;
+    outcome(result, dir)
+}
+
+/// Runs the script to its end (or the deadline); a failure keeps the end of what it printed.
+fn run_script(python: &str, file: &Path, dir: &Path) -> Result<(), CaseError> {
+    let mut child =
+        match Command::new(python).arg(file).arg(dir).env("PYTHONPATH", dir).stdout(Stdio::null()).stderr(Stdio::piped()).spawn() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CaseError::Skipped(format!("no Python here ({python} not found; FEMBENCH_PYTHON names another)")))
+            }
+            Err(e) => return Err(io_failed(python, e)),
+        };
+    let mut stderr = child.stderr.take().map(|mut s| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = s.read_to_string(&mut text);
+            text
+        })
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| io_failed(python, e))? {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(CaseError::Failed(format!("external peer: {} ran past {} s and was stopped", file.display(), DEADLINE.as_secs())));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let printed = stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
+    if status.success() {
+        return Ok(());
+    }
+    let tail: Vec<&str> = printed.lines().rev().take(6).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(CaseError::Failed(format!("external peer {} exited with {status}: {}", file.display(), tail.join(" | "))))
+}
+
+fn outcome(result: ScriptResult, dir: &Path) -> Result<Outcome, CaseError> {
+    let (library, timer, samples, files) = match result {
+        ScriptResult::Skipped { skipped } => return Err(CaseError::Skipped(skipped)),
+        ScriptResult::Done { library, timer, samples_s, outputs } => (library, timer, samples_s, outputs),
+    };
+    let timer = match timer.as_str() {
+        "device-event-open" => Timer::DeviceEventOpen,
+        "host-wall" => Timer::HostWall,
+        other => return Err(CaseError::Failed(format!("external peer: unknown timer {other:?}"))),
+    };
+    if samples.is_empty() || samples.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(CaseError::Failed(format!("external peer: bad samples {samples:?}")));
+    }
+    let mut outputs = BTreeMap::new();
+    for (name, a) in files {
+        outputs.insert(name, read_array(&dir.join(&a.file), &a)?);
+    }
+    Ok(Outcome { library, timing: Timing { samples, timer, mode: CacheMode::Warm }, outputs })
+}
+
+/// One output file as f64 values.
+fn read_array(path: &PathBuf, a: &ArrayFile) -> Result<Vec<f64>, CaseError> {
+    let bytes = std::fs::read(path).map_err(|e| io_failed(&a.file, e))?;
+    let width = match a.dtype.as_str() {
+        "f64" | "i64" => 8,
+        "f32" | "i32" => 4,
+        other => return Err(CaseError::Failed(format!("external peer: output {} has unknown dtype {other}", a.file))),
+    };
+    if bytes.len() != width * a.len {
+        return Err(CaseError::Failed(format!("external peer: {} holds {} bytes, not {} x {width}", a.file, bytes.len(), a.len)));
+    }
+    let values = bytes.chunks_exact(width).map(|c| match a.dtype.as_str() {
+        "f64" => f64::from_le_bytes(c.try_into().unwrap_or_default()),
+        "i64" => i64::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
+        "f32" => f32::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
+        _ => i32::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
+    });
+    Ok(values.collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ECHO: Script = Script {
+        file: "echo_peer.py",
+        text: "import fembench_peer as fp\n\
+               p = fp.load()\n\
+               if p.route == 'skip':\n    fp.skip(p.folder, 'no such library here')\n\
+               if p.route == 'crash':\n    raise RuntimeError('the route broke')\n\
+               x = p.arrays['x'] * p.scalars['k']\n\
+               s = fp.time_host(p, lambda: x.sum())\n\
+               fp.finish(p, 'NumPy test', 'host-wall', s, {'y': x, 'n': p.arrays['n'] + 1})\n",
+    };
+
+    fn python_with_numpy() -> bool {
+        Command::new(python()).args(["-c", "import numpy"]).status().is_ok_and(|s| s.success())
+    }
+
+    fn call(route: &str) -> Result<Outcome, CaseError> {
+        let policy = MeasurePolicy { warmup: 1, min_reps: 3, max_reps: 3, min_time_s: 0.0, ..MeasurePolicy::default() };
+        let inputs = Inputs::new()?.f64s("x", &[1.0, 2.5, -4.0])?.i32s("n", &[7, -1])?.scalar("k", 2.0);
+        run(&ECHO, route, inputs, &Placement { precision: Precision::F64, device: None, policy: &policy })
+    }
+
+    /// The protocol both ways: arrays and scalars in, outputs and samples back; a skip is a skip,
+    /// a crash a failure that quotes the script. Needs Python with NumPy (CI installs it).
+    #[test]
+    fn a_script_gets_its_inputs_and_returns_outputs_samples_skips_and_failures() {
+        if !python_with_numpy() {
+            assert!(
+                std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none(),
+                "FEMBENCH_REQUIRE_PYTHON is set and there is no Python with NumPy"
+            );
+            eprintln!("skipped: no Python with NumPy");
+            return;
+        }
+        let out = call("double").unwrap();
+        assert_eq!(out.output("y").unwrap(), &[2.0, 5.0, -8.0]);
+        assert_eq!(out.output("n").unwrap(), &[8.0, 0.0]);
+        assert_eq!(out.library, "NumPy test");
+        assert_eq!(out.timing.samples.len(), 3);
+        assert_eq!(out.timing.timer, Timer::HostWall);
+        assert!(out.output("z").is_err());
+        assert!(matches!(call("skip"), Err(CaseError::Skipped(r)) if r == "no such library here"));
+        assert!(matches!(call("crash"), Err(CaseError::Failed(r)) if r.contains("the route broke")));
+    }
+
+    #[test]
+    fn a_missing_python_is_a_skip() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_script("/nonexistent/python3", &dir.path().join("x.py"), dir.path());
+        assert!(matches!(r, Err(CaseError::Skipped(why)) if why.contains("no Python")));
+    }
+}

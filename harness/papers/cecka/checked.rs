@@ -1,0 +1,64 @@
+//! The check of a method's system against the f64 reference, entry by entry, and the case's rows.
+
+use super::cost::sizes;
+use super::gpu::GpuRun;
+use super::prepared::Prepared;
+use super::spec::Point;
+use super::system::{check_bounds, compare};
+use crate::benchmark::{CaseError, Measured};
+use crate::real::Real;
+use crate::Precision;
+
+/// The rows of a run whose system was checked, entry by entry, against the f64 reference; an
+/// external peer's rows name its library.
+pub(crate) fn checked_rows<T: Real>(
+    prep: &Prepared,
+    point: &Point,
+    run: GpuRun<T>,
+    library: Option<&str>,
+) -> Result<Vec<Measured>, CaseError> {
+    let p = &prep.problem;
+    let got_vals: Vec<f64> = run.vals.iter().map(|v| v.to_f64()).collect();
+    let got_rhs: Vec<f64> = run.rhs.iter().map(|v| v.to_f64()).collect();
+    if got_vals.len() != p.nnz() || got_rhs.len() != p.n_free {
+        return Err(CaseError::Failed("the device returned a system of the wrong size".into()));
+    }
+    // Every entry within its own bound (system.rs: element rounding, coordinate rounding and
+    // summation, in units of the precision's u); a dummy kernel against the dummy system.
+    let dummy = point.method.dummy();
+    let reference = if dummy { prep.dummy_reference() } else { prep.reference() };
+    let u = T::PRECISION.unit_roundoff();
+    let (over, worst) = check_bounds(&got_vals, &got_rhs, reference, prep.bounds(dummy), u);
+    let cmp = compare(&got_vals, &got_rhs, reference);
+    // Table VI's average relative error must also stay plausible: 1e-3 in f32 (the paper's
+    // largest is 2.1e-5), 1e-10 in f64.
+    let avg_limit = if T::PRECISION == Precision::F32 { 1e-3 } else { 1e-10 };
+    let error = if cmp.avg_relative.is_nan() || cmp.avg_relative > avg_limit { f64::INFINITY } else { worst };
+    Ok(run
+        .timings
+        .into_iter()
+        .map(|t| {
+            let mut m = Measured::verified(point.method.as_str(), t, error, 1.0).bytes(run.bytes).flops(run.flops).memory(run.memory);
+            if over > 0 || error.is_infinite() {
+                m.reason = Some(format!(
+                    "verification failed: {over} entries over their error bound (largest error/bound {worst:.3e}), average relative error {:.3e} (limit {avg_limit:.0e})",
+                    cmp.avg_relative
+                ));
+            }
+            if !dummy {
+                m = m.extra("table6_error", cmp.avg_relative);
+            }
+            m = m.extra("entries_over_bound", over as f64).extra("setup_s", run.setup_s);
+            for (k, v) in sizes(prep) {
+                m = m.extra(k, v);
+            }
+            for &(k, v) in &run.extras {
+                m = m.extra(k, v);
+            }
+            if let Some(library) = library {
+                m = m.library(library);
+            }
+            m
+        })
+        .collect())
+}

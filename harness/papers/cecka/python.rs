@@ -1,0 +1,181 @@
+//! The Python peers (the `external` kind, `peers/cecka_assembly.py`): the assembly as a user of
+//! CuPy, PyTorch or SciPy writes it, run by the script on the case's device, checked here against
+//! the f64 reference like every method (its CSR pattern too, where the route builds one).
+//!
+//! Each route computes the element matrices from the node coordinates every repetition (the
+//! reference integrals are handed over, as a user's element code would tabulate them), then
+//! assembles: `cupy-tocsr` and `scipy-tocsr` by COO -> CSR (sort, duplicates summed), and
+//! `torch-index-add` by `index_add_` into CSR slots through a map built once.
+
+use std::time::Instant;
+
+use super::checked::checked_rows;
+use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
+use super::gpu::GpuRun;
+use super::prepared::Prepared;
+use super::spec::{Method, Point};
+use super::system::{Problem, SOURCE_F};
+use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
+use crate::device::Backend;
+use crate::external::{self, Inputs, Placement, Script};
+use crate::real::Real;
+
+const SCRIPT: Script = Script { file: "cecka_assembly.py", text: include_str!("../../../peers/cecka_assembly.py") };
+
+/// The rows of `point`'s Python route, checked like every method's and naming the library.
+pub(crate) fn python_rows<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+    let (run, library) = run_python::<T>(ctx, prep, point.method)?;
+    checked_rows(prep, point, run, Some(&library))
+}
+
+/// Runs `method`'s Python route on the case's target (a CUDA device, or the host for SciPy);
+/// returns its run and its library with the version.
+fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<(GpuRun<T>, String), CaseError> {
+    let p = &prep.problem;
+    let device = match ctx.target {
+        Target::Gpu(dev) if dev.info().backend == Some(Backend::Cuda) => Some(dev.info().index),
+        Target::Gpu(_) => return Err(CaseError::Skipped(format!("{} runs on CUDA devices", method.as_str()))),
+        Target::Cpu => None,
+    };
+    let setup_start = Instant::now();
+    let inputs = inputs(p, method == Method::TorchIndexAdd)?;
+    let setup_s = setup_start.elapsed().as_secs_f64();
+    // The script's host work is inside its timer: nothing may share the cores meanwhile.
+    ctx.run.background().quiet();
+    let out = external::run(&SCRIPT, method.as_str(), inputs, &Placement { precision: ctx.precision, device, policy: ctx.policy })?;
+    if method != Method::TorchIndexAdd {
+        same_pattern(p, out.output("indptr")?, out.output("indices")?)?;
+    }
+    let entries = p.en() * p.en() * p.ne();
+    let s = ctx.precision.bytes();
+    let bytes = if method == Method::TorchIndexAdd { slot_route_bytes(p, s) } else { coo_route_bytes(p, s) };
+    let run = GpuRun {
+        vals: out.output("vals")?.iter().map(|&v| T::from_f64(v)).collect(),
+        rhs: out.output("rhs")?.iter().map(|&v| T::from_f64(v)).collect(),
+        timings: vec![out.timing],
+        bytes,
+        flops: p.ne() as f64 * element_flops(p.en() as f64, false) + entries as f64,
+        // What the library allocates is its own: not counted.
+        memory: f64::NAN,
+        setup_s,
+        // NumPy's and SciPy's host route: one thread (no BLAS call of any size).
+        extras: if device.is_none() { vec![("triplets", entries as f64), ("threads", 1.0)] } else { vec![("triplets", entries as f64)] },
+    };
+    Ok((run, out.library))
+}
+
+/// The mesh, its dofs, the prescribed values and the reference integrals; the slot map for the
+/// slot route.
+fn inputs(p: &Problem, slots: bool) -> Result<Inputs, CaseError> {
+    let r = &p.refs;
+    let mut inputs = Inputs::new()?
+        .f64s("x", &p.mesh.x)?
+        .f64s("y", &p.mesh.y)?
+        .f64s("g", &p.g)?
+        .u32s("conn", &p.mesh.elems)?
+        .i32s("dof", &p.dof)?
+        .f64s("sxx", &r.sxx)?
+        .f64s("sxy", &r.sxy)?
+        .f64s("syy", &r.syy)?
+        .f64s("m", &r.m)?
+        .scalar("en", p.en() as f64)
+        .scalar("n_free", p.n_free as f64)
+        .scalar("nnz", p.nnz() as f64)
+        .scalar("source_f", SOURCE_F);
+    if slots {
+        inputs = inputs.i32s("slots", &p.slots)?;
+    }
+    Ok(inputs)
+}
+
+/// The route's CSR pattern must be the problem's before its values are compared entry by entry.
+fn same_pattern(p: &Problem, indptr: &[f64], indices: &[f64]) -> Result<(), CaseError> {
+    if indptr.len() != p.n_free + 1 || indices.len() != p.nnz() {
+        return Err(CaseError::Failed(format!(
+            "verification failed: the route's CSR has {} rows and {} entries, the problem's {} and {}",
+            indptr.len().saturating_sub(1),
+            indices.len(),
+            p.n_free,
+            p.nnz()
+        )));
+    }
+    if let Some(r) = (0..=p.n_free).find(|&r| indptr[r] != p.row_ptr[r] as f64) {
+        return Err(CaseError::Failed(format!(
+            "verification failed: the route's row {r} starts at entry {}, the pattern's at {}",
+            indptr[r], p.row_ptr[r]
+        )));
+    }
+    if let Some(k) = (0..p.nnz()).find(|&k| indices[k] != p.col[k] as f64) {
+        return Err(CaseError::Failed(format!(
+            "verification failed: the route's entry {k} is in column {}, the pattern's in {}",
+            indices[k], p.col[k]
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::prepared::prepared;
+    use super::*;
+    use crate::benchmark::ModuleCache;
+    use crate::context::RunContext;
+    use crate::measure::MeasurePolicy;
+    use crate::results::Status;
+    use crate::Precision;
+
+    fn python_with_scipy() -> bool {
+        std::process::Command::new("python3").args(["-c", "import numpy, scipy"]).status().is_ok_and(|s| s.success())
+    }
+
+    /// SciPy's route on the host, through the script: its rows verify against the f64
+    /// reference, and the same run with one entry off by a part in 10^6 fails (the check can fail).
+    #[test]
+    fn scipy_route_verifies_and_a_wrong_entry_fails() {
+        if !python_with_scipy() {
+            assert!(
+                std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none(),
+                "FEMBENCH_REQUIRE_PYTHON is set and there is no Python with SciPy"
+            );
+            eprintln!("skipped: no Python with NumPy and SciPy");
+            return;
+        }
+        let run = Arc::new(RunContext::default());
+        let policy = MeasurePolicy { warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0.0, ..MeasurePolicy::default() };
+        let mut modules = ModuleCache::default();
+        let mut ctx = CaseCtx {
+            target: Target::Cpu,
+            run: &run,
+            precision: Precision::F64,
+            policy: &policy,
+            flusher: None,
+            modules: &mut modules,
+            upcoming: &[],
+            deferred: None,
+        };
+        let point = Point { method: Method::ScipyTocsr, level: 0, order: 2, colors: 0 };
+        let prep = prepared(&run, None, point.level, point.order).unwrap();
+        let (out, library) = run_python::<f64>(&mut ctx, &prep, point.method).unwrap();
+        assert!(library.starts_with("SciPy "), "{library}");
+        let mut wrong = GpuRun { vals: out.vals.clone(), rhs: out.rhs.clone(), timings: out.timings.clone(), extras: vec![], ..out };
+        let rows = checked_rows(&prep, &point, out, Some(&library)).unwrap();
+        assert!(rows.iter().all(|m| m.status == Status::Ok && m.library.as_deref() == Some(library.as_str())), "{:?}", rows[0].reason);
+        let k = wrong.vals.len() / 2;
+        wrong.vals[k] *= 1.0 + 1e-6;
+        let rows = checked_rows(&prep, &point, wrong, None).unwrap();
+        assert!(rows.iter().all(|m| m.status == Status::Failed), "a wrong entry passed");
+    }
+
+    #[test]
+    fn a_route_with_another_pattern_fails() {
+        let p = Problem::new(0, 1);
+        let indptr: Vec<f64> = p.row_ptr.iter().map(|&v| v as f64).collect();
+        let mut indices: Vec<f64> = p.col.iter().map(|&v| v as f64).collect();
+        assert!(same_pattern(&p, &indptr, &indices).is_ok());
+        indices.swap(0, 1);
+        assert!(matches!(same_pattern(&p, &indptr, &indices), Err(CaseError::Failed(r)) if r.contains("entry 0")));
+        assert!(same_pattern(&p, &indptr[1..], &indices).is_err());
+    }
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Cecka et al.'s assembly (the steady heat problem, Lagrange P1..P6 triangles) as a Python user
+writes it, for fembench's `external` peers. Every route does the whole assembly every repetition,
+as fembench's methods do: the element matrices from the node coordinates (vectorized: A^e is
+(1/det)(c_xx S_xx + c_xy S_xy + c_yy S_yy) with the reference integrals fembench hands over, and
+F^e with the prescribed values folded in), then the global matrix and right-hand side. What
+depends on the mesh alone (the (row, column) pairs of the free entries, the slot map) is built
+once, before the timer, as a user would.
+
+  cupy-tocsr        CuPy: coo_matrix((v, (i, j))).tocsr() (sort by CUB, duplicates summed),
+                    right-hand side by cupyx.scatter_add; CUDA events (device-event-open)
+  torch-index-add   PyTorch: index_add_ of every entry into CSR values through the slot map
+                    (a prescribed dof's entries into one spare slot); CUDA events
+                    (device-event-open)
+  scipy-tocsr       SciPy on the host (as scikit-fem assembles): coo_matrix(...).tocsr(),
+                    right-hand side by numpy.bincount; host clock, f64
+"""
+import fembench_peer as fp
+
+
+def element_terms(xp, p, x, y, g, conn, ref):
+    """A^e (ne x en^2) and F^e (ne x en) in the arrays' precision, `xp` being numpy, cupy or torch."""
+    en = int(p.scalars["en"])
+    ne = conn.shape[0]
+    x0, x1, x2 = x[conn[:, 0]], x[conn[:, 1]], x[conn[:, 2]]
+    y0, y1, y2 = y[conn[:, 0]], y[conn[:, 1]], y[conn[:, 2]]
+    ax, ay, bx, by = x1 - x0, y1 - y0, x2 - x0, y2 - y0
+    det = ax * by - ay * bx
+    inv = 1.0 / det
+    cxx, cxy, cyy = (bx * bx + by * by) * inv, -(ax * bx + ay * by) * inv, (ax * ax + ay * ay) * inv
+    a = cxx[:, None] * ref["sxx"][None, :] + cxy[:, None] * ref["sxy"][None, :] + cyy[:, None] * ref["syy"][None, :]
+    f = p.scalars["source_f"] * det[:, None] * ref["m"][None, :] - (a.reshape(ne, en, en) * g[conn][:, None, :]).sum(-1)
+    return a, f
+
+
+def free_pairs(np, p):
+    """What the mesh alone fixes: the flat indices of the entries whose row and column are free,
+    their (row, column), and the free rows of F^e with their dofs."""
+    en = int(p.scalars["en"])
+    conn = p.arrays["conn"].reshape(-1, en).astype(np.int64)
+    d = p.arrays["dof"][conn]
+    rows = np.repeat(d[:, :, None], en, axis=2).ravel()
+    cols = np.repeat(d[:, None, :], en, axis=1).ravel()
+    keep = np.flatnonzero((rows >= 0) & (cols >= 0))
+    fkeep = np.flatnonzero(d.ravel() >= 0)
+    return conn, keep, rows[keep], cols[keep], fkeep, d.ravel()[fkeep]
+
+
+def cupy_tocsr(p):
+    try:
+        import cupy as cp
+        import cupyx
+        import cupyx.scipy.sparse as csp
+        import numpy as np
+    except ImportError as e:
+        fp.skip(p.folder, f"CuPy is not installed ({e})")
+    cp.cuda.Device(p.device or 0).use()
+    real, n = p.real(), int(p.scalars["n_free"])
+    conn, keep, r, c, fkeep, fd = free_pairs(np, p)
+    dev = {k: cp.asarray(v) for k, v in dict(conn=conn, keep=keep, r=r.astype(np.int32), c=c.astype(np.int32), fkeep=fkeep, fd=fd).items()}
+    x, y, g = (cp.asarray(p.arrays[k].astype(real)) for k in ("x", "y", "g"))
+    ref = {k: cp.asarray(p.arrays[k].astype(real)) for k in ("sxx", "sxy", "syy", "m")}
+    out = {}
+
+    def run():
+        a, f = element_terms(cp, p, x, y, g, dev["conn"], ref)
+        out["a"] = csp.coo_matrix((a.ravel()[dev["keep"]], (dev["r"], dev["c"])), shape=(n, n)).tocsr()
+        rhs = cp.zeros(n, dtype=real)
+        cupyx.scatter_add(rhs, dev["fd"], f.ravel()[dev["fkeep"]])
+        out["rhs"] = rhs
+
+    run()
+    cp.cuda.Device().synchronize()
+    a, rhs = out["a"], out["rhs"]
+    checked = dict(indptr=cp.asnumpy(a.indptr), indices=cp.asnumpy(a.indices), vals=cp.asnumpy(a.data), rhs=cp.asnumpy(rhs))
+    samples = fp.time_gpu(p, run, cp.cuda.Event, cp.cuda.get_elapsed_time, cp.cuda.Device().synchronize)
+    cuda = cp.cuda.runtime.runtimeGetVersion()
+    library = f"CuPy {cp.__version__} (CUDA {cuda // 1000}.{cuda % 1000 // 10})"
+    fp.finish(p, library, "device-event-open", samples, checked)
+
+
+def torch_index_add(p):
+    try:
+        import numpy as np
+        import torch
+    except ImportError as e:
+        fp.skip(p.folder, f"PyTorch is not installed ({e})")
+    if not torch.cuda.is_available():
+        fp.skip(p.folder, "PyTorch sees no CUDA device")
+    dev = torch.device("cuda", p.device or 0)
+    torch.cuda.set_device(dev)
+    real = torch.float32 if p.precision == "f32" else torch.float64
+    n, nnz = int(p.scalars["n_free"]), int(p.scalars["nnz"])
+    en = int(p.scalars["en"])
+    conn = p.arrays["conn"].reshape(-1, en).astype(np.int64)
+    # Every entry is added, none gathered first: a prescribed dof's entries go to one spare slot
+    # past the matrix (and past the right-hand side), which the result leaves out.
+    slots = p.arrays["slots"].astype(np.int64)
+    slots[slots < 0] = nnz
+    rows = p.arrays["dof"][conn].astype(np.int64).ravel()
+    rows[rows < 0] = n
+    t = lambda a, dt=None: torch.as_tensor(a, device=dev, dtype=dt)
+    conn_t, slot_t, row_t = t(conn), t(slots), t(rows)
+    x, y, g = (t(p.arrays[k], real) for k in ("x", "y", "g"))
+    ref = {k: t(p.arrays[k], real) for k in ("sxx", "sxy", "syy", "m")}
+    vals = torch.empty(nnz + 1, dtype=real, device=dev)
+    rhs = torch.empty(n + 1, dtype=real, device=dev)
+
+    def run():
+        a, f = element_terms(torch, p, x, y, g, conn_t, ref)
+        vals.zero_()
+        vals.index_add_(0, slot_t, a.reshape(-1))
+        rhs.zero_()
+        rhs.index_add_(0, row_t, f.reshape(-1))
+
+    vals.fill_(float("nan"))
+    rhs.fill_(float("nan"))
+    run()
+    torch.cuda.synchronize()
+    checked = dict(vals=vals[:nnz].cpu().numpy(), rhs=rhs[:n].cpu().numpy())
+    event = lambda: torch.cuda.Event(enable_timing=True)
+    samples = fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize)
+    library = f"PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
+    fp.finish(p, library, "device-event-open", samples, checked)
+
+
+def scipy_tocsr(p):
+    try:
+        import numpy as np
+        import scipy
+        import scipy.sparse as sp
+    except ImportError as e:
+        fp.skip(p.folder, f"SciPy is not installed ({e})")
+    n = int(p.scalars["n_free"])
+    conn, keep, r, c, fkeep, fd = free_pairs(np, p)
+    x, y, g = (p.arrays[k] for k in ("x", "y", "g"))
+    ref = {k: p.arrays[k] for k in ("sxx", "sxy", "syy", "m")}
+    out = {}
+
+    def run():
+        a, f = element_terms(np, p, x, y, g, conn, ref)
+        out["a"] = sp.coo_matrix((a.ravel()[keep], (r, c)), shape=(n, n)).tocsr()
+        out["rhs"] = np.bincount(fd, weights=f.ravel()[fkeep], minlength=n)
+
+    run()
+    a = out["a"]
+    a.sort_indices()
+    checked = dict(indptr=a.indptr.astype(np.int32), indices=a.indices.astype(np.int32), vals=a.data, rhs=out["rhs"])
+    samples = fp.time_host(p, run)
+    fp.finish(p, f"SciPy {scipy.__version__}, NumPy {np.__version__}", "host-wall", samples, checked)
+
+
+ROUTES = {"cupy-tocsr": cupy_tocsr, "torch-index-add": torch_index_add, "scipy-tocsr": scipy_tocsr}
+
+if __name__ == "__main__":
+    problem = fp.load()
+    ROUTES[problem.route](problem)
