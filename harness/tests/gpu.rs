@@ -24,10 +24,15 @@ fn quick_bandwidth(backend: Backend, modes: &str) -> RunDir {
 
 /// The `--quick` sweep of a shipped experiment on CUDA.
 fn quick_on_cuda(file: &str) -> RunSummary {
+    quick_on_cuda_kept(file).0
+}
+
+/// The same, with the folder its run is in (the run is gone once the folder is dropped).
+fn quick_on_cuda_kept(file: &str) -> (RunSummary, tempfile::TempDir) {
     let exp = load(&common::experiments_dir().join(file)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
-    run(&[exp], &opts).unwrap()
+    (run(&[exp], &opts).unwrap(), dir)
 }
 
 #[test]
@@ -80,6 +85,29 @@ fn cecka_methods_verify_on_cuda() {
     // radix-sort COO route, the slot-map scatter and the cuSPARSE COO route), at orders 1-4 in f32
     // and f64.
     assert_eq!(s.rows_ok, 15 * 4 * 2);
+}
+
+/// The external peers on the GPU: CuPy's and PyTorch's assembly routes, run by
+/// peers/cecka_assembly.py on the same device, verified like every method (a GPU machine without
+/// CuPy or PyTorch fails here; elsewhere their rows say skipped).
+#[test]
+#[ignore = "needs an NVIDIA GPU, and Python with CuPy and PyTorch"]
+fn cecka_python_peers_verify_on_cuda() {
+    let (s, _dir) = quick_on_cuda_kept("cecka-sizes.yaml");
+    assert_eq!(s.rows_failed, 0);
+    let run = RunDir::open(&s.run_dir).unwrap();
+    let df = run.read_experiment("cecka-sizes").unwrap().unwrap();
+    let (metric, status, library) = (
+        df.column("metric").unwrap().str().unwrap(),
+        df.column("status").unwrap().str().unwrap(),
+        df.column("library").unwrap().str().unwrap(),
+    );
+    for route in ["cupy-tocsr", "torch-index-add"] {
+        let rows: Vec<usize> = (0..df.height()).filter(|&i| metric.get(i) == Some(route)).collect();
+        // Two levels, f32 and f64, warm only.
+        assert_eq!(rows.len(), 4, "{route}");
+        assert!(rows.iter().all(|&i| status.get(i) == Some("ok") && library.get(i).is_some_and(|l| !l.is_empty())), "{route}");
+    }
 }
 
 #[test]
@@ -169,17 +197,18 @@ fn sanfui_methods_and_the_cusparse_peers_verify_on_cuda() {
 }
 
 /// Pogo's sliced-ELL steps, the paper's kernel on both blockers' arrangements and the
-/// cuSPARSE CSR step, f32 and f64, each checked against the element-by-element oracle after 100
+/// cuSPARSE steps (CSR and sliced ELL), f32 and f64, each checked against the element-by-element oracle after 100
 /// steps from rest.
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn pogo_steps_and_the_cusparse_step_verify_on_cuda() {
     let s = quick_on_cuda("pogo-weld.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
-    // Per mesh: sell, pogo-aligned, pogo-greedy and csr-cusparse in f32 and f64, sell-kf32 and
-    // pogo-aligned-kf32 in f64; two meshes; and the full runs of sell and pogo-aligned (f32,
-    // f64) and sell-kf32 on the coarser mesh, and their arrival checks on the finer one.
-    assert_eq!(s.rows_ok, 10 * 2 + 5 + 5);
+    // Per mesh: sell, pogo-aligned, pogo-greedy, csr-cusparse and sell-cusparse in f32 and f64,
+    // sell-kf32 and pogo-aligned-kf32 in f64; two meshes; and the full runs of sell and
+    // pogo-aligned (f32, f64) and sell-kf32 on the coarser mesh, and their arrival checks on the
+    // finer one.
+    assert_eq!(s.rows_ok, 12 * 2 + 5 + 5);
 }
 
 /// The same for the geophysical model (four rocks, absorbing regions, Gaussian force).
@@ -188,7 +217,7 @@ fn pogo_steps_and_the_cusparse_step_verify_on_cuda() {
 fn pogo_geophysical_steps_and_full_runs_verify_on_cuda() {
     let s = quick_on_cuda("pogo-geophysical.yaml");
     assert_eq!((s.rows_failed, s.rows_skipped), (0, 0));
-    assert_eq!(s.rows_ok, 10 * 2 + 5);
+    assert_eq!(s.rows_ok, 12 * 2 + 5);
 }
 
 /// Pogo split across the node's GPUs (experiments/large/pogo-multigpu.yaml, quick form): on a
@@ -197,10 +226,7 @@ fn pogo_geophysical_steps_and_full_runs_verify_on_cuda() {
 #[test]
 #[ignore = "needs an NVIDIA GPU (two for the NCCL cases)"]
 fn pogo_split_across_gpus_equals_the_one_gpu_run_on_cuda() {
-    let exp = load(&common::experiments_dir().join("large/pogo-multigpu.yaml")).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
-    let s = run(&[exp], &opts).unwrap();
+    let (s, _dir) = quick_on_cuda_kept("large/pogo-multigpu.yaml");
     let gpus = device::list(Backend::Cuda).unwrap().len();
     assert_eq!(s.rows_failed, 0);
     // Three studies x two methods x GPU counts 1 and 2.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::cusparse::sys as sp;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 
-use crate::vendor::{Compressed, CooArrays, VendorOp, VendorSparse};
+use crate::vendor::{Compressed, CooArrays, Sliced, VendorOp, VendorSparse};
 use crate::{Backend, Buffer, BufferMem, DeviceError, DeviceResult, Precision};
 
 fn status(call: &'static str, s: sp::cusparseStatus_t) -> DeviceResult<()> {
@@ -352,6 +352,38 @@ impl VendorSparse for CuSparse {
             )
         };
         self.spmv(precision, make, sp::cusparseSpMVAlg_t::CUSPARSE_SPMV_BSR_ALG1, (cols, x), (rows, y))
+    }
+
+    fn sell_spmv<'a>(&'a self, a: Sliced<'a>, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+        let Sliced { precision, rows, cols, nnz, slice, stored, slice_ptr, col, val } = a;
+        let s = precision.bytes();
+        check_len("slice_ptr", slice_ptr, 4 * (rows.div_ceil(slice) + 1))?;
+        check_len("col", col, 4 * stored)?;
+        check_len("val", val, s * stored)?;
+        check_len("x", x, s * cols)?;
+        check_len("y", y, s * rows)?;
+        as_i32("stored entries", stored)?;
+        let (p_sp, p_c, p_v) = (self.ptr(slice_ptr)?, self.ptr(col)?, self.ptr(val)?);
+        let i32i = sp::cusparseIndexType_t::CUSPARSE_INDEX_32I;
+        let make = |mat: *mut sp::cusparseSpMatDescr_t, dtype| unsafe {
+            // SAFETY: see spmv().
+            sp::cusparseCreateSlicedEll(
+                mat,
+                rows as i64,
+                cols as i64,
+                nnz as i64,
+                stored as i64,
+                slice as i64,
+                p_sp,
+                p_c,
+                p_v,
+                i32i,
+                i32i,
+                sp::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
+                dtype,
+            )
+        };
+        self.spmv(precision, make, sp::cusparseSpMVAlg_t::CUSPARSE_SPMV_SELL_ALG1, (cols, x), (rows, y))
     }
 
     fn coo_sort_to_csr<'a>(&'a self, coo: CooArrays<'a>) -> DeviceResult<Box<dyn VendorOp + 'a>> {

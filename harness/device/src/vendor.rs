@@ -27,6 +27,9 @@ pub trait VendorSparse {
     /// blocks (`a.rows` x `a.cols` blocks, `a.nnz` of them stored).
     fn bsr_spmv<'a>(&'a self, a: Compressed<'a>, block: usize, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>>;
 
+    /// y = A x with A in sliced ELL ([`Sliced`]).
+    fn sell_spmv<'a>(&'a self, a: Sliced<'a>, x: &'a Buffer, y: &'a Buffer) -> DeviceResult<Box<dyn VendorOp + 'a>>;
+
     /// Sorts the COO pairs (`coo.row`, `coo.col`) in place by row and, within a row, by
     /// column, and writes the CSR row offsets of the sorted pairs (duplicates kept) into
     /// `coo.row_ptr` (`rows` + 1). `coo.perm` receives the permutation: sorted entry i is input
@@ -44,6 +47,22 @@ pub struct Compressed<'a> {
     pub cols: usize,
     pub nnz: usize,
     pub row_ptr: &'a Buffer,
+    pub col: &'a Buffer,
+    pub val: &'a Buffer,
+}
+
+/// A sliced-ELL matrix on the device (`fembench_fem::csr::SlicedEll`'s layout): `rows` x `cols`,
+/// `nnz` entries, slices of `slice` rows stored column by column in `stored` slots (padding:
+/// column -1), 32-bit slice offsets and columns, values in `precision`.
+#[derive(Clone, Copy)]
+pub struct Sliced<'a> {
+    pub precision: Precision,
+    pub rows: usize,
+    pub cols: usize,
+    pub nnz: usize,
+    pub slice: usize,
+    pub stored: usize,
+    pub slice_ptr: &'a Buffer,
     pub col: &'a Buffer,
     pub val: &'a Buffer,
 }

@@ -398,6 +398,13 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
             let cb = if col16 { 2.0 } else { 4.0 };
             ((4.0 * kv + cb) * links + vectors, (4.0 * kv + cb) * stored + 4.0 * prep.sell.slice_ptr.len() as f64 + vectors)
         }
+        Method::SellCusparse => {
+            // Values and columns of every entry, then of every stored slot (32-row slices).
+            let (nnz, p) = (prep.sys.pattern.nnz() as f64, &prep.sys.pattern);
+            let stored = crate::fem::csr::SlicedEll::stored(p, 32) as f64;
+            let slices = 4.0 * (p.rows().div_ceil(32) + 1) as f64;
+            ((s as f64 + 4.0) * nnz + slices + vectors, (s as f64 + 4.0) * stored + slices + vectors)
+        }
         _ => {
             let nnz = prep.sys.pattern.nnz() as f64;
             let b = (s as f64 + 4.0) * nnz + 4.0 * (ndof + 1.0) + vectors;

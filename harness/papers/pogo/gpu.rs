@@ -1,5 +1,5 @@
 //! The device methods: our sliced-ELL step (K' in the working precision or in f32) and the
-//! cuSPARSE CSR step followed by one update kernel; the kernel that writes U_next also adds the
+//! cuSPARSE steps (CSR, or cuSPARSE's own sliced ELL) followed by one update kernel; the kernel that writes U_next also adds the
 //! source and records the receivers. A timed repetition
 //! is `timed_steps` steps in one device-event region; the checked pass starts from rest on
 //! poisoned buffers and is compared with the oracle.
@@ -8,7 +8,7 @@ use super::prepared::Prepared;
 use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
-use crate::device::vendor::{Compressed, VendorOp};
+use crate::device::vendor::{Compressed, Sliced, VendorOp, VendorSparse};
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::{Defines, KernelSource};
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
@@ -16,6 +16,63 @@ use crate::real::Real;
 
 /// The kernel file.
 pub const POGO: KernelSource = KernelSource { file: "pogo.kern", text: include_str!("../../../kernels/pogo.kern") };
+
+/// The matrix of a vendor step (CSR, or sliced ELL of 32-row slices) and its shape.
+struct VendorMatrix {
+    /// CSR: row offsets, columns, values; sliced ELL: slice offsets, columns, values.
+    buffers: [Buffer; 3],
+    shape: VendorShape,
+    bytes: usize,
+}
+
+#[derive(Clone, Copy)]
+enum VendorShape {
+    Csr { rows: usize, nnz: usize },
+    Sliced { rows: usize, nnz: usize, stored: usize },
+}
+
+/// cuSPARSE's sliced ELL: 32-row slices (a warp's rows).
+const VENDOR_SLICE: usize = 32;
+
+impl VendorMatrix {
+    fn upload<T: Real>(dev: &dyn Device, method: Method, sys: &super::system::System, kp: &[T]) -> DeviceResult<VendorMatrix> {
+        let p = &sys.pattern;
+        let (rows, nnz) = (p.rows(), p.nnz());
+        let (buffers, shape) = if method == Method::SellCusparse {
+            let ell = crate::fem::csr::SlicedEll::of(p, VENDOR_SLICE);
+            let stored = ell.col.len();
+            let b = [dev.upload_slice(&ell.slice_ptr)?, dev.upload_slice(&ell.col)?, dev.upload_slice(&ell.values(kp))?];
+            (b, VendorShape::Sliced { rows, nnz, stored })
+        } else {
+            ([dev.upload_slice(&p.row_ptr)?, dev.upload_slice(&p.col)?, dev.upload_slice(kp)?], VendorShape::Csr { rows, nnz })
+        };
+        let bytes = buffers.iter().map(|b| b.bytes()).sum();
+        Ok(VendorMatrix { buffers, shape, bytes })
+    }
+}
+
+impl VendorShape {
+    /// y = K' x by the library, on the matrix's buffers (`m`, as uploaded).
+    fn spmv<'a>(
+        self,
+        lib: &'a dyn VendorSparse,
+        precision: crate::Precision,
+        m: &'a [Buffer],
+        x: &'a Buffer,
+        y: &'a Buffer,
+    ) -> DeviceResult<Box<dyn VendorOp + 'a>> {
+        match self {
+            VendorShape::Csr { rows, nnz } => {
+                lib.csr_spmv(Compressed { precision, rows, cols: rows, nnz, row_ptr: &m[0], col: &m[1], val: &m[2] }, x, y)
+            }
+            VendorShape::Sliced { rows, nnz, stored } => lib.sell_spmv(
+                Sliced { precision, rows, cols: rows, nnz, slice: VENDOR_SLICE, stored, slice_ptr: &m[0], col: &m[1], val: &m[2] },
+                x,
+                y,
+            ),
+        }
+    }
+}
 
 /// A method's measured steps and its check.
 pub struct StepRun {
@@ -177,32 +234,17 @@ pub fn run_device<T: Real>(
                 dev.launch(&kern, Launch { groups: blocks, group_size: super::arrange::BLOCK }, &args)
             })
         }
-        Method::CsrCusparse => {
+        Method::CsrCusparse | Method::SellCusparse => {
             let lib = dev.sparse()?;
             vendor_version = Some(lib.version());
-            let p = &sys.pattern;
-            let row_ptr = dev.upload_slice(&p.row_ptr)?;
-            let col = dev.upload_slice(&p.col)?;
-            let vals = dev.upload_slice(&to_t(&sys.kp))?;
-            device_bytes += (row_ptr.bytes() + col.bytes() + vals.bytes()) as f64;
-            held.extend([row_ptr, col, vals]);
+            let matrix = VendorMatrix::upload(dev, method, sys, &to_t(&sys.kp))?;
+            device_bytes += matrix.bytes as f64;
+            held.extend(matrix.buffers);
             let held = &held;
             // One plan per rotation: a plan is bound to its x and y.
             for r in 0..3 {
                 let (_, curr, next) = rot(r);
-                let op = lib.csr_spmv(
-                    Compressed {
-                        precision: T::PRECISION,
-                        rows: ndof,
-                        cols: ndof,
-                        nnz: p.nnz(),
-                        row_ptr: &held[0],
-                        col: &held[1],
-                        val: &held[2],
-                    },
-                    curr,
-                    next,
-                )?;
+                let op = matrix.shape.spmv(lib, T::PRECISION, held, curr, next)?;
                 device_bytes += op.workspace_bytes() as f64;
                 ops.push(op);
             }

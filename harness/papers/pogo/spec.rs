@@ -27,6 +27,10 @@ pub enum Method {
     /// What most users would write (CUDA only): cuSPARSE's CSR SpMV U_next = K' U_curr, then
     /// U_next += C' U_prev (CuPy's `K @ u + c * u_prev`).
     CsrCusparse,
+    /// The vendor's strongest format for this matrix (CUDA only): cuSPARSE's sliced-ELL SpMV
+    /// (slices of 32 rows, `CUSPARSE_SPMV_SELL_ALG1`), then the same update kernel. cuSPARSE has
+    /// no f32 matrix under f64 vectors, so it runs in the case's precision throughout.
+    SellCusparse,
     /// Eq. (4) on the host in f64, CSR, one thread (the paper's Abaqus role, as a time per step).
     CpuSerial,
     /// The same on every rayon thread.
@@ -34,19 +38,29 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 8] = [
+    pub const ALL: [Method; 9] = [
         Method::Sell,
         Method::SellKf32,
         Method::PogoAligned,
         Method::PogoGreedy,
         Method::PogoAlignedKf32,
         Method::CsrCusparse,
+        Method::SellCusparse,
         Method::CpuSerial,
         Method::CpuParallel,
     ];
     pub fn as_str(self) -> &'static str {
-        ["sell", "sell-kf32", "pogo-aligned", "pogo-greedy", "pogo-aligned-kf32", "csr-cusparse", "cpu-serial", "cpu-parallel"]
-            [self as usize]
+        [
+            "sell",
+            "sell-kf32",
+            "pogo-aligned",
+            "pogo-greedy",
+            "pogo-aligned-kf32",
+            "csr-cusparse",
+            "sell-cusparse",
+            "cpu-serial",
+            "cpu-parallel",
+        ][self as usize]
     }
     /// The blocker whose memory arrangement the method runs on (the paper's kernel only).
     pub fn blocker(self) -> Option<Blocker> {
@@ -64,12 +78,14 @@ impl Method {
     pub fn full_runs(self) -> bool {
         matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned)
     }
+    /// The vendor-library steps, the peers of ours.
+    pub const PEERS: [Method; 2] = [Method::SellCusparse, Method::CsrCusparse];
     pub fn on_cpu(self) -> bool {
         matches!(self, Method::CpuSerial | Method::CpuParallel)
     }
     pub fn runs_on(self, backend: Backend) -> bool {
         match self {
-            Method::CsrCusparse => backend == Backend::Cuda,
+            Method::CsrCusparse | Method::SellCusparse => backend == Backend::Cuda,
             _ => self.on_cpu() == (backend == Backend::Cpu),
         }
     }

@@ -16,7 +16,7 @@ fn a_run_through_every_increment_must_be_a_full_run_of_the_sweep_and_is_refused_
     // The shipped gear: sell in f64 goes all the way, the others stop after 25,000.
     let gear = load(&shipped().join("pogo-gear.yaml")).unwrap_or_else(|e| panic!("{e}"));
     // Two sizes of one model (the arrival check's and the paper's): a point per method each.
-    assert_eq!(gear.points(false).len(), 16);
+    assert_eq!(gear.points(false).len(), 18);
     for (line, wants) in [
         ("    every_increment: [{method: csr-cusparse, precision: f64}]", "csr-cusparse makes no full run"),
         ("    every_increment: [{method: sell-kf32, precision: f32}]", "sell-kf32 runs in f64 only"),
