@@ -215,12 +215,14 @@ fn read_array(path: &PathBuf, a: &ArrayFile) -> Result<Vec<f64>, CaseError> {
     if bytes.len() != width * a.len {
         return Err(CaseError::Failed(format!("external peer: {} holds {} bytes, not {} x {width}", a.file, bytes.len(), a.len)));
     }
-    let values = bytes.chunks_exact(width).map(|c| match a.dtype.as_str() {
-        "f64" => f64::from_le_bytes(c.try_into().unwrap_or_default()),
-        "i64" => i64::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
-        "f32" => f32::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
-        _ => i32::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
-    });
+    // The element type is matched once, not per value.
+    let decode: fn(&[u8]) -> f64 = match a.dtype.as_str() {
+        "f64" => |c| f64::from_le_bytes(c.try_into().unwrap_or_default()),
+        "i64" => |c| i64::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
+        "f32" => |c| f32::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
+        _ => |c| i32::from_le_bytes(c.try_into().unwrap_or_default()) as f64,
+    };
+    let values = bytes.chunks_exact(width).map(decode);
     Ok(values.collect())
 }
 
