@@ -4,7 +4,7 @@ use super::cost::sizes;
 use super::gpu::GpuRun;
 use super::prepared::Prepared;
 use super::spec::Point;
-use super::system::{check_bounds, compare};
+use super::system::{check_bounds, compare, Problem};
 use crate::benchmark::{CaseError, Measured};
 use crate::real::Real;
 use crate::Precision;
@@ -61,4 +61,32 @@ pub(crate) fn checked_rows<T: Real>(
             m
         })
         .collect())
+}
+
+/// A route that builds its own CSR pattern (the COO routes) must build the problem's before its
+/// values are compared entry by entry.
+pub(crate) fn same_pattern<I: Copy + Into<f64>>(p: &Problem, indptr: &[I], indices: &[I]) -> Result<(), CaseError> {
+    let (indptr, indices): (Vec<f64>, Vec<f64>) = (indptr.iter().map(|&v| v.into()).collect(), indices.iter().map(|&v| v.into()).collect());
+    if indptr.len() != p.n_free + 1 || indices.len() != p.nnz() {
+        return Err(CaseError::Failed(format!(
+            "verification failed: the route's CSR has {} rows and {} entries, the problem's {} and {}",
+            indptr.len().saturating_sub(1),
+            indices.len(),
+            p.n_free,
+            p.nnz()
+        )));
+    }
+    if let Some(r) = (0..=p.n_free).find(|&r| indptr[r] != p.row_ptr[r] as f64) {
+        return Err(CaseError::Failed(format!(
+            "verification failed: the route's row {r} starts at entry {}, the pattern's at {}",
+            indptr[r], p.row_ptr[r]
+        )));
+    }
+    if let Some(k) = (0..p.nnz()).find(|&k| indices[k] != p.col[k] as f64) {
+        return Err(CaseError::Failed(format!(
+            "verification failed: the route's entry {k} is in column {}, the pattern's in {}",
+            indices[k], p.col[k]
+        )));
+    }
+    Ok(())
 }

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::checked::same_pattern;
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
 use super::gpu::{gpu_of, time_modes, time_modes_as, upload_nodal, GpuRun, Nodal, CECKA};
 use super::prepared::Prepared;
@@ -87,18 +88,7 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
     // The route must rebuild the problem's own CSR pattern before its values are compared.
     let got_ptr: Vec<i32> = dev.download_vec(&out_ptr, rows + 1)?;
     let got_col: Vec<i32> = dev.download_vec(&out_col, nnz)?;
-    if let Some(r) = (0..=p.n_free).find(|&r| got_ptr[r] as i64 != p.row_ptr[r] as i64) {
-        return Err(CaseError::Failed(format!(
-            "verification failed: the COO route's row {r} starts at entry {}, the CSR pattern's at {}",
-            got_ptr[r], p.row_ptr[r]
-        )));
-    }
-    if let Some(k) = (0..nnz).find(|&k| got_col[k] as i64 != p.col[k] as i64) {
-        return Err(CaseError::Failed(format!(
-            "verification failed: the COO route's entry {k} is in column {}, the CSR pattern's in {}",
-            got_col[k], p.col[k]
-        )));
-    }
+    same_pattern(p, &got_ptr[..=p.n_free], &got_col)?;
     Ok(GpuRun {
         timings,
         vals: dev.download_vec::<T>(&out_val, nnz)?,

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use super::checked::checked_rows;
+use super::checked::{checked_rows, same_pattern};
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
 use super::gpu::GpuRun;
 use super::prepared::Prepared;
@@ -86,32 +86,6 @@ fn inputs(p: &Problem, slots: bool) -> Result<Inputs, CaseError> {
         inputs = inputs.i32s("slots", &p.slots)?;
     }
     Ok(inputs)
-}
-
-/// The route's CSR pattern must be the problem's before its values are compared entry by entry.
-fn same_pattern(p: &Problem, indptr: &[f64], indices: &[f64]) -> Result<(), CaseError> {
-    if indptr.len() != p.n_free + 1 || indices.len() != p.nnz() {
-        return Err(CaseError::Failed(format!(
-            "verification failed: the route's CSR has {} rows and {} entries, the problem's {} and {}",
-            indptr.len().saturating_sub(1),
-            indices.len(),
-            p.n_free,
-            p.nnz()
-        )));
-    }
-    if let Some(r) = (0..=p.n_free).find(|&r| indptr[r] != p.row_ptr[r] as f64) {
-        return Err(CaseError::Failed(format!(
-            "verification failed: the route's row {r} starts at entry {}, the pattern's at {}",
-            indptr[r], p.row_ptr[r]
-        )));
-    }
-    if let Some(k) = (0..p.nnz()).find(|&k| indices[k] != p.col[k] as f64) {
-        return Err(CaseError::Failed(format!(
-            "verification failed: the route's entry {k} is in column {}, the pattern's in {}",
-            indices[k], p.col[k]
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
