@@ -320,27 +320,17 @@ fn crate_code() -> Vec<(PathBuf, String)> {
 /// Functions over 80 lines that predate the rule, with their length then. Each may shrink,
 /// never grow; once it is split, its line goes (the test says so); a new one fails.
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("bench/src/results/rows.rs", "rows_to_frame", 107),
     ("bench/src/runner.rs", "run", 339),
+    ("bench/src/results/rows.rs", "rows_to_frame", 107),
     ("fem/src/aligned.rs", "layer", 86),
     ("fem/src/cracks.rs", "open_cracks", 97),
-    ("papers/acoo/methods.rs", "run_device", 268),
-    ("papers/banas/benchmark.rs", "run_gpu", 138),
-    ("papers/banas/peer.rs", "run_gemm_peer", 120),
     ("papers/banas/plan.rs", "new", 109),
-    ("papers/bandwidth/run.rs", "run_gpu", 105),
-    ("papers/cecka/gpu.rs", "run_elem", 89),
-    ("papers/cecka/gpu.rs", "run_global_nz", 85),
-    ("papers/cecka/gpu.rs", "run_shared_atomic", 84),
     ("papers/cecka/nz_plans.rs", "shared_atomic_plan", 163),
     ("papers/cecka/report.rs", "timings_table", 91),
     ("papers/pogo/benchmark.rs", "check", 84),
     ("papers/pogo/export.rs", "write_model", 91),
-    ("papers/pogo/gpu.rs", "run_device", 260),
     ("papers/sanfui/formats.rs", "check_part", 91),
-    ("papers/sanfui/gpu.rs", "run_device", 229),
     ("papers/sanfui/shared_nz.rs", "plan", 85),
-    ("papers/sanfui/shared_nz.rs", "run", 91),
     ("src/gpu_workers.rs", "run", 93),
 ];
 

@@ -17,6 +17,7 @@ pub mod external;
 pub mod hardware;
 pub mod history;
 pub mod interrupt;
+pub mod lifecycle;
 pub mod merge;
 pub mod meta;
 pub mod precompile;

@@ -22,8 +22,9 @@
 //! Staged timing (a pass of named stages, each by its own clock, repeated as whole passes) is
 //! [`stages`].
 //!
-//! Measuring never verifies or reports: callers poison their outputs, run one checked
-//! repetition and verify it against the reference after the timed repetitions.
+//! Measuring never verifies or reports: the case lifecycle above it (`fembench-bench`'s
+//! `lifecycle`) poisons a method's outputs, runs one checked repetition and verifies it against
+//! the reference, then times the repetitions here.
 
 use std::time::Instant;
 

@@ -3,8 +3,9 @@
 use std::sync::{Arc, OnceLock};
 
 use super::capacitor::{cg, spmv, Capacitor, Solve};
+use super::device_run::run_device;
 use super::gpu::ACOO;
-use super::methods::{run_device, stages_of, MethodRun, Reference};
+use super::methods::{stages_of, MethodRun, Reference};
 use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;

@@ -55,13 +55,13 @@ impl Memory {
 }
 
 /// Kernels of one precision, compiled through the run's module cache.
-pub(crate) struct Kernels<'a> {
+pub(crate) struct Kernels<'a, 'm> {
     pub(crate) dev: &'a dyn Device,
-    pub(crate) modules: &'a mut ModuleCache,
+    pub(crate) modules: &'m mut ModuleCache,
     pub(crate) defines: Defines,
 }
 
-impl Kernels<'_> {
+impl<'a> Kernels<'a, '_> {
     pub(crate) fn get(&mut self, name: &str) -> Result<Kernel, CaseError> {
         Ok(self.modules.kernel(self.dev, &ACOO, &self.defines, name)?)
     }
@@ -73,15 +73,44 @@ impl Kernels<'_> {
     pub(crate) fn filler(&mut self) -> Result<Kernel, CaseError> {
         Ok(self.modules.filler(self.dev)?)
     }
-    /// Fills `words` 32-bit words of `buf` with `value` (0: zero, all ones: -1 or NaN).
-    pub(crate) fn fill(&mut self, buf: &Buffer, value: u32, words: usize) -> Result<(), CaseError> {
-        let z = self.filler()?;
-        Ok(fill_with(self.dev, &z, buf, value, words)?)
-    }
     /// The shared exclusive scan's kernels (kernels/scan.kern).
     pub(crate) fn scan(&mut self) -> Result<ScanKernels, CaseError> {
         Ok(self.modules.scan(self.dev)?)
     }
+    /// The kernels of our CG ([`Cg::solve`]).
+    pub(crate) fn cg(&mut self) -> Result<CgKernels<'a>, CaseError> {
+        Ok(CgKernels {
+            start: self.get("cg_start")?,
+            reduce: self.get("cg_reduce")?,
+            xr: self.get("cg_xr")?,
+            p: self.get("cg_p")?,
+            dev: self.dev,
+        })
+    }
+    /// The scalar steps of the library CG in device pointer mode ([`Cg::solve_vendor`]).
+    pub(crate) fn vendor_cg(&mut self) -> Result<VendorCgKernels<'a>, CaseError> {
+        let (start, alpha, beta, fill) = (self.get("cgv_start")?, self.get("cgv_alpha")?, self.get("cgv_beta")?, self.filler()?);
+        Ok(VendorCgKernels { start, alpha, beta, fill, dev: self.dev })
+    }
+}
+
+/// Our CG's kernels on their device, fetched before any pass (loading a module inside a timed
+/// body would wait on the closed gate).
+pub(crate) struct CgKernels<'d> {
+    pub(crate) dev: &'d dyn Device,
+    start: Kernel,
+    reduce: Kernel,
+    xr: Kernel,
+    p: Kernel,
+}
+
+/// The library CG's own kernels on their device: its start, its scalar steps and a filler.
+pub(crate) struct VendorCgKernels<'d> {
+    pub(crate) dev: &'d dyn Device,
+    start: Kernel,
+    alpha: Kernel,
+    beta: Kernel,
+    fill: Kernel,
 }
 
 pub(crate) fn cover(n: usize) -> Launch {
@@ -158,14 +187,14 @@ impl Cg {
     /// timed), and the batches' device times are recorded as stage `stage`.
     pub(crate) fn solve<T: Real>(
         &self,
-        k: &mut Kernels,
+        k: &CgKernels,
         b: &Buffer,
         stop: Stop,
         stage: Stage,
         matvec: &mut dyn FnMut(&Cg) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
-        let dev = k.dev;
-        let (start, reduce, xr, pk) = (k.get("cg_start")?, k.get("cg_reduce")?, k.get("cg_xr")?, k.get("cg_p")?);
+        let CgKernels { dev, start, reduce, xr, p: pk } = k;
+        let dev = *dev;
         let (n, m) = (self.n as i64, self.groups() as i64);
         let reduce_args = |what: i32, it: i32| {
             [Arg::Buf(&self.partial), Arg::I64(m), Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(what), Arg::I32(it)]
@@ -173,16 +202,16 @@ impl Cg {
         let one = Launch { groups: 1, group_size: BLOCK };
         let t = dev.time_events(&mut || {
             dev.launch(
-                &start,
+                start,
                 cover(self.n),
                 &[Arg::Buf(b), Arg::Buf(&self.x), Arg::Buf(&self.r), Arg::Buf(&self.p), Arg::Buf(&self.partial), Arg::I64(n)],
             )?;
-            dev.launch(&reduce, one, &reduce_args(2, 0))
+            dev.launch(reduce, one, &reduce_args(2, 0))
         })?;
         stage.pass.record(stage.name, t);
         let mut iteration = |j: usize| -> DeviceResult<()> {
             matvec(self)?;
-            dev.launch(&reduce, one, &reduce_args(0, 0))?;
+            dev.launch(reduce, one, &reduce_args(0, 0))?;
             let args = [
                 Arg::Buf(&self.x),
                 Arg::Buf(&self.r),
@@ -192,9 +221,9 @@ impl Cg {
                 Arg::Buf(&self.partial),
                 Arg::I64(n),
             ];
-            dev.launch(&xr, cover(self.n), &args)?;
-            dev.launch(&reduce, one, &reduce_args(1, j as i32))?;
-            dev.launch(&pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])
+            dev.launch(xr, cover(self.n), &args)?;
+            dev.launch(reduce, one, &reduce_args(1, j as i32))?;
+            dev.launch(pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])
         };
         self.batches::<T>(dev, stop, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
     }
@@ -248,31 +277,32 @@ impl Cg {
     /// last, shorter batch is enqueued call by call.
     pub(crate) fn solve_vendor<T: Real>(
         &self,
-        k: &mut Kernels,
+        k: &VendorCgKernels,
         vendor: Vendor,
         graph: bool,
         b: &Buffer,
         stop: Stop,
         stage: Stage,
     ) -> Result<CgRun, CaseError> {
-        let (dev, Vendor { spmv, blas }, p, n) = (k.dev, vendor, T::PRECISION, self.n);
-        let (start, alpha, beta, z) = (k.get("cgv_start")?, k.get("cgv_alpha")?, k.get("cgv_beta")?, k.filler()?);
+        let (Vendor { spmv, blas }, p, n) = (vendor, T::PRECISION, self.n);
+        let VendorCgKernels { dev, start, alpha, beta, fill: z } = k;
+        let dev = *dev;
         let one = Launch { groups: 1, group_size: 1 };
         let begin = || -> DeviceResult<()> {
-            fill_with(dev, &z, &self.x, 0, n * std::mem::size_of::<T>() / 4)?;
+            fill_with(dev, z, &self.x, 0, n * std::mem::size_of::<T>() / 4)?;
             blas.copy(p, n, b, &self.r)?;
             blas.copy(p, n, &self.r, &self.p)?;
             blas.dot_to(p, n, &self.r, &self.r, &self.scal, 0)?;
-            dev.launch(&start, one, &[Arg::Buf(&self.scal)])
+            dev.launch(start, one, &[Arg::Buf(&self.scal)])
         };
         let mut iteration = |j: usize| -> DeviceResult<()> {
             spmv.enqueue()?;
             blas.dot_to(p, n, &self.p, &self.q, &self.scal, 1)?;
-            dev.launch(&alpha, one, &[Arg::Buf(&self.scal)])?;
+            dev.launch(alpha, one, &[Arg::Buf(&self.scal)])?;
             blas.axpy_by(p, n, &self.scal, 2, &self.p, &self.x)?;
             blas.axpy_by(p, n, &self.scal, 5, &self.q, &self.r)?;
             blas.dot_to(p, n, &self.r, &self.r, &self.scal, 6)?;
-            dev.launch(&beta, one, &[Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(j as i32)])?;
+            dev.launch(beta, one, &[Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(j as i32)])?;
             blas.scal_by(p, n, &self.scal, 3, &self.p)?;
             blas.axpy_by(p, n, &self.scal, 7, &self.r, &self.p)
         };

@@ -14,9 +14,13 @@
 //! matrices 9 s per element; CG vectors 4 s per unknown. Peak device bytes are measured from the
 //! buffers each method allocates, in its own order (`gpu::Memory`).
 
+mod afem;
 pub mod benchmark;
 pub mod capacitor;
 mod claims;
+mod csr_methods;
+mod device_run;
+mod ebe;
 pub mod gpu;
 pub mod methods;
 pub mod product;

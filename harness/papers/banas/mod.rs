@@ -28,6 +28,7 @@ pub mod plan;
 pub mod prism;
 pub mod report;
 pub mod spec;
+mod staged;
 
 pub use benchmark::BanasIntegration;
 

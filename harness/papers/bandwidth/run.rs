@@ -1,14 +1,16 @@
 //! Running one bandwidth case: host data and its f64 reference, the GPU kernels through the
-//! `Device` trait and the rayon CPU versions, each checked after its timed repetitions.
+//! `Device` trait (the case lifecycle: a checked run on poisoned outputs, then the timed
+//! repetitions) and the rayon CPU versions, checked after their timed repetitions.
 
 use rayon::prelude::*;
 
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
-use crate::device::{Arg, Device, DeviceExt, Launch};
+use crate::device::{Arg, Buffer, Device, DeviceExt, Launch};
 use crate::kernels::Defines;
 
 use super::spec::{Point, Problem, StreamKernel};
-use crate::measure::{measure_device, measure_host, Timing};
+use crate::lifecycle::drive_body;
+use crate::measure::{measure_device, measure_host, Gate, Timing};
 use crate::real::{permute, unit, Real};
 
 /// BabelStream's kernels plus gather and atomic scatter-add.
@@ -177,102 +179,97 @@ pub(crate) fn run_gpu<T: Real>(
     d: &HostData<T>,
 ) -> Result<CaseOutput<T>, CaseError> {
     use StreamKernel::*;
-    let n = d.n;
-    let s = std::mem::size_of::<T>();
-    let gs = p.group_size as usize;
-    let ept = p.elements_per_thread as usize;
+    let (n, s) = (d.n, std::mem::size_of::<T>());
+    let (gs, ept) = (p.group_size as usize, p.elements_per_thread as usize);
     let defines = Defines::for_precision(T::PRECISION).with("BLOCK", gs).with("EPT", ept);
-    // An array the kernel does not read (an output): allocated on the device and poisoned there
-    // (NaN), not filled on the host and uploaded.
-    let upload = |modules: &mut crate::benchmark::ModuleCache, v: &[T]| -> Result<crate::device::Buffer, CaseError> {
-        if v.is_empty() {
-            let b = dev.alloc(n * s)?;
-            modules.poison(dev, &b)?;
-            Ok(b)
-        } else {
-            Ok(dev.upload_slice(v)?)
-        }
-    };
     let stream_launch = Launch::cover(n.div_ceil(ept), gs);
-    let scalar = Arg::real(T::PRECISION, p.scalar);
-    let nn = Arg::I64(n as i64);
-    let memory: usize;
-    let mut timings = Vec::new();
-    let mut measure = |body: &mut dyn FnMut() -> crate::device::DeviceResult<()>| -> Result<(), CaseError> {
-        for &mode in ctx.policy.modes.iter() {
-            timings.push(measure_device(dev, ctx.policy, mode, crate::measure::Gate::Closed, ctx.flusher, body)?);
+    let (scalar, nn) = (Arg::real(T::PRECISION, p.scalar), Arg::I64(n as i64));
+    let read = |b, len| reader::<T>(dev, b, len);
+    if kernel == Memcpy {
+        return memcpy(ctx, dev, d);
+    }
+    let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
+    match kernel {
+        Dot => {
+            let groups = (dev.info().compute_units.max(1) * p.dot_groups_per_unit) as usize;
+            let (a, b, partial) = (dev.upload_slice(&d.a)?, dev.upload_slice(&d.b)?, dev.alloc(groups * s)?);
+            let launch = Launch { groups, group_size: gs };
+            let args = [Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&partial), nn];
+            let (timings, partials) =
+                drive_body(ctx, dev, Gate::Closed, &[&partial], &mut || dev.launch(&k, launch, &args), &mut read(&partial, groups))?;
+            let sum: f64 = partials.iter().map(|x| x.to_f64()).sum();
+            let seq = n.div_ceil(groups * gs) + gs.ilog2() as usize + groups;
+            Ok((timings, vec![T::from_f64(sum)], seq, 2 * n * s + groups * s))
         }
-        Ok(())
-    };
-    let (out, seq) = match kernel {
-        Memcpy => {
-            let a = upload(ctx.modules, &d.a)?;
-            let mut c = upload(ctx.modules, &[])?;
-            memory = 2 * n * s;
-            measure(&mut || dev.copy(&mut c, &a, n * s))?;
-            dev.synchronize()?;
-            (dev.download_vec::<T>(&c, n)?, 0)
+        Gather => {
+            let (x, map, y) = (dev.upload_slice(&d.a)?, dev.upload_slice(&d.map)?, dev.alloc(n * s)?);
+            let args = [Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), nn];
+            let (timings, out) = drive_body(ctx, dev, Gate::Closed, &[&y], &mut || dev.launch(&k, stream_launch, &args), &mut read(&y, n))?;
+            Ok((timings, out, 0, 2 * n * s + 4 * n))
         }
-        Copy | Mul | Add | Triad => {
-            let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
-            let a = upload(ctx.modules, &d.a)?;
-            let b = upload(ctx.modules, &d.b)?;
-            let c = upload(ctx.modules, &d.c)?;
-            memory = 3 * n * s;
-            let (args, out): (Vec<Arg>, &crate::device::Buffer) = match kernel {
+        ScatterAdd => {
+            let fill = (ctx.modules.kernel(dev, &BANDWIDTH, &defines, "bw_fill")?, Launch::cover(d.targets.div_ceil(ept), gs));
+            scatter_add(ctx, dev, (&k, stream_launch), fill, d)
+        }
+        _ => {
+            // An array the kernel does not read (an output) is allocated and poisoned on the
+            // device, not filled on the host and uploaded.
+            let upload = |v: &[T]| -> Result<Buffer, CaseError> { Ok(if v.is_empty() { dev.alloc(n * s)? } else { dev.upload_slice(v)? }) };
+            let (a, b, c) = (upload(&d.a)?, upload(&d.b)?, upload(&d.c)?);
+            let (args, out): (Vec<Arg>, &Buffer) = match kernel {
                 Copy => (vec![Arg::Buf(&a), Arg::Buf(&c), nn], &c),
                 Mul => (vec![Arg::Buf(&b), Arg::Buf(&c), scalar, nn], &b),
                 Add => (vec![Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), nn], &c),
                 _ => (vec![Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), scalar, nn], &a),
             };
-            measure(&mut || dev.launch(&k, stream_launch, &args))?;
-            dev.synchronize()?;
-            (dev.download_vec::<T>(out, n)?, 0)
+            let (timings, got) =
+                drive_body(ctx, dev, Gate::Closed, &[out], &mut || dev.launch(&k, stream_launch, &args), &mut read(out, n))?;
+            Ok((timings, got, 0, 3 * n * s))
         }
-        Dot => {
-            let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
-            let groups = (dev.info().compute_units.max(1) * p.dot_groups_per_unit) as usize;
-            let a = upload(ctx.modules, &d.a)?;
-            let b = upload(ctx.modules, &d.b)?;
-            let partial = dev.alloc(groups * s)?;
-            memory = 2 * n * s + groups * s;
-            let launch = Launch { groups, group_size: gs };
-            measure(&mut || dev.launch(&k, launch, &[Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&partial), nn]))?;
-            dev.synchronize()?;
-            let partials = dev.download_vec::<T>(&partial, groups)?;
-            let sum: f64 = partials.iter().map(|x| x.to_f64()).sum();
-            (vec![T::from_f64(sum)], n.div_ceil(groups * gs) + gs.ilog2() as usize + groups)
-        }
-        Gather => {
-            let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
-            let x = upload(ctx.modules, &d.a)?;
-            let map = dev.upload_slice(&d.map)?;
-            let y = upload(ctx.modules, &[])?;
-            memory = 2 * n * s + 4 * n;
-            measure(&mut || dev.launch(&k, stream_launch, &[Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), nn]))?;
-            dev.synchronize()?;
-            (dev.download_vec::<T>(&y, n)?, 0)
-        }
-        ScatterAdd => {
-            let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
-            let fill_k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, "bw_fill")?;
-            let x = upload(ctx.modules, &d.a)?;
-            let map = dev.upload_slice(&d.map)?;
-            let y = dev.alloc(d.targets * s)?;
-            memory = n * s + 4 * n + d.targets * s;
-            let args = [Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), nn];
-            let fill_launch = Launch::cover(d.targets.div_ceil(ept), gs);
-            let fill_args = [Arg::Buf(&y), Arg::real(T::PRECISION, 0.0), Arg::I64(d.targets as i64)];
-            // Timed repetitions keep adding into y (the time does not depend on its values); the
-            // checked result comes from one more launch on a zeroed target.
-            measure(&mut || dev.launch(&k, stream_launch, &args))?;
-            dev.launch(&fill_k, fill_launch, &fill_args)?;
-            dev.launch(&k, stream_launch, &args)?;
-            dev.synchronize()?;
-            (dev.download_vec::<T>(&y, d.targets)?, 0)
-        }
-    };
-    Ok((timings, out, seq, memory))
+    }
+}
+
+/// A checked pass's output, read back.
+fn reader<'a, T: Real>(dev: &'a dyn Device, b: &'a Buffer, len: usize) -> impl FnMut() -> Result<Vec<T>, CaseError> + 'a {
+    move || Ok(dev.download_vec::<T>(b, len)?)
+}
+
+/// The driver's device-to-device copy: the copy into a poisoned output checked, then timed.
+fn memcpy<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, d: &HostData<T>) -> Result<CaseOutput<T>, CaseError> {
+    let (n, s) = (d.n, std::mem::size_of::<T>());
+    let (a, mut c) = (dev.upload_slice(&d.a)?, dev.alloc(n * s)?);
+    ctx.modules.poison(dev, &c)?;
+    dev.copy(&mut c, &a, n * s)?;
+    dev.synchronize()?;
+    let out = dev.download_vec::<T>(&c, n)?;
+    let mut timings = Vec::new();
+    for &mode in ctx.policy.modes.iter() {
+        timings.push(measure_device(dev, ctx.policy, mode, Gate::Closed, ctx.flusher, &mut || dev.copy(&mut c, &a, n * s))?);
+    }
+    Ok((timings, out, 0, 2 * n * s))
+}
+
+/// Atomic scatter-add: the checked result is one launch on a zeroed target; the timed
+/// repetitions then keep adding into it (the time does not depend on its values).
+fn scatter_add<T: Real>(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    (k, launch): (&crate::device::Kernel, Launch),
+    (fill_k, fill_launch): (crate::device::Kernel, Launch),
+    d: &HostData<T>,
+) -> Result<CaseOutput<T>, CaseError> {
+    let (n, s) = (d.n, std::mem::size_of::<T>());
+    let (x, map, y) = (dev.upload_slice(&d.a)?, dev.upload_slice(&d.map)?, dev.alloc(d.targets * s)?);
+    let args = [Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), Arg::I64(n as i64)];
+    dev.launch(&fill_k, fill_launch, &[Arg::Buf(&y), Arg::real(T::PRECISION, 0.0), Arg::I64(d.targets as i64)])?;
+    dev.launch(k, launch, &args)?;
+    dev.synchronize()?;
+    let out = dev.download_vec::<T>(&y, d.targets)?;
+    let mut timings = Vec::new();
+    for &mode in ctx.policy.modes.iter() {
+        timings.push(measure_device(dev, ctx.policy, mode, Gate::Closed, ctx.flusher, &mut || dev.launch(k, launch, &args))?);
+    }
+    Ok((timings, out, 0, n * s + 4 * n + d.targets * s))
 }
 
 /// The CPU side: the same kernels with rayon, timed with the wall clock.

@@ -14,7 +14,8 @@ use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Target};
 use crate::device::{Arg, Device, DeviceExt, Launch};
 use crate::kernels::Defines;
-use crate::measure::{measure_device, Gate, Timing};
+use crate::lifecycle::drive_body;
+use crate::measure::{Gate, Timing};
 use crate::real::Real;
 
 /// The kernel file: every method, selected by `-D` defines.
@@ -24,7 +25,7 @@ pub const CECKA: crate::kernels::KernelSource =
 /// What one GPU method's run leaves for verification and the row.
 pub(crate) struct GpuRun<T> {
     pub(crate) timings: Vec<Timing>,
-    /// The outputs of the checked repetition (run on poisoned outputs after the timed ones).
+    /// The outputs of the checked repetition (run on poisoned outputs before the timed ones).
     pub(crate) vals: Vec<T>,
     pub(crate) rhs: Vec<T>,
     pub(crate) bytes: f64,
@@ -43,37 +44,46 @@ pub(crate) fn gpu_of<'a>(ctx: &CaseCtx<'a>) -> Result<&'a dyn Device, CaseError>
     }
 }
 
-/// Times `body` in every mode the policy asks for, then poisons `outputs` (NaN) and runs one
-/// more, untimed repetition: the one whose outputs are checked.
-pub(crate) fn time_modes(
+/// The case lifecycle of a method whose pass is one device body ([`drive_body`]): `outputs`
+/// poisoned (NaN), one checked run, `read` of its outputs, then the body timed in every mode
+/// the policy asks for.
+pub(crate) fn time_modes<V>(
     ctx: &mut CaseCtx,
     dev: &dyn Device,
     outputs: &[&crate::device::Buffer],
     body: &mut dyn FnMut() -> crate::device::DeviceResult<()>,
-) -> Result<Vec<Timing>, CaseError> {
-    time_modes_as(ctx, dev, Gate::Closed, outputs, body)
+    read: &mut dyn FnMut() -> Result<V, CaseError>,
+) -> Result<(Vec<Timing>, V), CaseError> {
+    drive_body(ctx, dev, Gate::Closed, outputs, body, read)
 }
 
-/// As [`time_modes`], with the timed region's gate chosen ([`Gate::Open`] for library calls that
-/// wait on the stream themselves).
-pub(crate) fn time_modes_as(
-    ctx: &mut CaseCtx,
-    dev: &dyn Device,
-    gate: Gate,
-    outputs: &[&crate::device::Buffer],
-    body: &mut dyn FnMut() -> crate::device::DeviceResult<()>,
-) -> Result<Vec<Timing>, CaseError> {
-    let mut timings = Vec::new();
-    for &mode in ctx.policy.modes.iter() {
-        timings.push(measure_device(dev, ctx.policy, mode, gate, ctx.flusher, body)?);
-    }
-    dev.synchronize()?;
-    for b in outputs {
-        ctx.modules.poison(dev, b)?;
-    }
-    body()?;
-    dev.synchronize()?;
-    Ok(timings)
+/// The checked pass's outputs of a method that writes the nonzeros and the right-hand side as
+/// one array (`out`, [`split_output`]).
+pub(crate) fn read_split<'a, T: Real>(
+    dev: &'a dyn Device,
+    out: &'a crate::device::Buffer,
+    p: &'a Problem,
+) -> impl FnMut() -> Result<(Vec<T>, Vec<T>), CaseError> + 'a {
+    move || Ok(split_output::<T>(dev, out, p)?)
+}
+
+/// Buffers as a kernel's arguments, in order (the list is made before any timed body).
+fn buffers<'a>(bufs: &[&'a crate::device::Buffer]) -> Vec<Arg<'a>> {
+    bufs.iter().map(|&b| Arg::Buf(b)).collect()
+}
+
+/// Each color's (first, count) in the elements listed color after color; all elements at once
+/// where there are no colors.
+fn color_ranges(colors: Option<&[Vec<u32>]>, ne: usize) -> Vec<(usize, usize)> {
+    let Some(colors) = colors else { return vec![(0, ne)] };
+    colors
+        .iter()
+        .scan(0usize, |first, g| {
+            let r = (*first, g.len());
+            *first += g.len();
+            Some(r)
+        })
+        .collect()
 }
 
 pub(crate) fn to_real<T: Real>(v: &[f64]) -> Vec<T> {
@@ -151,49 +161,26 @@ pub(crate) fn run_elem<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Pr
         Defines::for_precision(T::PRECISION).with("EN", en).with("ATOMIC", (!colored) as u8).with("DUMMY", point.method.dummy() as u8);
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_elements")?;
     let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
-    let ranges: Vec<(usize, usize)> = match &colors {
-        Some(c) => c
-            .iter()
-            .scan(0usize, |first, g| {
-                let r = (*first, g.len());
-                *first += g.len();
-                Some(r)
-            })
-            .collect(),
-        None => vec![(0, ne)],
-    };
+    let ranges = color_ranges(colors.as_deref().map(|c| &c[..]), ne);
     let f = Arg::real(T::PRECISION, SOURCE_F);
-    let timings = time_modes(ctx, dev, &[&vals, &rhs], &mut || {
+    let args = |first: usize, count: usize| {
+        let mut a = buffers(&[&nodal.x, &nodal.y, &conn_b, &dof, &nodal.g, &nodal.refs, &slots_b, &vals, &rhs]);
+        a.extend([f, Arg::I32(ne as i32), Arg::I32(first as i32), Arg::I32(count as i32)]);
+        a
+    };
+    let launches: Vec<(Launch, Vec<Arg>)> = ranges.iter().map(|&(first, count)| (Launch::cover(count, gs), args(first, count))).collect();
+    let body = &mut || {
         dev.launch(&zero, Launch::cover(p.nnz(), 256), &[Arg::Buf(&vals), Arg::I32(p.nnz() as i32)])?;
         dev.launch(&zero, Launch::cover(p.n_free, 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
-        for &(first, count) in &ranges {
-            dev.launch(
-                &k,
-                Launch::cover(count, gs),
-                &[
-                    Arg::Buf(&nodal.x),
-                    Arg::Buf(&nodal.y),
-                    Arg::Buf(&conn_b),
-                    Arg::Buf(&dof),
-                    Arg::Buf(&nodal.g),
-                    Arg::Buf(&nodal.refs),
-                    Arg::Buf(&slots_b),
-                    Arg::Buf(&vals),
-                    Arg::Buf(&rhs),
-                    f,
-                    Arg::I32(ne as i32),
-                    Arg::I32(first as i32),
-                    Arg::I32(count as i32),
-                ],
-            )?;
-        }
-        Ok(())
-    })?;
+        launches.iter().try_for_each(|(l, a)| dev.launch(&k, *l, a))
+    };
+    let read = &mut || Ok((dev.download_vec::<T>(&vals, p.nnz())?, dev.download_vec::<T>(&rhs, p.n_free)?));
+    let (timings, (vals_h, rhs_h)) = time_modes(ctx, dev, &[&vals, &rhs], body, read)?;
     let (bytes, flops) = cost(p, s, point.method.dummy());
     Ok(GpuRun {
         timings,
-        vals: dev.download_vec::<T>(&vals, p.nnz())?,
-        rhs: dev.download_vec::<T>(&rhs, p.n_free)?,
+        vals: vals_h,
+        rhs: rhs_h,
         bytes,
         flops,
         memory: memory as f64,
@@ -231,31 +218,14 @@ pub(crate) fn run_global_nz<T: Real>(
     let reduce = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_reduce")?;
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
-    let timings = time_modes(ctx, dev, &[&out], &mut || {
-        dev.launch(
-            &elements,
-            Launch { groups: plan.parts, group_size: gs },
-            &[
-                Arg::Buf(&nodal.x),
-                Arg::Buf(&nodal.y),
-                Arg::Buf(&nodal.g),
-                Arg::Buf(&node_ptr),
-                Arg::Buf(&nodes),
-                Arg::Buf(&elem_ptr),
-                Arg::Buf(&lconn),
-                Arg::Buf(&nodal.refs),
-                Arg::Buf(&element_data),
-                f,
-                Arg::I32(ne as i32),
-            ],
-        )?;
-        dev.launch(
-            &reduce,
-            Launch { groups: plan.reduction.blocks(), group_size: gs },
-            &[Arg::Buf(&red), Arg::Buf(&red_ptr), Arg::Buf(&element_data), Arg::Buf(&out)],
-        )
-    })?;
-    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let mut args = buffers(&[&nodal.x, &nodal.y, &nodal.g, &node_ptr, &nodes, &elem_ptr, &lconn, &nodal.refs, &element_data]);
+    args.extend([f, Arg::I32(ne as i32)]);
+    let reduce_args = buffers(&[&red, &red_ptr, &element_data, &out]);
+    let body = &mut || {
+        dev.launch(&elements, Launch { groups: plan.parts, group_size: gs }, &args)?;
+        dev.launch(&reduce, Launch { groups: plan.reduction.blocks(), group_size: gs }, &reduce_args)
+    };
+    let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let fetched = plan.nodes.len();
     let sources = plan.reduction.sources();
     let bytes = (fetched * 4 + fetched * 3 * s + en * ne * 4 + 2 * (plan.parts + 1) * 4)
@@ -314,26 +284,10 @@ pub(crate) fn run_shared_nz<T: Real>(
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared")?;
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
-    let timings = time_modes(ctx, dev, &[&out], &mut || {
-        dev.launch(
-            &k,
-            Launch { groups: plan.parts, group_size: gs },
-            &[
-                Arg::Buf(&nodal.x),
-                Arg::Buf(&nodal.y),
-                Arg::Buf(&nodal.g),
-                Arg::Buf(&scat),
-                Arg::Buf(&scat_ptr),
-                Arg::Buf(&red),
-                Arg::Buf(&red_ptr),
-                Arg::Buf(&counts),
-                Arg::Buf(&nodal.refs),
-                Arg::Buf(&out),
-                f,
-            ],
-        )
-    })?;
-    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let mut args = buffers(&[&nodal.x, &nodal.y, &nodal.g, &scat, &scat_ptr, &red, &red_ptr, &counts, &nodal.refs, &out]);
+    args.push(f);
+    let body = &mut || dev.launch(&k, Launch { groups: plan.parts, group_size: gs }, &args);
+    let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let sources = plan.reduction.sources();
     let bytes = plan.scatter.data.len() * 4
         + plan.node_fetches * 3 * s
@@ -405,30 +359,24 @@ pub(crate) fn run_shared_atomic<T: Real>(
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared_atomic")?;
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1 + color_secs;
-    let timings = time_modes(ctx, dev, &[&out], &mut || {
-        dev.launch(
-            &k,
-            Launch { groups: plan.parts, group_size: gs },
-            &[
-                Arg::Buf(&nodal.x),
-                Arg::Buf(&nodal.y),
-                Arg::Buf(&nodal.g),
-                Arg::Buf(&node_ptr),
-                Arg::Buf(&nodes),
-                Arg::Buf(&node_targets),
-                Arg::Buf(&call_ptr),
-                Arg::Buf(&lconn),
-                Arg::Buf(&lslot),
-                Arg::Buf(&slot_ptr),
-                Arg::Buf(&targets),
-                Arg::Buf(&nodal.refs),
-                Arg::Buf(&out),
-                f,
-                Arg::I32(calls as i32),
-            ],
-        )
-    })?;
-    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let mut args = buffers(&[
+        &nodal.x,
+        &nodal.y,
+        &nodal.g,
+        &node_ptr,
+        &nodes,
+        &node_targets,
+        &call_ptr,
+        &lconn,
+        &lslot,
+        &slot_ptr,
+        &targets,
+        &nodal.refs,
+        &out,
+    ]);
+    args.extend([f, Arg::I32(calls as i32)]);
+    let body = &mut || dev.launch(&k, Launch { groups: plan.parts, group_size: gs }, &args);
+    let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let fetched = plan.nodes.len();
     let index_bytes =
         (plan.node_ptr.len() + plan.call_ptr.len() + plan.slot_ptr.len() + fetched + plan.node_targets.len() + plan.targets.len()) * 4
@@ -469,25 +417,10 @@ pub(crate) fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
     let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_local")?;
     let f = Arg::real(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
-    let timings = time_modes(ctx, dev, &[&out], &mut || {
-        dev.launch(
-            &k,
-            Launch { groups: plan.blocks(), group_size: gs },
-            &[
-                Arg::Buf(&nodal.x),
-                Arg::Buf(&nodal.y),
-                Arg::Buf(&nodal.g),
-                Arg::Buf(&conn_b),
-                Arg::Buf(&lst),
-                Arg::Buf(&lst_ptr),
-                Arg::Buf(&nodal.refs),
-                Arg::Buf(&out),
-                f,
-                Arg::I32(ne as i32),
-            ],
-        )
-    })?;
-    let (vals, rhs) = split_output::<T>(dev, &out, p)?;
+    let mut args = buffers(&[&nodal.x, &nodal.y, &nodal.g, &conn_b, &lst, &lst_ptr, &nodal.refs, &out]);
+    args.extend([f, Arg::I32(ne as i32)]);
+    let body = &mut || dev.launch(&k, Launch { groups: plan.blocks(), group_size: gs }, &args);
+    let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let calls = plan.sources();
     // Compulsory traffic: the lists once, the connectivity and the nodal data once, every output
     // written once. Each source's re-reads of its element's nodes hit in cache and are not

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::checked::same_pattern;
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
-use super::gpu::{gpu_of, time_modes, time_modes_as, upload_nodal, GpuRun, Nodal, CECKA};
+use super::gpu::{gpu_of, time_modes, upload_nodal, GpuRun, Nodal, CECKA};
 use super::prepared::Prepared;
 use super::spec::{Family, Method, Problem_};
 use super::system::{Problem, SOURCE_F};
@@ -27,6 +27,7 @@ use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 use crate::kernels::Defines;
+use crate::lifecycle::drive_body;
 use crate::measure::Gate;
 use crate::real::Real;
 
@@ -80,19 +81,23 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
         ctx.run.background().quiet();
     }
     let gate = if radix { Gate::Closed } else { Gate::Open };
-    let timings = time_modes_as(ctx, dev, gate, &outputs, &mut || {
+    let body = &mut || {
         stage.enqueue(dev, &elements)?;
         sort.enqueue()?;
         sum_duplicates(dev, &sum, &scan, &scratch, &coo, &out)
-    })?;
+    };
     // The route must rebuild the problem's own CSR pattern before its values are compared.
-    let got_ptr: Vec<i32> = dev.download_vec(&out_ptr, rows + 1)?;
-    let got_col: Vec<i32> = dev.download_vec(&out_col, nnz)?;
-    same_pattern(p, &got_ptr[..=p.n_free], &got_col)?;
+    let read = &mut || {
+        let got_ptr: Vec<i32> = dev.download_vec(&out_ptr, rows + 1)?;
+        let got_col: Vec<i32> = dev.download_vec(&out_col, nnz)?;
+        same_pattern(p, &got_ptr[..=p.n_free], &got_col)?;
+        Ok((dev.download_vec::<T>(&out_val, nnz)?, dev.download_vec::<T>(&stage.rhs, p.n_free)?))
+    };
+    let (timings, (vals, rhs)) = drive_body(ctx, dev, gate, &outputs, body, read)?;
     Ok(GpuRun {
         timings,
-        vals: dev.download_vec::<T>(&out_val, nnz)?,
-        rhs: dev.download_vec::<T>(&stage.rhs, p.n_free)?,
+        vals,
+        rhs,
         bytes: coo_route_bytes(p, s),
         flops: ne as f64 * element_flops(en as f64, false) + (pairs - nnz) as f64,
         memory: memory as f64,
@@ -118,15 +123,17 @@ fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
     let scatter = ctx.modules.slot_scatter(dev, T::PRECISION)?;
     let (ke, rhs) = (&stage.ke, &stage.rhs);
-    let timings = time_modes(ctx, dev, &[ke, &vals, rhs], &mut || {
+    let body = &mut || {
         dev.launch(&zero, Launch::cover(nnz.max(1), 256), &[Arg::Buf(&vals), Arg::I32(nnz as i32)])?;
         stage.enqueue(dev, &elements)?;
         dev.launch(&scatter, Launch::cover(entries, 256), &[Arg::Buf(ke), Arg::Buf(&slots_b), Arg::Buf(&vals), Arg::I64(entries as i64)])
-    })?;
+    };
+    let read = &mut || Ok((dev.download_vec::<T>(&vals, nnz)?, dev.download_vec::<T>(rhs, p.n_free)?));
+    let (timings, (vals, rhs)) = time_modes(ctx, dev, &[ke, &vals, rhs], body, read)?;
     Ok(GpuRun {
         timings,
-        vals: dev.download_vec::<T>(&vals, nnz)?,
-        rhs: dev.download_vec::<T>(rhs, p.n_free)?,
+        vals,
+        rhs,
         bytes: slot_route_bytes(p, s),
         flops: ne as f64 * element_flops(en as f64, false) + entries as f64,
         memory: memory as f64,

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use super::gpu::{run_device, CheckedFullRun, StepRun, POGO};
+use super::gpu::{CheckedFullRun, StepRun, POGO};
 use super::prepared::Prepared;
 use super::spec::{Method, ModelName, Outputs, Point, Problem_, Sweep};
+use super::stepper::run_device;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;

@@ -37,6 +37,7 @@ mod scaling_stepper;
 pub mod sell;
 pub mod spec;
 pub mod split;
+pub mod stepper;
 pub mod system;
 #[cfg(test)]
 mod tests;

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use super::assembly::run_device;
 use super::formats::{self, Check};
-use super::gpu::{run_device, stages_of, DeviceRun, SANFUI};
+use super::gpu::{stages_of, DeviceRun, SANFUI};
 use super::reference::{CpuCsr, Prepared};
 use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};

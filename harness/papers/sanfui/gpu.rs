@@ -1,18 +1,16 @@
-//! The device methods, written once against the `Device` trait: element matrices (Algorithm 1),
-//! the symbolic kernel of a format (Algorithms 3 and 5), the numeric kernel (Algorithm 4) over
-//! colors (Algorithm 6) or with atomics, and the ElemAtomic-style baseline. Every buffer is
-//! allocated before the timed passes; one more pass on poisoned outputs is checked.
+//! What the device methods share: the element matrices on the device (Algorithm 1,
+//! [`Elements`]), the stages each method has, the check of a format's arrays where they lie
+//! ([`check_on_device`]) and each node's element list (ellm-gather's input). The methods
+//! themselves are in [`super::assembly`], [`super::peer`] and [`super::shared_nz`].
 
 use super::formats::{self, Check, Span, Window};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
-use super::spmv::{self, Assembled, SpmvRun, VendorInput};
+use super::spmv::SpmvRun;
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::scan::fill_words as fill;
 use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
-use crate::measure::trace::mark;
-use crate::measure::{run_staged, CacheMode, Staged, Timer};
+use crate::measure::{Staged, Timer};
 use crate::real::Real;
 
 pub use super::kernel::SANFUI;
@@ -71,7 +69,7 @@ fn fetch<T: bytemuck::Pod + Default>(dev: &dyn Device, buf: &Buffer, span: Span,
     Ok(())
 }
 
-fn cover(n: usize) -> Launch {
+pub(crate) fn cover(n: usize) -> Launch {
     Launch::cover(n.max(1), BLOCK)
 }
 
@@ -121,273 +119,6 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
 /// blocks are worth only what a solver can do with them.
 pub(crate) fn converts(m: Method) -> bool {
     m.is_paper() && matches!(m.format(), Format::Coom | Format::Ellm)
-}
-
-pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
-    if ctx.policy.modes.contains(&CacheMode::Cold) {
-        return Err(CaseError::Failed("Sanfui-Sharma methods run warm only: their stages are timed back to back in one pass".into()));
-    }
-    let s = std::mem::size_of::<T>();
-    let format = method.format();
-    let (m, nb) = (&prep.mesh, &prep.nb);
-    let (ne, nn) = (m.num_elements(), m.num_nodes());
-    // The colored methods keep K^e in color order (ORDERED): one color's threads read
-    // neighbouring words of K^e, as the atomic methods do in element order.
-    let ordered = method.colored();
-    let defines = Defines::for_precision(T::PRECISION)
-        .with("FORMAT", format.code())
-        .with("ATOMIC", method.atomic() as u8)
-        .with("ORDERED", ordered as u8);
-    let el = Elements::new::<T>(ctx, dev, prep, &defines, ordered)?;
-    mark("sanfui: element inputs uploaded, K^e allocated");
-    let (conn, ke, order) = (&el.conn, &el.ke, &el.order);
-    let mut bytes = el.bytes;
-    let mut up = |b: usize| bytes += b;
-    let zero = ctx.modules.filler(dev)?;
-    let elements_launch = |_: ()| el.launch(dev);
-
-    if method == Method::ElemAtomic {
-        // The baseline's slots (host pre-processing), interleaved like K^e.
-        let t0 = std::time::Instant::now();
-        let p = &prep.pattern;
-        let mut slots = vec![0i32; 576 * ne];
-        {
-            use rayon::prelude::*;
-            // A node's three rows hold the same columns, each neighbour's three dofs in a row:
-            // one bisection per node pair (a, b) finds the block, whose nine entries are
-            // row_ptr[3 va + m] + (offset of column 3 vb in row 3 va) + n.
-            let mut cols: Vec<Option<&mut [i32]>> = slots.chunks_mut(ne.max(1)).map(Some).collect();
-            let pairs: Vec<(usize, Vec<&mut [i32]>)> = (0..64)
-                .map(|ab| {
-                    let (a, b) = (ab / 8, ab % 8);
-                    let nine = (0..9).map(|mn| cols[(3 * a + mn / 3) * 24 + 3 * b + mn % 3].take().expect("each column once")).collect();
-                    (ab, nine)
-                })
-                .collect();
-            pairs.into_par_iter().for_each(|(ab, mut nine)| {
-                let (a, b) = (ab / 8, ab % 8);
-                for e in 0..ne {
-                    let v = m.element(e);
-                    let (ra, cb) = (3 * v[a] as usize, 3 * v[b] as usize);
-                    let first = p.slot(ra, cb).map(|x| x - p.row_ptr[ra] as usize);
-                    for (mn, out) in nine.iter_mut().enumerate() {
-                        let r = ra + mn / 3;
-                        out[e] = first.map_or(-1, |k| (p.row_ptr[r] as usize + k + mn % 3) as i32);
-                        debug_assert_eq!(p.slot(r, cb + mn % 3).map_or(-1, |x| x as i32), out[e]);
-                    }
-                }
-            });
-        }
-        let setup_s = t0.elapsed().as_secs_f64();
-        let slot = dev.upload_slice(&slots)?;
-        drop(slots);
-        let nnz = p.nnz();
-        let vals = dev.alloc(nnz * s)?;
-        up(4 * 576 * ne + nnz * s);
-        let kern = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_elem_atomic")?;
-        let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
-            timed("elements", &mut || elements_launch(()))?;
-            timed("numeric", &mut || {
-                fill(dev, &zero, &vals, 0, nnz * s / 4)?;
-                dev.launch(&kern, cover(ne), &[Arg::Buf(&slot), Arg::Buf(ke), Arg::Buf(&vals), Arg::I64(ne as i64)])
-            })
-        };
-        let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
-            Ok(body(&mut |name, f| pass.device(dev, name, f))?)
-        })?;
-        for b in [ke, &vals] {
-            ctx.modules.poison(dev, b)?;
-        }
-        body(&mut |_, f| f())?;
-        // The pattern on the device: the check reads the values through it, and the SpMV uses
-        // it (the baseline's slots already point into it).
-        let (rp, cl) = (p.row_ptr.iter().map(|&v| v as i32).collect::<Vec<_>>(), bytemuck::cast_slice::<u32, i32>(&p.col));
-        let (rp, cl) = (dev.upload_slice(&rp)?, dev.upload_slice(cl)?);
-        let check = check_on_device::<T>(dev, Format::Csr, (Some(&rp), &cl, &vals), prep, CHECK_ENTRIES)?;
-        let a = Assembled { format: Format::Csr, idx_r: &rp, idx_c: &cl, vals: &vals, vendor: Some(VendorInput::Csr(&rp, &cl, &vals)) };
-        let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
-        return Ok(DeviceRun {
-            staged,
-            check,
-            device_bytes: bytes as f64,
-            storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
-            setup_s,
-            spmv,
-            costs: Vec::new(),
-            extras: Vec::new(),
-        });
-    }
-
-    // The symbolic kernel's input (the pre-processing's S^j) and the format's arrays.
-    let nptr = dev.upload_slice(&nb.ptr)?;
-    let nbr = dev.upload_slice(&nb.list)?;
-    let (lr, lc, lv) = formats::lengths(format, nb);
-    let idx_r = dev.alloc(4 * lr.max(1))?;
-    let idx_c = dev.alloc(4 * lc)?;
-    let vals = dev.alloc(s * lv)?;
-    up(4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(format, nb, s));
-    // Colors: the element list (`order`) with (first, count) per color; atomics: all elements.
-    let ranges: Vec<(usize, usize)> = if !method.colored() {
-        vec![(0, ne)]
-    } else {
-        prep.colors
-            .iter()
-            .scan(0, |start, g| {
-                *start += g.len();
-                Some((*start - g.len(), g.len()))
-            })
-            .collect()
-    };
-    let (symbolic, numeric) =
-        (ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_symbolic")?, ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_numeric")?);
-    // The converted CSR matrix, for COOM and ELLM.
-    let convert = converts(method);
-    let nnz = 9 * nb.blocks();
-    let csr = if convert {
-        up(formats::storage_bytes(Format::Csr, nb, s));
-        Some((
-            dev.alloc(4 * (3 * nn + 1))?,
-            dev.alloc(4 * nnz)?,
-            dev.alloc(s * nnz)?,
-            ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_to_csr")?,
-        ))
-    } else {
-        None
-    };
-    // ellm-gather: its plan and kernels (the adjacency is host pre-processing).
-    let gather = if method == Method::EllmGather {
-        let g = Gather::new(ctx, dev, prep, &defines)?;
-        up(g.bytes);
-        Some(g)
-    } else {
-        None
-    };
-    // COO's numeric kernel finds a node's rows through the node offsets (its R has no offsets).
-    let row_side: &Buffer = if format == Format::Coo { &nptr } else { &idx_r };
-    let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
-        timed("elements", &mut || elements_launch(()))?;
-        timed("symbolic", &mut || {
-            dev.launch(&symbolic, cover(nn), &[Arg::Buf(&nptr), Arg::Buf(&nbr), Arg::Buf(&idx_r), Arg::Buf(&idx_c), Arg::I64(nn as i64)])?;
-            match &gather {
-                Some(g) => g.plan(dev, conn, &idx_c, nn),
-                None => Ok(()),
-            }
-        })?;
-        timed("numeric", &mut || {
-            if let Some(g) = &gather {
-                return g.numeric(dev, ke, ne, &vals, nn);
-            }
-            fill(dev, &zero, &vals, 0, lv * s / 4)?;
-            for &(first, count) in &ranges {
-                let args = [
-                    Arg::Buf(order),
-                    Arg::I64(first as i64),
-                    Arg::I64(count as i64),
-                    Arg::Buf(conn),
-                    Arg::Buf(ke),
-                    Arg::I64(ne as i64),
-                    Arg::Buf(row_side),
-                    Arg::Buf(&idx_c),
-                    Arg::Buf(&vals),
-                    Arg::I64(nn as i64),
-                ];
-                dev.launch(&numeric, cover(count), &args)?;
-            }
-            Ok(())
-        })?;
-        if let Some((rp, cl, cv, k)) = &csr {
-            timed("convert", &mut || {
-                let args =
-                    [Arg::Buf(&nptr), Arg::Buf(&idx_c), Arg::Buf(&vals), Arg::Buf(rp), Arg::Buf(cl), Arg::Buf(cv), Arg::I64(nn as i64)];
-                dev.launch(k, cover(formats::ELLM_WIDTH * nn), &args)
-            })?;
-        }
-        DeviceResult::Ok(())
-    };
-    mark("sanfui: format buffers allocated");
-    let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "numeric", |pass| -> Result<(), CaseError> {
-        Ok(body(&mut |name, f| pass.device(dev, name, f))?)
-    })?;
-    mark("sanfui: timed passes");
-    for b in [ke, &idx_r, &idx_c, &vals] {
-        ctx.modules.poison(dev, b)?;
-    }
-    if let Some(g) = &gather {
-        ctx.modules.poison(dev, &g.plan)?;
-    }
-    if let Some((rp, cl, cv, _)) = &csr {
-        for b in [rp, cl, cv] {
-            ctx.modules.poison(dev, b)?;
-        }
-    }
-    body(&mut |_, f| f())?;
-    dev.synchronize()?;
-    mark("sanfui: checked pass on poisoned buffers");
-    let mut check = check_on_device::<T>(dev, format, ((lr > 0).then_some(&idx_r), &idx_c, &vals), prep, CHECK_ENTRIES)?;
-    mark("sanfui: downloaded and checked");
-    // The converted matrix is checked too; the row takes the worse of the two.
-    if let Some((rp, cl, cv, _)) = &csr {
-        let converted = check_on_device::<T>(dev, Format::Csr, (Some(rp), cl, cv), prep, CHECK_ENTRIES)?;
-        let converted = Check { structure: converted.structure.map(|e| format!("converted to CSR: {e}")), ..converted };
-        check = check.and(converted);
-        mark("sanfui: converted CSR downloaded and checked");
-    }
-    let vendor = match (format, &csr) {
-        (Format::Csr, _) => Some(VendorInput::Csr(&idx_r, &idx_c, &vals)),
-        (Format::Coom, _) => Some(VendorInput::Bsr(&nptr, &nbr, &vals)),
-        (Format::Ellm, Some((rp, cl, cv, _))) => Some(VendorInput::Csr(rp, cl, cv)),
-        _ => None,
-    };
-    let a = Assembled { format, idx_r: &idx_r, idx_c: &idx_c, vals: &vals, vendor };
-    let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
-    mark("sanfui: spmv");
-    Ok(DeviceRun {
-        staged,
-        check,
-        device_bytes: bytes as f64,
-        storage_bytes: formats::storage_bytes(format, nb, s) as f64,
-        setup_s: gather.as_ref().map_or(0.0, |g| g.setup_s),
-        spmv,
-        costs: Vec::new(),
-        extras: Vec::new(),
-    })
-}
-
-/// ellm-gather's data and kernels: each node's elements (host pre-processing, like the
-/// neighbour lists), the plan the second symbolic kernel writes (two words per ELLM block), and
-/// the numeric kernel that sums each block's element blocks once.
-struct Gather {
-    nadj: Buffer,
-    plan: Buffer,
-    plan_kernel: crate::device::Kernel,
-    numeric_kernel: crate::device::Kernel,
-    bytes: usize,
-    setup_s: f64,
-}
-
-impl Gather {
-    fn new(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, defines: &Defines) -> Result<Self, CaseError> {
-        let t0 = std::time::Instant::now();
-        let nadj = node_elements(&prep.mesh).map_err(CaseError::Failed)?;
-        let setup_s = t0.elapsed().as_secs_f64();
-        let nn = prep.mesh.num_nodes();
-        Ok(Gather {
-            nadj: dev.upload_slice(&nadj)?,
-            plan: dev.alloc(4 * 2 * formats::ELLM_WIDTH * nn)?,
-            plan_kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_gather_plan")?,
-            numeric_kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_gather")?,
-            bytes: 4 * nadj.len() + 8 * formats::ELLM_WIDTH * nn,
-            setup_s,
-        })
-    }
-    fn plan(&self, dev: &dyn Device, conn: &Buffer, gamma: &Buffer, nn: usize) -> DeviceResult<()> {
-        let args = [Arg::Buf(&self.nadj), Arg::Buf(conn), Arg::Buf(gamma), Arg::Buf(&self.plan), Arg::I64(nn as i64)];
-        dev.launch(&self.plan_kernel, cover(nn), &args)
-    }
-    fn numeric(&self, dev: &dyn Device, ke: &Buffer, ne: usize, vals: &Buffer, nn: usize) -> DeviceResult<()> {
-        let args = [Arg::Buf(&self.nadj), Arg::Buf(&self.plan), Arg::Buf(ke), Arg::I64(ne as i64), Arg::Buf(vals), Arg::I64(nn as i64)];
-        dev.launch(&self.numeric_kernel, cover(formats::ELLM_WIDTH * nn), &args)
-    }
 }
 
 /// Each node's elements, column-major: entry [j N + a] is 8 e + (a's place in e) for a's j-th

@@ -15,6 +15,7 @@
 //! Kernels: `kernels/sanfui.kern`.
 //! The paper's GPU baseline, Cecka et al.'s SharedNZ for hex8, is [`shared_nz`].
 
+pub mod assembly;
 pub mod beam;
 pub mod benchmark;
 mod claims;

@@ -5,20 +5,26 @@
 //! sort (CUB's algorithm, as CuPy's `tocsr`), `coo-cusparse` (CUDA only) with cuSPARSE's legacy
 //! sort, whose calls wait on the stream inside.
 
+use std::marker::PhantomData;
+
+use super::assembly::WARM_ONLY;
 use super::formats::{self, Check};
 use super::gpu::{check_on_device, stages_of, DeviceRun, Elements, CHECK_ENTRIES, SANFUI};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
+use crate::device::coo_sum::{sum_duplicates, CooSumKernels, CooSumScratch, CsrOut, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
-use crate::device::{Arg, Device, DeviceResult, Launch};
+use crate::device::scan::ScanKernels;
+use crate::device::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
 use crate::kernels::Defines;
-use crate::measure::{run_staged, CacheMode};
+use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
+use crate::measure::{Pass, Timer};
 use crate::real::Real;
 
 pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
+    let mode = warm_only(ctx.policy, WARM_ONLY)?;
     let s = std::mem::size_of::<T>();
     let nb = &prep.nb;
     let (ne, nn) = (prep.mesh.num_elements(), nb.nodes());
@@ -30,13 +36,11 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
     }
     let defines = Defines::for_precision(T::PRECISION);
     let el = Elements::new::<T>(ctx, dev, prep, &defines, false)?;
-    let (row, col, perm, row_ptr_dup) = (dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * pairs)?, dev.alloc(4 * (rows + 1))?);
-    let scratch = CooSumScratch::new(dev, pairs)?;
-    let (out_ptr, out_col, out_val) = (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * nnz)?, dev.alloc(s * nnz)?);
+    let b = CooBuffers::new(dev, rows, pairs, (nnz, s))?;
     let radix = method == Method::CooRadix;
     // The radix sort's kernels only for its route.
     let (radix_k, scan) = (if radix { Some(ctx.modules.radix_sort(dev)?) } else { None }, ctx.modules.scan(dev)?);
-    let arrays = CooArrays { rows, cols: rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup };
+    let arrays = CooArrays { rows, cols: rows, pairs, row: &b.row, col: &b.col, perm: &b.perm, row_ptr: &b.row_ptr_dup };
     let sort: Box<dyn SortOp + '_> = if let Some(radix_k) = &radix_k {
         Box::new(CooRadixSort::new(dev, radix_k, &scan, arrays)?)
     } else {
@@ -48,37 +52,15 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         + CooSumScratch::bytes(pairs)
         + formats::storage_bytes(Format::Csr, nb, s)
         + sort.workspace_bytes();
-    let mut k = |name| ctx.modules.kernel(dev, &SANFUI, &defines, name);
-    let triplets = k("sanfui_triplets")?;
-    let sum = ctx.modules.coo_sum(dev, T::PRECISION)?;
-    let coo = SortedCoo { rows, pairs, row: &row, col: &col, perm: &perm, row_ptr: &row_ptr_dup, vals: &el.ke };
-    let out = CsrOut { row_ptr: &out_ptr, col: &out_col, val: &out_val };
-    let cover = |n: usize| Launch::cover(n.max(1), 256);
-    let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
-        timed("elements", &mut || el.launch(dev))?;
-        timed("triplets", &mut || {
-            dev.launch(&triplets, cover(pairs), &[Arg::Buf(&el.conn), Arg::Buf(&row), Arg::Buf(&col), Arg::I64(ne as i64)])
-        })?;
-        timed("sort", &mut || sort.enqueue())?;
-        timed("sum", &mut || sum_duplicates(dev, &sum, &scan, &scratch, &coo, &out))
-    };
-    // cuSPARSE's sorts wait on the stream inside (seen on an H200: a gated region deadlocks),
-    // so its sort stage is timed with an open gate: its host gaps count, as for a user. The
-    // radix sort does not wait: device events time it like every other stage.
-    let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "sort", |pass| -> Result<(), CaseError> {
-        Ok(body(&mut |name, f| if name == "sort" && !radix { pass.device_open(dev, name, f) } else { pass.device(dev, name, f) })?)
-    })?;
-    for b in [&el.ke, &row, &col, &perm, &scratch.head, &scratch.slot, &row_ptr_dup, &out_ptr, &out_col, &out_val] {
-        ctx.modules.poison(dev, b)?;
-    }
-    body(&mut |_, f| f())?;
-    let check: Check = check_on_device::<T>(dev, Format::Csr, (Some(&out_ptr), &out_col, &out_val), prep, CHECK_ENTRIES)?;
+    let kernels = (ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_triplets")?, ctx.modules.coo_sum(dev, T::PRECISION)?);
+    let mut route = CooRoute::<T> { dev, prep, method, el: &el, b: &b, sort, scan: &scan, kernels, real: PhantomData };
+    let Driven { staged, verdict: check } = drive(ctx, dev, &mut route, mode)?;
     let a = Assembled {
         format: Format::Csr,
-        idx_r: &out_ptr,
-        idx_c: &out_col,
-        vals: &out_val,
-        vendor: Some(VendorInput::Csr(&out_ptr, &out_col, &out_val)),
+        idx_r: &b.out_ptr,
+        idx_c: &b.out_col,
+        vals: &b.out_val,
+        vendor: Some(VendorInput::Csr(&b.out_ptr, &b.out_col, &b.out_val)),
     };
     let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
     Ok(DeviceRun {
@@ -91,4 +73,86 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         costs: Vec::new(),
         extras: Vec::new(),
     })
+}
+
+/// The route's buffers: the triplets' rows and columns, the sort's permutation and duplicate
+/// row offsets, the summing scratch and the CSR it writes.
+struct CooBuffers {
+    row: Buffer,
+    col: Buffer,
+    perm: Buffer,
+    row_ptr_dup: Buffer,
+    scratch: CooSumScratch,
+    out_ptr: Buffer,
+    out_col: Buffer,
+    out_val: Buffer,
+}
+
+impl CooBuffers {
+    /// For `rows` CSR rows, `pairs` triplets and `nnz` summed entries of `s` bytes.
+    fn new(dev: &dyn Device, rows: usize, pairs: usize, (nnz, s): (usize, usize)) -> DeviceResult<Self> {
+        Ok(CooBuffers {
+            row: dev.alloc(4 * pairs)?,
+            col: dev.alloc(4 * pairs)?,
+            perm: dev.alloc(4 * pairs)?,
+            row_ptr_dup: dev.alloc(4 * (rows + 1))?,
+            scratch: CooSumScratch::new(dev, pairs)?,
+            out_ptr: dev.alloc(4 * (rows + 1))?,
+            out_col: dev.alloc(4 * nnz)?,
+            out_val: dev.alloc(s * nnz)?,
+        })
+    }
+}
+
+/// A COO route as the case lifecycle runs it: elements, triplets, sort, sum.
+struct CooRoute<'a, T> {
+    dev: &'a dyn Device,
+    prep: &'a Prepared,
+    method: Method,
+    el: &'a Elements,
+    b: &'a CooBuffers,
+    sort: Box<dyn SortOp + 'a>,
+    scan: &'a ScanKernels,
+    /// The triplets kernel and the duplicate summing kernels.
+    kernels: (Kernel, CooSumKernels),
+    real: PhantomData<T>,
+}
+
+impl<T: Real> PassMethod for CooRoute<'_, T> {
+    type Verdict = Check;
+    fn stages(&self) -> Vec<(&'static str, Timer)> {
+        stages_of(self.method)
+    }
+    fn decisive(&self) -> &'static str {
+        "sort"
+    }
+    fn outputs(&self) -> Vec<&Buffer> {
+        let b = self.b;
+        vec![&self.el.ke, &b.row, &b.col, &b.perm, &b.scratch.head, &b.scratch.slot, &b.row_ptr_dup, &b.out_ptr, &b.out_col, &b.out_val]
+    }
+    fn pass(&mut self, pass: &mut Pass) -> Result<(), CaseError> {
+        let (dev, b, el) = (self.dev, self.b, self.el);
+        let ne = self.prep.mesh.num_elements();
+        let (rows, pairs) = (3 * self.prep.nb.nodes(), 576 * ne);
+        pass.device(dev, "elements", &mut || el.launch(dev))?;
+        let args = [Arg::Buf(&el.conn), Arg::Buf(&b.row), Arg::Buf(&b.col), Arg::I64(ne as i64)];
+        pass.device(dev, "triplets", &mut || dev.launch(&self.kernels.0, Launch::cover(pairs.max(1), 256), &args))?;
+        // cuSPARSE's sorts wait on the stream inside (seen on an H200: a gated region
+        // deadlocks), so its sort stage is timed with an open gate: its host gaps count, as for
+        // a user. The radix sort does not wait: device events time it like every other stage.
+        let sort = &*self.sort;
+        if self.method == Method::CooRadix {
+            pass.device(dev, "sort", &mut || sort.enqueue())?;
+        } else {
+            pass.device_open(dev, "sort", &mut || sort.enqueue())?;
+        }
+        let coo = SortedCoo { rows, pairs, row: &b.row, col: &b.col, perm: &b.perm, row_ptr: &b.row_ptr_dup, vals: &el.ke };
+        let out = CsrOut { row_ptr: &b.out_ptr, col: &b.out_col, val: &b.out_val };
+        pass.device(dev, "sum", &mut || sum_duplicates(dev, &self.kernels.1, self.scan, &b.scratch, &coo, &out))?;
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<Check, CaseError> {
+        let b = self.b;
+        Ok(check_on_device::<T>(self.dev, Format::Csr, (Some(&b.out_ptr), &b.out_col, &b.out_val), self.prep, CHECK_ENTRIES)?)
+    }
 }

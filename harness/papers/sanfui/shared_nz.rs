@@ -21,12 +21,15 @@
 //! The CSR layout is the symbolic kernel's (row 3a + m of node a at 9 base + 3 nng m, column
 //! 3 nbr[k] + n at + 3k + n), so the row offsets and columns come from the CSR symbolic stage.
 
+use std::marker::PhantomData;
+
 use rayon::prelude::*;
 
 use fembench_fem::hexmesh::BoxMesh;
 use fembench_fem::lpt::{pack_reduction, pack_scatter, run_reduction};
 pub use fembench_fem::lpt::{Packed, SharedPlan};
 
+use super::assembly::WARM_ONLY;
 use super::cost::{self, Cost};
 use super::formats::{self, Neighbours};
 use super::gpu::{check_on_device, stages_of, DeviceRun, CHECK_ENTRIES, SANFUI};
@@ -35,10 +38,11 @@ use super::reference::Prepared;
 use super::spec::{Format, Method, Problem_};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::{Arg, Device, DeviceExt, DeviceResult, Launch};
+use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 use crate::kernels::Defines;
+use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::trace::mark;
-use crate::measure::{run_staged, CacheMode};
+use crate::measure::{Pass, Timer};
 use crate::real::Real;
 
 /// Reals per element column in shared memory (K^e; the 24 coordinates fit inside).
@@ -175,97 +179,167 @@ const GROUP: usize = 128;
 
 /// SharedNZ on a device: the CSR symbolic kernel (stage `symbolic`), then one launch of
 /// `sanfui_shared_nz` (stage `numeric`, K^e computed inside); the plan is host pre-processing
-/// (`setup_s`). One more pass on poisoned outputs is checked, as for every method.
+/// (`setup_s`). The case lifecycle checks a pass on poisoned outputs, as for every method.
 pub(crate) fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, problem: &Problem_) -> Result<DeviceRun, CaseError> {
-    if ctx.policy.modes.contains(&CacheMode::Cold) {
-        return Err(CaseError::Failed("Sanfui-Sharma methods run warm only: their stages are timed back to back in one pass".into()));
-    }
+    let mode = warm_only(ctx.policy, WARM_ONLY)?;
     let s = std::mem::size_of::<T>();
-    let (m, nb) = (&prep.mesh, &prep.nb);
-    let (nn, ne) = (m.num_nodes(), m.num_elements());
     let limit = dev.info().shared_limit(problem.shared_bytes).map_err(CaseError::Failed)?;
     let t0 = std::time::Instant::now();
-    let SharedNzPlan { brick, blocks: plan } = plan(m, nb, limit / (SLOT * s), GROUP)
+    let SharedNzPlan { brick, blocks: plan } = plan(&prep.mesh, &prep.nb, limit / (SLOT * s), GROUP)
         .map_err(|e| CaseError::Failed(format!("SharedNZ with {limit} bytes of shared memory per block: {e}")))?;
     let setup_s = t0.elapsed().as_secs_f64();
     mark("shared-nz: plan");
-    let real = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
-    let xyz: Vec<f64> = (0..nn as u32).flat_map(|v| m.coords(v)).collect();
-    let (rows, nnz) = (3 * nn, 9 * nb.blocks());
-    let xyz = dev.upload_slice(&real(&xyz))?;
-    let dn = dev.upload_slice(&real(&hex8::derivative_table()))?;
-    let (scat, scat_ptr) = (dev.upload_slice(&plan.scatter.data)?, dev.upload_slice(&plan.scatter.ptr)?);
-    let (red, red_ptr) = (dev.upload_slice(&plan.reduction.data)?, dev.upload_slice(&plan.reduction.ptr)?);
-    let counts = dev.upload_slice(&plan.block_elements)?;
-    let (nptr, nbr) = (dev.upload_slice(&nb.ptr)?, dev.upload_slice(&nb.list)?);
-    let (row_ptr, col, vals) = (dev.alloc(4 * (rows + 1))?, dev.alloc(4 * nnz)?, dev.alloc(s * nnz)?);
-    let lists = 4 * (plan.scatter.data.len() + plan.scatter.ptr.len() + plan.reduction.data.len() + plan.reduction.ptr.len() + plan.parts);
-    let device_bytes = 3 * s * nn + 192 * s + lists + 4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(Format::Csr, nb, s);
-    let defines = Defines::for_precision(T::PRECISION).with("FORMAT", Format::Csr.code()).with("STRIDE", plan.stride);
+    let mut method = OnDevice::<T>::new(ctx, dev, prep, &plan)?;
     mark("shared-nz: uploaded");
-    let symbolic = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_symbolic")?;
-    let kernel = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_shared_nz")?;
-    let (lambda, mu) = (prep.lambda, prep.mu);
-    let body = |timed: &mut dyn FnMut(&'static str, &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<()>| {
-        timed("symbolic", &mut || {
-            let args = [Arg::Buf(&nptr), Arg::Buf(&nbr), Arg::Buf(&row_ptr), Arg::Buf(&col), Arg::I64(nn as i64)];
-            dev.launch(&symbolic, Launch::cover(nn.max(1), 256), &args)
-        })?;
-        timed("numeric", &mut || {
-            let args = [
-                Arg::Buf(&xyz),
-                Arg::Buf(&scat),
-                Arg::Buf(&scat_ptr),
-                Arg::Buf(&red),
-                Arg::Buf(&red_ptr),
-                Arg::Buf(&counts),
-                Arg::Buf(&dn),
-                Arg::real(T::PRECISION, lambda),
-                Arg::real(T::PRECISION, mu),
-                Arg::Buf(&vals),
-            ];
-            dev.launch(&kernel, Launch { groups: plan.parts, group_size: GROUP }, &args)
-        })
-    };
-    let staged = run_staged(ctx.policy, CacheMode::Warm, &stages_of(Method::SharedNz), "numeric", |pass| -> Result<(), CaseError> {
-        Ok(body(&mut |name, f| pass.device(dev, name, f))?)
-    })?;
-    mark("shared-nz: timed passes");
-    for b in [&row_ptr, &col, &vals] {
-        ctx.modules.poison(dev, b)?;
-    }
-    body(&mut |_, f| f())?;
-    let check = check_on_device::<T>(dev, Format::Csr, (Some(&row_ptr), &col, &vals), prep, CHECK_ENTRIES)?;
-    mark("shared-nz: checked");
-    let a =
-        Assembled { format: Format::Csr, idx_r: &row_ptr, idx_c: &col, vals: &vals, vendor: Some(VendorInput::Csr(&row_ptr, &col, &vals)) };
+    let Driven { staged, verdict: check } = drive(ctx, dev, &mut method, mode)?;
+    mark("shared-nz: checked and timed");
+    let (row_ptr, col, vals) = (&method.row_ptr, &method.col, &method.vals);
+    let a = Assembled { format: Format::Csr, idx_r: row_ptr, idx_c: col, vals, vendor: Some(VendorInput::Csr(row_ptr, col, vals)) };
     let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
-    // Costs: the symbolic stage is CSR's; the numeric kernel reads its lists, each used node's
-    // coordinates once per block and the reference derivatives, and writes every value once; its
-    // flops are the element calls' and one addition per list source.
-    let csr_symbolic = cost::stages(prep, Method::CsrColor, s).into_iter().find(|(n, _)| *n == "symbolic");
-    let sources = plan.reduction.sources() as f64;
-    let numeric = Cost {
-        bytes: (lists + plan.node_fetches * 3 * s + 192 * s + nnz * s) as f64,
-        flops: plan.element_calls as f64 * cost::ELEMENT_FLOPS + sources,
-    };
     Ok(DeviceRun {
         staged,
         check,
-        device_bytes: device_bytes as f64,
-        storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
+        device_bytes: device_bytes(prep, &plan, s) as f64,
+        storage_bytes: formats::storage_bytes(Format::Csr, &prep.nb, s) as f64,
         setup_s,
         spmv,
-        costs: csr_symbolic.into_iter().chain([("numeric", numeric)]).map(|(n, c)| (n, c.bytes, c.flops)).collect(),
-        extras: vec![
-            ("brick_nodes", brick.iter().product::<usize>() as f64),
-            ("blocks", plan.parts as f64),
-            ("max_block_elements", plan.stride as f64),
-            ("shared_bytes", (plan.stride * SLOT * s) as f64),
-            ("element_calls_per_element", plan.element_calls as f64 / ne.max(1) as f64),
-            ("reduction_padding", plan.reduction.padding()),
-        ],
+        costs: costs(prep, &plan, s),
+        extras: extras(brick, &plan, prep.mesh.num_elements(), s),
     })
+}
+
+/// Bytes of the plan's lists on the device.
+fn list_bytes(plan: &SharedPlan) -> usize {
+    4 * (plan.scatter.data.len() + plan.scatter.ptr.len() + plan.reduction.data.len() + plan.reduction.ptr.len() + plan.parts)
+}
+
+/// Bytes of SharedNZ's device buffers: coordinates, derivatives, lists, neighbours and CSR.
+fn device_bytes(prep: &Prepared, plan: &SharedPlan, s: usize) -> usize {
+    let (nn, nb) = (prep.mesh.num_nodes(), &prep.nb);
+    3 * s * nn + 192 * s + list_bytes(plan) + 4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(Format::Csr, nb, s)
+}
+
+/// The stage costs: the symbolic stage is CSR's; the numeric kernel reads its lists, each used
+/// node's coordinates once per block and the reference derivatives, and writes every value
+/// once; its flops are the element calls' and one addition per list source.
+fn costs(prep: &Prepared, plan: &SharedPlan, s: usize) -> Vec<(&'static str, f64, f64)> {
+    let csr_symbolic = cost::stages(prep, Method::CsrColor, s).into_iter().find(|(n, _)| *n == "symbolic");
+    let nnz = 9 * prep.nb.blocks();
+    let numeric = Cost {
+        bytes: (list_bytes(plan) + plan.node_fetches * 3 * s + 192 * s + nnz * s) as f64,
+        flops: plan.element_calls as f64 * cost::ELEMENT_FLOPS + plan.reduction.sources() as f64,
+    };
+    csr_symbolic.into_iter().chain([("numeric", numeric)]).map(|(n, c)| (n, c.bytes, c.flops)).collect()
+}
+
+/// SharedNZ's own columns: its bricks, blocks, shared memory and element calls.
+fn extras(brick: [usize; 3], plan: &SharedPlan, ne: usize, s: usize) -> Vec<(&'static str, f64)> {
+    vec![
+        ("brick_nodes", brick.iter().product::<usize>() as f64),
+        ("blocks", plan.parts as f64),
+        ("max_block_elements", plan.stride as f64),
+        ("shared_bytes", (plan.stride * SLOT * s) as f64),
+        ("element_calls_per_element", plan.element_calls as f64 / ne.max(1) as f64),
+        ("reduction_padding", plan.reduction.padding()),
+    ]
+}
+
+/// SharedNZ's buffers and kernels on the device, made outside any timer.
+struct OnDevice<'a, T> {
+    dev: &'a dyn Device,
+    prep: &'a Prepared,
+    parts: usize,
+    /// The kernel's inputs in its argument order: coordinates, scatter lists and offsets,
+    /// reduction lists and offsets, block element counts, reference derivatives.
+    inputs: [Buffer; 7],
+    /// The symbolic kernel's input: node offsets and neighbours.
+    neighbours: (Buffer, Buffer),
+    row_ptr: Buffer,
+    col: Buffer,
+    vals: Buffer,
+    symbolic: Kernel,
+    kernel: Kernel,
+    real: PhantomData<T>,
+}
+
+impl<'a, T: Real> OnDevice<'a, T> {
+    fn new(ctx: &mut CaseCtx, dev: &'a dyn Device, prep: &'a Prepared, plan: &SharedPlan) -> Result<Self, CaseError> {
+        let s = std::mem::size_of::<T>();
+        let (m, nb) = (&prep.mesh, &prep.nb);
+        let nn = m.num_nodes();
+        let real = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
+        let xyz: Vec<f64> = (0..nn as u32).flat_map(|v| m.coords(v)).collect();
+        let inputs = [
+            dev.upload_slice(&real(&xyz))?,
+            dev.upload_slice(&plan.scatter.data)?,
+            dev.upload_slice(&plan.scatter.ptr)?,
+            dev.upload_slice(&plan.reduction.data)?,
+            dev.upload_slice(&plan.reduction.ptr)?,
+            dev.upload_slice(&plan.block_elements)?,
+            dev.upload_slice(&real(&hex8::derivative_table()))?,
+        ];
+        let defines = Defines::for_precision(T::PRECISION).with("FORMAT", Format::Csr.code()).with("STRIDE", plan.stride);
+        let nnz = 9 * nb.blocks();
+        Ok(OnDevice {
+            dev,
+            prep,
+            parts: plan.parts,
+            inputs,
+            neighbours: (dev.upload_slice(&nb.ptr)?, dev.upload_slice(&nb.list)?),
+            row_ptr: dev.alloc(4 * (3 * nn + 1))?,
+            col: dev.alloc(4 * nnz)?,
+            vals: dev.alloc(s * nnz)?,
+            symbolic: ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_symbolic")?,
+            kernel: ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_shared_nz")?,
+            real: PhantomData,
+        })
+    }
+
+    fn symbolic(&self) -> DeviceResult<()> {
+        let nn = self.prep.mesh.num_nodes();
+        let (nptr, nbr) = &self.neighbours;
+        let args = [Arg::Buf(nptr), Arg::Buf(nbr), Arg::Buf(&self.row_ptr), Arg::Buf(&self.col), Arg::I64(nn as i64)];
+        self.dev.launch(&self.symbolic, Launch::cover(nn.max(1), 256), &args)
+    }
+
+    fn numeric(&self) -> DeviceResult<()> {
+        let [xyz, scat, scat_ptr, red, red_ptr, counts, dn] = &self.inputs;
+        let (lambda, mu) = (Arg::real(T::PRECISION, self.prep.lambda), Arg::real(T::PRECISION, self.prep.mu));
+        let args = [
+            Arg::Buf(xyz),
+            Arg::Buf(scat),
+            Arg::Buf(scat_ptr),
+            Arg::Buf(red),
+            Arg::Buf(red_ptr),
+            Arg::Buf(counts),
+            Arg::Buf(dn),
+            lambda,
+            mu,
+            Arg::Buf(&self.vals),
+        ];
+        self.dev.launch(&self.kernel, Launch { groups: self.parts, group_size: GROUP }, &args)
+    }
+}
+
+impl<T: Real> PassMethod for OnDevice<'_, T> {
+    type Verdict = formats::Check;
+    fn stages(&self) -> Vec<(&'static str, Timer)> {
+        stages_of(Method::SharedNz)
+    }
+    fn decisive(&self) -> &'static str {
+        "numeric"
+    }
+    fn outputs(&self) -> Vec<&Buffer> {
+        vec![&self.row_ptr, &self.col, &self.vals]
+    }
+    fn pass(&mut self, pass: &mut Pass) -> Result<(), CaseError> {
+        pass.device(self.dev, "symbolic", &mut || self.symbolic())?;
+        pass.device(self.dev, "numeric", &mut || self.numeric())?;
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<formats::Check, CaseError> {
+        Ok(check_on_device::<T>(self.dev, Format::Csr, (Some(&self.row_ptr), &self.col, &self.vals), self.prep, CHECK_ENTRIES)?)
+    }
 }
 
 /// The plan run on the host as the kernel runs it (the arithmetic order aside), for tests of

@@ -1,0 +1,160 @@
+//! A-FEM (the paper's method): element entries pushed into per-row linked lists with atomics,
+//! the boundary conditions applied on the lists, each row consolidated, the lists converted to
+//! CSR, then our CG on it.
+
+use std::marker::PhantomData;
+
+use super::gpu::{cover, csr_error, fill_with, spmv, spmv_into, Cg, CgKernels, DeviceCsr, Memory, Stage};
+use super::methods::{check, stages_of, Base, Checks, NODE_BYTES};
+use super::product::{self, Output, ProductRun};
+use super::spec::Method;
+use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::scan::{exclusive_scan, scan_sums_len, ScanKernels};
+use crate::device::{Arg, Buffer, DeviceExt, Kernel};
+use crate::lifecycle::PassMethod;
+use crate::measure::{Pass, Timer};
+use crate::real::Real;
+
+/// A-FEM's linked lists (row heads; per element entry a 16-byte node: next, column, value),
+/// its row counts, right-hand side and scan scratch.
+struct Lists {
+    head: Buffer,
+    node: Buffer,
+    count: Buffer,
+    rhs: Buffer,
+    sums: Buffer,
+}
+
+/// A-FEM's kernels: push, boundary conditions, consolidation, the scan, the conversion, the
+/// CSR product and the filler.
+struct AFemKernels {
+    push: Kernel,
+    bc: Kernel,
+    cons: Kernel,
+    scan: ScanKernels,
+    to_csr: Kernel,
+    spmv: Kernel,
+    fill: Kernel,
+}
+
+/// A-FEM: element entries pushed into per-row lists with atomics, boundary conditions on the
+/// lists, consolidation, conversion to CSR, then our CG on it.
+pub(crate) struct AFem<'a, T> {
+    base: &'a Base<'a>,
+    lists: Lists,
+    a: DeviceCsr,
+    cg: Cg,
+    k: AFemKernels,
+    cgk: CgKernels<'a>,
+    pub(crate) checks: Checks,
+    real: PhantomData<T>,
+}
+
+impl<'a, T: Real> AFem<'a, T> {
+    pub(crate) fn new(ctx: &mut CaseCtx, base: &'a Base<'a>, mem: &mut Memory) -> Result<Self, CaseError> {
+        let (dev, c, s) = (base.dev, base.c, std::mem::size_of::<T>());
+        let (nf, ne, n, nnz) = (c.n_free, c.num_elements(), c.num_nodes(), c.pattern.nnz());
+        let lists_bytes = 4 * n + 9 * ne * NODE_BYTES;
+        let lists = Lists {
+            head: mem.alloc(dev, 4 * n)?,
+            node: mem.alloc(dev, 9 * ne * NODE_BYTES)?,
+            count: mem.alloc(dev, 4 * nf)?,
+            rhs: mem.alloc(dev, s * nf)?,
+            sums: mem.alloc(dev, 4 * scan_sums_len(nf + 1))?,
+        };
+        let a =
+            DeviceCsr { row_ptr: mem.alloc(dev, 4 * (nf + 1))?, col: mem.alloc(dev, 4 * nnz)?, val: mem.alloc(dev, s * nnz)?, rows: nf };
+        // The lists are freed once converted (their buffers are kept for the next pass).
+        mem.release(lists_bytes);
+        let cg = Cg::new::<T>(dev, mem, nf)?;
+        let mut kk = base.kernels(ctx);
+        let k = AFemKernels {
+            push: kk.get("acoo_push")?,
+            bc: kk.get("acoo_bc")?,
+            cons: kk.get("acoo_consolidate")?,
+            scan: kk.scan()?,
+            to_csr: kk.get("acoo_to_csr")?,
+            spmv: kk.get("cg_spmv_csr")?,
+            fill: kk.filler()?,
+        };
+        let cgk = kk.cg()?;
+        Ok(AFem { base, lists, a, cg, k, cgk, checks: Checks::default(), real: PhantomData })
+    }
+
+    /// The stages up to the CSR matrix: elements (lists emptied inside the stage, as csr-atomic
+    /// zeroes its values there), bc, consolidate and convert.
+    fn assemble(&self, pass: &mut Pass) -> Result<(), CaseError> {
+        let (dev, m, c, s) = (self.base.dev, self.base.mesh, self.base.c, std::mem::size_of::<T>());
+        let (nf, ne, n) = (c.n_free, c.num_elements(), c.num_nodes());
+        let (l, a, k) = (&self.lists, &self.a, &self.k);
+        pass.device(dev, "elements", &mut || {
+            fill_with(dev, &k.fill, &l.head, u32::MAX, n)?;
+            let args = [Arg::Buf(&m.tris), Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&l.head), Arg::Buf(&l.node), Arg::I64(ne as i64)];
+            dev.launch(&k.push, cover(ne), &args)
+        })?;
+        let list = [Arg::Buf(&l.head), Arg::Buf(&l.node), Arg::Buf(&m.dof)];
+        pass.device(dev, "bc", &mut || {
+            fill_with(dev, &k.fill, &l.rhs, 0, nf * s / 4)?;
+            dev.launch(&k.bc, cover(n), &[list[0], list[1], list[2], Arg::Buf(&m.g), Arg::Buf(&l.rhs), Arg::I64(n as i64)])
+        })?;
+        pass.device(dev, "consolidate", &mut || {
+            dev.launch(&k.cons, cover(n), &[list[0], list[1], list[2], Arg::Buf(&l.count), Arg::I64(n as i64)])
+        })?;
+        // Checked before the conversion (untimed): a row the kernel could not hold would make
+        // the row pointers wrong.
+        let counts: Vec<i32> = dev.download_vec(&l.count, nf)?;
+        if let Some(r) = counts.iter().position(|&v| v < 0) {
+            return Err(CaseError::Failed(format!("row {r} has more distinct columns than the kernel's MAXROW")));
+        }
+        pass.device(dev, "convert", &mut || {
+            exclusive_scan(dev, &k.scan, &l.count, &a.row_ptr, &l.sums, nf, nf + 1)?;
+            let args = [list[0], list[1], list[2], Arg::Buf(&a.row_ptr), Arg::Buf(&a.col), Arg::Buf(&a.val), Arg::I64(n as i64)];
+            dev.launch(&k.to_csr, cover(n), &args)
+        })?;
+        Ok(())
+    }
+
+    /// Our CSR product on its own, on the product's buffers.
+    pub(crate) fn product(&self, ctx: &mut CaseCtx) -> Result<ProductRun, CaseError> {
+        let (dev, c, s) = (self.base.dev, self.base.c, std::mem::size_of::<T>());
+        let (px, qy) = product::buffers::<T>(dev, c, false)?;
+        let bytes = product::csr_bytes(c, s);
+        let (sp, a, partial) = (&self.k.spmv, &self.a, &self.cg.partial);
+        product::measure::<T>(ctx, dev, (c, self.base.reference.vals), Output { q: &qy, on_nodes: false }, bytes, &mut || {
+            spmv_into(dev, sp, a, &px, &qy, partial)
+        })
+    }
+}
+
+impl<T: Real> PassMethod for AFem<'_, T> {
+    type Verdict = f64;
+    fn stages(&self) -> Vec<(&'static str, Timer)> {
+        stages_of(Method::AFem)
+    }
+    fn decisive(&self) -> &'static str {
+        "solve"
+    }
+    fn outputs(&self) -> Vec<&Buffer> {
+        vec![&self.cg.x, &self.lists.rhs, &self.lists.count, &self.a.row_ptr, &self.a.col, &self.a.val]
+    }
+    /// Every output poisoned each pass (NaN values, -1 indices), the matrix assembled, solved,
+    /// and the solution and matrix checked.
+    fn pass(&mut self, pass: &mut Pass) -> Result<(), CaseError> {
+        let (dev, c, s) = (self.base.dev, self.base.c, std::mem::size_of::<T>());
+        let (nf, nnz) = (c.n_free, c.pattern.nnz());
+        let (l, a) = (&self.lists, &self.a);
+        for (buf, words) in [(&l.rhs, nf * s / 4), (&l.count, nf), (&a.row_ptr, nf + 1), (&a.col, nnz), (&a.val, nnz * s / 4)] {
+            fill_with(dev, &self.k.fill, buf, u32::MAX, words)?;
+        }
+        self.assemble(pass)?;
+        let sp = &self.k.spmv;
+        let run = self.cg.solve::<T>(&self.cgk, &l.rhs, self.base.stop, Stage { pass, name: "solve" }, &mut |cg| spmv(dev, sp, a, cg))?;
+        let err = check::<T>(dev, &self.cg, c, self.base.reference.x, false)?;
+        let csr = csr_error::<T>(dev, a, &c.pattern, self.base.reference.vals)?;
+        self.checks.note(run, err, Some(csr));
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<f64, CaseError> {
+        Ok(self.checks.worst())
+    }
+}

@@ -1,0 +1,202 @@
+//! The methods that assemble straight into the capacitor's CSR pattern: `csr-atomic` (atomic
+//! adds into precomputed slots) and `csr-color` (one launch per color, no atomics), solved by
+//! our CG; and the library peers, the same atomic assembly solved by a cuSPARSE/cuBLAS CG:
+//! `cusparse-cg` (scalars on the host, as NVIDIA's sample), `cusparse-cg-device` (device pointer
+//! mode) and `cusparse-cg-graph` (a batch replayed as a CUDA graph).
+
+use std::marker::PhantomData;
+
+use super::gpu::{cover, fill_with, spmv, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Stage, Vendor, VendorCgKernels, ACOO};
+use super::methods::{check, color_ranges, stages_of, Base, Checks, MethodRun};
+use super::product::{self, Output, ProductRun};
+use super::spec::Method;
+use crate::benchmark::{CaseCtx, CaseError};
+use crate::device::vendor::{VendorBlas, VendorOp};
+use crate::device::{Arg, Buffer, Kernel};
+use crate::lifecycle::{drive, Driven, PassMethod};
+use crate::measure::{CacheMode, Pass, Timer};
+use crate::real::Real;
+
+/// The case of one of these methods: buffers, the solver's plans, the lifecycle, the product.
+pub(crate) fn run<T: Real>(
+    ctx: &mut CaseCtx,
+    base: &Base,
+    mut mem: Memory,
+    (colors, coloring_s): (&[Vec<u32>], f64),
+    method: Method,
+    mode: CacheMode,
+) -> Result<MethodRun, CaseError> {
+    let (dev, c, s) = (base.dev, base.c, std::mem::size_of::<T>());
+    let (nf, nnz) = (c.n_free, c.pattern.nnz());
+    let colored = method == Method::CsrColor;
+    let inputs = Inputs::upload(base, &mut mem, colors, colored)?;
+    let a = DeviceCsr {
+        row_ptr: mem.upload(dev, &c.pattern.row_ptr)?,
+        col: mem.upload(dev, &c.pattern.col)?,
+        val: mem.alloc(dev, s * nnz)?,
+        rows: nf,
+    };
+    let rhs = mem.alloc(dev, s * nf)?;
+    let cg = Cg::new::<T>(dev, &mut mem, nf)?;
+    let solver = Solver::new::<T>(ctx, base, &mut mem, method, (&a, &cg))?;
+    let kernel = ctx.modules.kernel(dev, &ACOO, &base.defines, if colored { "csr_color" } else { "csr_atomic" })?;
+    let fill = ctx.modules.filler(dev)?;
+    let mut m =
+        CsrMethod::<T> { base, method, inputs, a: &a, rhs, cg: &cg, solver, kernel, fill, checks: Checks::default(), real: PhantomData };
+    let Driven { staged, .. } = drive(ctx, dev, &mut m, mode)?;
+    let product = m.product(ctx)?;
+    m.checks.into_run(staged, mem, colored.then_some((coloring_s, colors.len())), product)
+}
+
+/// The element inputs of the assembly: each element's nine CSR slots, and for csr-color the
+/// triangles in color order with each color's range.
+struct Inputs {
+    slots: Buffer,
+    color_tris: Option<Buffer>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl Inputs {
+    /// csr-color: the elements renumbered by color (their triangles and slots uploaded in color
+    /// order), one launch per color.
+    fn upload(base: &Base, mem: &mut Memory, colors: &[Vec<u32>], colored: bool) -> Result<Self, CaseError> {
+        let (dev, c) = (base.dev, base.c);
+        if !colored {
+            return Ok(Inputs { slots: mem.upload(dev, &c.slots)?, color_tris: None, ranges: color_ranges(colors) });
+        }
+        let order: Vec<usize> = colors.iter().flatten().map(|&e| e as usize).collect();
+        let slots = mem.upload(dev, &order.iter().flat_map(|&e| c.slots[9 * e..9 * e + 9].iter().copied()).collect::<Vec<i32>>())?;
+        let tris = mem.upload(dev, &order.iter().flat_map(|&e| c.tris[e].map(|v| v as i32)).collect::<Vec<i32>>())?;
+        Ok(Inputs { slots, color_tris: Some(tris), ranges: color_ranges(colors) })
+    }
+}
+
+/// How the assembled system is solved.
+enum Solver<'a> {
+    /// Our CG with our CSR product.
+    Ours { k: CgKernels<'a>, spmv: Kernel },
+    /// The library CG with its scalars on the host (`cusparse-cg`).
+    Host { op: Box<dyn VendorOp + 'a>, blas: &'a dyn VendorBlas },
+    /// The library CG in device pointer mode, a batch as a CUDA graph where `graph`.
+    Device { op: Box<dyn VendorOp + 'a>, blas: &'a dyn VendorBlas, k: VendorCgKernels<'a>, graph: bool },
+}
+
+impl<'a> Solver<'a> {
+    /// The peers' SpMV is planned here, outside the passes (descriptors, workspace), and its
+    /// workspace and cuBLAS' (a buffer the harness gives the handle) counted as the method's.
+    fn new<T: Real>(
+        ctx: &mut CaseCtx,
+        base: &'a Base,
+        mem: &mut Memory,
+        method: Method,
+        (a, cg): (&'a DeviceCsr, &'a Cg),
+    ) -> Result<Self, CaseError> {
+        let dev = base.dev;
+        let mut k = base.kernels(ctx);
+        if !matches!(method, Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph) {
+            return Ok(Solver::Ours { spmv: k.get("cg_spmv_csr")?, k: k.cg()? });
+        }
+        let op = dev.sparse()?.csr_spmv(a.compressed(T::PRECISION, base.c.pattern.nnz()), &cg.p, &cg.q)?;
+        mem.count(op.workspace_bytes());
+        let blas = dev.blas()?;
+        mem.count(blas.workspace_bytes());
+        Ok(match method {
+            Method::CusparseCg => Solver::Host { op, blas },
+            _ => Solver::Device { op, blas, k: k.vendor_cg()?, graph: method == Method::CusparseCgGraph },
+        })
+    }
+}
+
+/// One of the CSR methods: the assembly, then the solver.
+struct CsrMethod<'a, T> {
+    base: &'a Base<'a>,
+    method: Method,
+    inputs: Inputs,
+    a: &'a DeviceCsr,
+    rhs: Buffer,
+    cg: &'a Cg,
+    solver: Solver<'a>,
+    /// The assembly kernel (csr_atomic or csr_color) and the filler.
+    kernel: Kernel,
+    fill: Kernel,
+    checks: Checks,
+    real: PhantomData<T>,
+}
+
+impl<T: Real> CsrMethod<'_, T> {
+    /// Values and right-hand side zeroed, then the element entries added into their slots.
+    fn elements(&self) -> crate::device::DeviceResult<()> {
+        let (dev, m, c, s) = (self.base.dev, self.base.mesh, self.base.c, std::mem::size_of::<T>());
+        let (a, rhs, inputs) = (self.a, &self.rhs, &self.inputs);
+        fill_with(dev, &self.fill, &a.val, 0, c.pattern.nnz() * s / 4)?;
+        fill_with(dev, &self.fill, rhs, 0, c.n_free * s / 4)?;
+        let common =
+            [Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&m.dof), Arg::Buf(&m.g), Arg::Buf(&inputs.slots), Arg::Buf(&a.val), Arg::Buf(rhs)];
+        let Some(tris) = &inputs.color_tris else {
+            let ne = c.num_elements();
+            let mut args = vec![Arg::Buf(&m.tris)];
+            args.extend(common);
+            args.push(Arg::I64(ne as i64));
+            return self.base.dev.launch(&self.kernel, cover(ne), &args);
+        };
+        for &(first, count) in &inputs.ranges {
+            let mut args = vec![Arg::I64(first as i64), Arg::I64(count as i64), Arg::Buf(tris)];
+            args.extend(common);
+            dev.launch(&self.kernel, cover(count), &args)?;
+        }
+        Ok(())
+    }
+
+    /// The product on its own: cuSPARSE's SpMV (planned again, on the product's buffers) for
+    /// the peers, our CSR kernel for the others.
+    fn product(&self, ctx: &mut CaseCtx) -> Result<ProductRun, CaseError> {
+        let (dev, c, s) = (self.base.dev, self.base.c, std::mem::size_of::<T>());
+        let (px, qy) = product::buffers::<T>(dev, c, false)?;
+        let bytes = product::csr_bytes(c, s);
+        let out = Output { q: &qy, on_nodes: false };
+        let refs = (c, self.base.reference.vals);
+        match &self.solver {
+            Solver::Ours { spmv: sp, .. } => {
+                let (a, partial) = (self.a, &self.cg.partial);
+                product::measure::<T>(ctx, dev, refs, out, bytes, &mut || spmv_into(dev, sp, a, &px, &qy, partial))
+            }
+            _ => {
+                let op = dev.sparse()?.csr_spmv(self.a.compressed(T::PRECISION, c.pattern.nnz()), &px, &qy)?;
+                product::measure::<T>(ctx, dev, refs, out, bytes, &mut || op.enqueue())
+            }
+        }
+    }
+}
+
+impl<T: Real> PassMethod for CsrMethod<'_, T> {
+    type Verdict = f64;
+    fn stages(&self) -> Vec<(&'static str, Timer)> {
+        stages_of(self.method)
+    }
+    fn decisive(&self) -> &'static str {
+        "solve"
+    }
+    fn outputs(&self) -> Vec<&Buffer> {
+        vec![&self.cg.x, &self.a.val, &self.rhs]
+    }
+    /// The solution poisoned, the matrix assembled, solved, and the solution checked.
+    fn pass(&mut self, pass: &mut Pass) -> Result<(), CaseError> {
+        let (dev, c, stop, s) = (self.base.dev, self.base.c, self.base.stop, std::mem::size_of::<T>());
+        fill_with(dev, &self.fill, &self.cg.x, u32::MAX, c.n_free * s / 4)?;
+        pass.device(dev, "elements", &mut || self.elements())?;
+        let (cg, rhs, stage) = (self.cg, &self.rhs, Stage { pass, name: "solve" });
+        let run = match &self.solver {
+            Solver::Ours { k, spmv: sp } => cg.solve::<T>(k, rhs, stop, stage, &mut |cg| spmv(dev, sp, self.a, cg))?,
+            Solver::Host { op, blas } => vendor_cg::<T>(dev, Vendor { spmv: &**op, blas: *blas }, &self.fill, rhs, cg, stop, stage)?,
+            Solver::Device { op, blas, k, graph } => {
+                cg.solve_vendor::<T>(k, Vendor { spmv: &**op, blas: *blas }, *graph, rhs, stop, stage)?
+            }
+        };
+        let err = check::<T>(dev, cg, c, self.base.reference.x, false)?;
+        self.checks.note(run, err, None);
+        Ok(())
+    }
+    fn verify(&mut self) -> Result<f64, CaseError> {
+        Ok(self.checks.worst())
+    }
+}
