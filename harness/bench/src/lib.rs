@@ -9,6 +9,7 @@
 pub mod background;
 pub mod benchmark;
 pub mod cache;
+mod case_list;
 mod case_rows;
 pub mod compare;
 pub mod context;
@@ -26,5 +27,6 @@ pub mod registry;
 pub mod report;
 pub mod results;
 mod resume;
+mod run_options;
 pub mod runner;
 pub mod shard;
