@@ -278,6 +278,34 @@ mod shape;
 #[path = "house/statics.rs"]
 mod statics;
 
+/// Reports name methods through the methods' types (`Method::X.as_str()`, `Method::PAPER`), not
+/// as string literals, so a renamed method cannot leave a report looking for the old name: no
+/// report or claims module of a paper holds one of its methods' names in a string outside its
+/// tests.
+#[test]
+fn reports_name_methods_through_their_types() {
+    let names = |all: Vec<&'static str>| all;
+    let papers = [
+        ("acoo", names(fembench::acoo::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
+        ("cecka", names(fembench::cecka::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
+        ("pogo", names(fembench::pogo::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
+        ("sanfui", names(fembench::sanfui::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
+    ];
+    let mut found = Vec::new();
+    for (paper, methods) in &papers {
+        for file in ["report.rs", "claims.rs", "limits.rs", "traces.rs", "scaling_report.rs", "paper_tables.rs"] {
+            let Ok(text) = std::fs::read_to_string(harness_dir().join("papers").join(paper).join(file)) else { continue };
+            let code = shape::without_tests(&text);
+            for (line, l) in code.lines().enumerate().filter(|(_, l)| !l.trim_start().starts_with("//")) {
+                for m in methods.iter().filter(|m| l.contains(&format!("\"{m}\""))) {
+                    found.push(format!("papers/{paper}/{file}:{}: \"{m}\"", line + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "method names as literals (use the Method type):\n{}", found.join("\n"));
+}
+
 /// Test files hold one paper or one concern each, so that none nears the 600-line cap.
 #[test]
 fn no_test_file_is_over_450_lines() {

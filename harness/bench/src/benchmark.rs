@@ -444,10 +444,7 @@ impl<B: Report> Experiment for Loaded<B> {
     }
 }
 
-/// The columns the runner adds to every row of a case (beside the benchmark's own and the GPU's
-/// telemetry): its wall time, the kernel compile time, the GPU's index and the other workers
-/// beside it.
-pub const RUNNER_COLUMNS: [&str; 4] = ["case_wall_s", "compile_s", "device_index", "concurrent_workers"];
+pub use crate::results::RUNNER_COLUMNS;
 
 /// The extra and series names of `rows` that neither `columns` nor the runner declares, in
 /// words; None when every name is declared (a deferred rest sees the runner's columns too).

@@ -67,7 +67,9 @@ pub struct HardwareReport {
     pub bars: Vec<Bars>,
 }
 
-const SIZE_COLUMNS: [&str; 3] = ["nodes", "dofs", "unknowns"];
+/// The columns that give a case's size, whichever benchmark wrote it (each is declared by a
+/// registered benchmark: a test in `tests/pipeline` says so).
+pub const SIZE_COLUMNS: [&str; 3] = ["nodes", "dofs", "unknowns"];
 
 fn read(
     run: usize,
@@ -79,8 +81,9 @@ fn read(
 ) -> Result<(), ReportError> {
     let mut optional = vec!["bandwidth_gbs", "bytes", "gflops"];
     optional.extend(SIZE_COLUMNS);
-    let ok =
-        frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("time_median_s").is_not_null())))?;
+    let ok = frame::collect(
+        frame::with_optional(df, &optional, &SIZE_COLUMNS)?.filter(col("status").eq(lit("ok")).and(col("time_median_s").is_not_null())),
+    )?;
     let (case, backend, device, precision, metric) = (
         frame::strs(&ok, "case_id")?,
         frame::strs(&ok, "backend")?,

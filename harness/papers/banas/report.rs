@@ -179,7 +179,7 @@ impl Rows {
     }
     /// The CPU reference row of a degree (f64, the host the run was on).
     pub(crate) fn cpu(&self, degree: i64) -> Option<usize> {
-        (0..self.method.len()).find(|&i| self.method[i] == "cpu-reference" && self.degree[i] == degree && self.ok(i))
+        (0..self.method.len()).find(|&i| self.method[i] == Method::CpuReference.as_str() && self.degree[i] == degree && self.ok(i))
     }
 }
 
@@ -509,19 +509,19 @@ pub(crate) fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
             }
         }
         let peers = [
-            ("cublas-gemm", "gemm", "cublas-gemm (GEMM only)"),
-            ("cublas-gemm", "kernel", "cublas-gemm (B + GEMM)"),
-            ("cublas-gemm-3xtf32", "kernel", "cublas-gemm-3xtf32 (B + GEMM)"),
-            ("cublas-gemm-tf32", "kernel", "cublas-gemm-tf32 (B + GEMM, TF32 accuracy)"),
+            (Method::CublasGemm, "gemm", "(GEMM only)"),
+            (Method::CublasGemm, "kernel", "(B + GEMM)"),
+            (Method::CublasGemm3xTf32, "kernel", "(B + GEMM)"),
+            (Method::CublasGemmTf32, "kernel", "(B + GEMM, TF32 accuracy)"),
         ];
         for (method, metric, label) in peers {
             let pts: Vec<(f64, f64)> = r
                 .degrees()
                 .into_iter()
-                .filter_map(|d| r.find(&g, method, metric, d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.paper_gflops[i])))
+                .filter_map(|d| r.find(&g, method.as_str(), metric, d).filter(|&i| r.ok(i)).map(|i| (d as f64, r.paper_gflops[i])))
                 .collect();
             if !pts.is_empty() {
-                series.push(Series { label: label.into(), points: pts, reference: false });
+                series.push(Series { label: format!("{} {label}", method.as_str()), points: pts, reference: false });
             }
         }
         let cpu: Vec<(f64, f64)> = r.degrees().into_iter().filter_map(|d| r.cpu(d).map(|i| (d as f64, r.paper_gflops[i]))).collect();

@@ -19,26 +19,7 @@ pub struct CeckaAssembly;
 
 impl Benchmark for CeckaAssembly {
     const NAME: &'static str = "cecka-assembly";
-    const COLUMNS: &'static [&'static str] = &[
-        "blocks",
-        "colors_used",
-        "element_calls_per_element",
-        "elements",
-        "entries_over_bound",
-        "max_block_elements",
-        "max_block_nodes",
-        "min_colors",
-        "nnz",
-        "nodes",
-        "reduction_padding",
-        "setup_s",
-        "shared_bytes",
-        "sort_workspace_bytes",
-        "table6_error",
-        "threads",
-        "triplets",
-        "unknowns",
-    ];
+    const COLUMNS: &'static [&'static str] = super::spec::COLUMNS;
     const KERNELS: &'static [KernelSource] = &[CECKA];
     type Sweep = Sweep;
     type Problem = Problem_;

@@ -9,7 +9,7 @@ use super::spec::Method;
 use crate::report::claims::{self, span, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, frame, ReportError, Table};
 
-const PAPER_METHODS: [&str; 4] = ["elem-color", "global-nz", "shared-nz", "local-nz"];
+const PAPER_METHODS: [&str; 4] = Method::PAPER_NAMES;
 
 /// The rows the rules read, one vector per column, every status.
 struct Obs {
@@ -169,7 +169,7 @@ fn winners(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
 
 /// Sec. 6.3: SharedNZ fails at order 5: no partition fits the shared memory.
 fn shared_nz_order_5(o: &Obs, on: &str, level: i64) -> Option<Claim> {
-    let rows = o.select(on, Some("shared-nz"), Some(level), None);
+    let rows = o.select(on, Some(Method::SharedNz.as_str()), Some(level), None);
     let fits = |i: usize| !(o.status[i] == "failed" && o.reason[i].contains("no partition fits"));
     let high: Vec<usize> = rows.iter().copied().filter(|&i| o.order[i] >= 5).collect();
     let low: Vec<usize> = rows.iter().copied().filter(|&i| o.order[i] < 5).collect();
@@ -224,9 +224,9 @@ fn dummy_at_low_order(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<C
         measured: format!(
             "full / dummy: {}; at the paper's points: shared-nz p4 {} (paper 1.2), local-nz p5 {}, global-nz p5 {} (paper 1.6)",
             low.iter().map(|(k, m, r)| format!("{m} p{k} {}", fmt_num(*r))).collect::<Vec<_>>().join(", "),
-            ours_at("shared-nz", 4),
-            ours_at("local-nz", 5),
-            ours_at("global-nz", 5)
+            ours_at(Method::SharedNz.as_str(), 4),
+            ours_at(Method::LocalNz.as_str(), 5),
+            ours_at(Method::GlobalNz.as_str(), 5)
         ),
         rests_on: o.rests(&format!("the four methods and their dummies, level {level}, orders 1-2"), 2 * low.len()),
     })
@@ -238,7 +238,9 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     // One time per color count (the last row: asking for no minimum and for the natural count
     // both give the natural coloring).
     let mut runs: Vec<(f64, f64)> = Vec::new();
-    for i in o.select(on, Some("elem-color"), Some(level), Some(1)).into_iter().filter(|&i| o.ok(i) && o.colors[i].is_finite()) {
+    for i in
+        o.select(on, Some(Method::ElemColor.as_str()), Some(level), Some(1)).into_iter().filter(|&i| o.ok(i) && o.colors[i].is_finite())
+    {
         runs.retain(|r| r.0 != o.colors[i]);
         runs.push((o.colors[i], o.time[i]));
     }
@@ -287,7 +289,8 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
 /// Abstract: the f32 GPU assembly is at least 30x the serial f64 CPU code (order 1, the
 /// largest mesh).
 fn speedup(o: &Obs, on: &str, level: i64) -> Option<Claim> {
-    let cpu = (0..o.on.len()).rev().find(|&i| o.method[i] == "cpu-serial" && o.level[i] == level && o.order[i] == 1 && o.ok(i))?;
+    let cpu =
+        (0..o.on.len()).rev().find(|&i| o.method[i] == Method::CpuSerial.as_str() && o.level[i] == level && o.order[i] == 1 && o.ok(i))?;
     if !on.ends_with("f32") {
         return None;
     }
@@ -339,7 +342,9 @@ fn against_peer(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> 
 /// SharedNZ's order-1 Table VI errors at every level of a group: (level, nodes, error).
 fn table6_points(o: &Obs, on: &str) -> Vec<(i64, f64, f64)> {
     let mut pts: Vec<(i64, f64, f64)> = (0..o.on.len())
-        .filter(|&i| o.on[i] == on && o.method[i] == "shared-nz" && o.order[i] == 1 && o.ok(i) && o.error[i] > 0.0 && o.nodes[i] > 0.0)
+        .filter(|&i| {
+            o.on[i] == on && o.method[i] == Method::SharedNz.as_str() && o.order[i] == 1 && o.ok(i) && o.error[i] > 0.0 && o.nodes[i] > 0.0
+        })
         .map(|i| (o.level[i], o.nodes[i], o.error[i]))
         .collect();
     pts.sort_by_key(|p| p.0);

@@ -18,7 +18,7 @@ const OPTIONAL: [&str; 8] = ["table6_error", "elements", "nodes", "colors_used",
 /// method did not write them), level and order as integers, times and bandwidths as f64.
 pub(crate) fn rows(df: &DataFrame) -> Result<LazyFrame, ReportError> {
     frame::require(df, &REQUIRED)?;
-    Ok(frame::with_optional(df, &OPTIONAL).with_columns([
+    Ok(frame::with_optional(df, &OPTIONAL, super::spec::COLUMNS)?.with_columns([
         col("level").cast(DataType::Int64),
         col("order").cast(DataType::Int64),
         col("time_median_s").cast(DataType::Float64).fill_null(lit(f64::NAN)),
@@ -99,7 +99,7 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
     // Each verified row, joined with the serial CPU time of its (level, order) for speed-ups.
     let serial = rows
         .clone()
-        .filter(ok_warm().and(col("method").eq(lit("cpu-serial"))))
+        .filter(ok_warm().and(col("method").eq(lit(Method::CpuSerial.as_str()))))
         .group_by_stable([col("level"), col("order")])
         .agg([col("time_median_s").last().alias("serial_s")]);
     let mut args = JoinArgs::new(JoinType::Left);
@@ -229,10 +229,9 @@ pub(crate) fn dummy_speedup(id: &str, rows: &LazyFrame) -> Result<Vec<Figure>, R
 }
 
 pub(crate) fn winners_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportError> {
-    const PAPER_METHODS: [&str; 4] = ["elem-color", "global-nz", "shared-nz", "local-nz"];
     // The fastest full-kernel GPU method per (backend, device, precision, level, order), of the
     // paper's four and of all.
-    let paper = frame::one_of("method", &PAPER_METHODS);
+    let paper = frame::one_of("method", &Method::PAPER_NAMES);
     let fastest = || SortMultipleOptions::default().with_maintain_order(true);
     let keys = ["backend", "device", "precision", "level", "order"];
     let df = frame::collect(

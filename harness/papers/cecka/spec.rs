@@ -94,12 +94,19 @@ impl Method {
         Method::ScipyTocsr,
     ];
 
+    /// The paper's four GPU methods (Sec. 4), in its order.
+    pub const PAPER: [Method; 4] = [Method::ElemColor, Method::GlobalNz, Method::SharedNz, Method::LocalNz];
+
+    /// The paper's four GPU methods' names, in its order.
+    pub const PAPER_NAMES: [&'static str; 4] =
+        [Method::PAPER[0].as_str(), Method::PAPER[1].as_str(), Method::PAPER[2].as_str(), Method::PAPER[3].as_str()];
+
     /// The peers: what a user of a library runs instead of the paper's methods. Each is compared
     /// on its own device and backend only, so SciPy's host route is the CPU baselines' peer.
     pub const PEERS: [Method; 6] =
         [Method::CooRadix, Method::SlotScatter, Method::CooCusparse, Method::CupyTocsr, Method::TorchIndexAdd, Method::ScipyTocsr];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Method::CpuSerial => "cpu-serial",
             Method::CpuParallel => "cpu-parallel",
@@ -269,3 +276,26 @@ pub struct Point {
     pub order: u32,
     pub colors: u32,
 }
+
+/// The extra columns the rows carry beyond the row's own, the runner's and the parameters:
+/// the run side writes each name, and a report reads an optional column only if it is here.
+pub const COLUMNS: &[&str] = &[
+    "blocks",
+    "colors_used",
+    "element_calls_per_element",
+    "elements",
+    "entries_over_bound",
+    "max_block_elements",
+    "max_block_nodes",
+    "min_colors",
+    "nnz",
+    "nodes",
+    "reduction_padding",
+    "setup_s",
+    "shared_bytes",
+    "sort_workspace_bytes",
+    "table6_error",
+    "threads",
+    "triplets",
+    "unknowns",
+];

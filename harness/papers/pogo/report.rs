@@ -52,7 +52,11 @@ const EXTRAS: [&str; 28] = [
 pub(crate) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let mut optional = vec!["bandwidth_gbs", "time_ci_low_s", "time_ci_high_s"];
     optional.extend(EXTRAS);
-    let ok = frame::collect(frame::with_optional(df, &optional).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))))?;
+    // `coarsen` is a sweep parameter, which runs made before it existed lack.
+    let declared = [super::spec::COLUMNS, &["coarsen"]].concat();
+    let ok = frame::collect(
+        frame::with_optional(df, &optional, &declared)?.filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))),
+    )?;
     Ok(Rows {
         id: super::traces::Ident::read(&ok)?,
         num: super::traces::numbers(&ok, &EXTRAS)?,
@@ -170,12 +174,12 @@ fn models(id: &str, r: &Rows) -> Table {
                 p.map_or("-".into(), |p| format!("{:.1}", p.eta_aligned)),
                 fmt_num(r.n("aligned_blocks", i)),
                 format!("{:.2}", r.n("aligned_s", i)),
-                arranged("pogo-aligned"),
+                arranged(Method::PogoAligned.as_str()),
                 format!("{:.1}", 100.0 * r.n("greedy_eta", i)),
                 p.map_or("-".into(), |p| format!("{:.1}", p.eta_greedy)),
                 fmt_num(r.n("greedy_blocks", i)),
                 format!("{:.2}", r.n("greedy_s", i)),
-                arranged("pogo-greedy"),
+                arranged(Method::PogoGreedy.as_str()),
                 cell(100.0 * r.n("metis_eta", i), 1),
                 fmt_num(r.n("metis_blocks", i)),
                 cell(r.n("metis_s", i), 2),

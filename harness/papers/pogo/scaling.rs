@@ -23,30 +23,7 @@ pub struct PogoScaling;
 
 impl Benchmark for PogoScaling {
     const NAME: &'static str = "pogo-multigpu";
-    const COLUMNS: &'static [&'static str] = &[
-        "build_s",
-        "check_steps",
-        "col16",
-        "compute_s",
-        "cpu_reference_s",
-        "dofs",
-        "dofs_per_gpu",
-        "dt",
-        "element_size",
-        "exchange_s",
-        "halo_bytes",
-        "halo_nodes",
-        "host_s",
-        "imbalance",
-        "increments",
-        "interior_share",
-        "nccl_version",
-        "nodes",
-        "row_bound",
-        "timed_steps",
-        "trace_error",
-        "vs_one_gpu",
-    ];
+    const COLUMNS: &'static [&'static str] = super::scaling_spec::COLUMNS;
     const KERNELS: &'static [crate::kernels::KernelSource] = &[super::gpu::POGO];
     type Sweep = Sweep;
     type Problem = Problem_;

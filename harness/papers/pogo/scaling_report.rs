@@ -62,7 +62,10 @@ impl Rows {
 }
 
 fn read(df: &DataFrame, metric: &str) -> Result<Rows, ReportError> {
-    let ok = frame::collect(frame::with_optional(df, &NUMS).filter(col("status").eq(lit("ok")).and(col("metric").eq(lit(metric)))))?;
+    let ok = frame::collect(
+        frame::with_optional(df, &NUMS, super::scaling_spec::COLUMNS)?
+            .filter(col("status").eq(lit("ok")).and(col("metric").eq(lit(metric)))),
+    )?;
     let (device, backend, precision, method) =
         (frame::strs(&ok, "device")?, frame::strs(&ok, "backend")?, frame::strs(&ok, "precision")?, frame::strs(&ok, "method")?);
     let key = (0..ok.height()).map(|i| format!("{} {} {} {}", device[i], backend[i], method[i], precision[i])).collect();

@@ -107,3 +107,30 @@ pub struct Point {
     pub study: Study,
     pub gpus: usize,
 }
+
+/// The extra columns the rows carry beyond the row's own, the runner's and the parameters:
+/// the run side writes each name, and a report reads an optional column only if it is here.
+pub const COLUMNS: &[&str] = &[
+    "build_s",
+    "check_steps",
+    "col16",
+    "compute_s",
+    "cpu_reference_s",
+    "dofs",
+    "dofs_per_gpu",
+    "dt",
+    "element_size",
+    "exchange_s",
+    "halo_bytes",
+    "halo_nodes",
+    "host_s",
+    "imbalance",
+    "increments",
+    "interior_share",
+    "nccl_version",
+    "nodes",
+    "row_bound",
+    "timed_steps",
+    "trace_error",
+    "vs_one_gpu",
+];

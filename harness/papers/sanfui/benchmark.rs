@@ -40,30 +40,7 @@ pub fn tolerance(precision: Precision, x_over_h: f64) -> f64 {
 
 impl Benchmark for SanfuiAssembly {
     const NAME: &'static str = "sanfui-assembly";
-    const COLUMNS: &'static [&'static str] = &[
-        "blocks",
-        "brick_nodes",
-        "coloring_s",
-        "colors",
-        "device_bytes",
-        "dofs",
-        "element_calls_per_element",
-        "elements",
-        "eq6_nnz",
-        "max_block_elements",
-        "neighbours_s",
-        "nnz",
-        "nodes",
-        "nx",
-        "ny",
-        "nz",
-        "reduction_padding",
-        "setup_s",
-        "shared_bytes",
-        "storage_bytes",
-        "table1_bytes",
-        "vendor_version",
-    ];
+    const COLUMNS: &'static [&'static str] = super::spec::COLUMNS;
     const KERNELS: &'static [KernelSource] = &[SANFUI];
     type Sweep = Sweep;
     type Problem = Problem_;

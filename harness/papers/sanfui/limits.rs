@@ -19,7 +19,7 @@ pub fn index_limit_nodes() -> f64 {
 /// would fill the device's memory.
 pub(crate) fn memory_limit(id: &str, df: &DataFrame, ctx: &ReportCtx) -> Result<Table, ReportError> {
     use std::collections::BTreeMap;
-    let all = frame::collect(frame::with_optional(df, &["device_bytes"]).filter(col("backend").neq(lit("cpu"))))?;
+    let all = frame::collect(frame::with_optional(df, &["device_bytes"], super::spec::COLUMNS)?.filter(col("backend").neq(lit("cpu"))))?;
     let s = |c: &str| frame::strs(&all, c);
     let (backend, device, precision, method, metric, status) =
         (s("backend")?, s("device")?, s("precision")?, s("method")?, s("metric")?, s("status")?);

@@ -32,8 +32,12 @@ pub(crate) struct Rows {
 
 pub(crate) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
     let ok = frame::collect(
-        frame::with_optional(df, &["bandwidth_gbs", "gflops", "storage_bytes", "nodes", "time_ci_low_s", "time_ci_high_s"])
-            .filter(col("status").eq(lit("ok")).and(col("mode").eq(lit("warm")))),
+        frame::with_optional(
+            df,
+            &["bandwidth_gbs", "gflops", "storage_bytes", "nodes", "time_ci_low_s", "time_ci_high_s"],
+            super::spec::COLUMNS,
+        )?
+        .filter(col("status").eq(lit("ok")).and(col("mode").eq(lit("warm")))),
     )?;
     let (backend, device, precision) = (frame::strs(&ok, "backend")?, frame::strs(&ok, "device")?, frame::strs(&ok, "precision")?);
     let (nx, ny, nz) = (frame::nums(&ok, "nx")?, frame::nums(&ok, "ny")?, frame::nums(&ok, "nz")?);
@@ -78,7 +82,7 @@ impl Rows {
     /// numeric kernel), for the comparisons with it.
     pub(crate) fn with_elements(&self, key: &str, method: &str, nodes: f64) -> f64 {
         let asm = self.assembly(key, method, nodes);
-        if method == "shared-nz" {
+        if method == Method::SharedNz.as_str() {
             asm
         } else {
             self.time(key, method, "elements", nodes) + asm
@@ -87,7 +91,7 @@ impl Rows {
     /// The serial CPU's total at `nodes`, from any CPU key of the run.
     fn cpu_serial(&self, nodes: f64) -> f64 {
         (0..self.key.len())
-            .find(|&i| self.method[i] == "cpu-serial" && self.metric[i] == "total" && self.nodes[i] == nodes)
+            .find(|&i| self.method[i] == Method::CpuSerial.as_str() && self.metric[i] == "total" && self.nodes[i] == nodes)
             .map_or(f64::NAN, |i| self.time[i])
     }
     pub(crate) fn device_keys(&self) -> Vec<String> {
@@ -109,10 +113,10 @@ impl Rows {
 /// numeric alone (its CSR slots are host pre-processing); the cuSPARSE route's triplets, sort
 /// and sum; the CPU's total.
 pub(crate) fn assembly_stages(method: &str) -> &'static [&'static str] {
-    match method {
-        "elem-atomic" => &["numeric"],
-        "coo-cusparse" | "coo-radix" => &["triplets", "sort", "sum"],
-        "cpu-serial" | "cpu-parallel" => &["total"],
+    match Method::named(method) {
+        Some(Method::ElemAtomic) => &["numeric"],
+        Some(Method::CooCusparse | Method::CooRadix) => &["triplets", "sort", "sum"],
+        Some(Method::CpuSerial | Method::CpuParallel) => &["total"],
         _ => &["symbolic", "numeric"],
     }
 }
@@ -199,8 +203,8 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     let mut rows = Vec::new();
     for key in keys {
         let Some(&top) = r.sizes(key).last() else { continue };
-        let base = r.assembly(key, "elem-atomic", top);
-        let peer = r.assembly(key, "coo-cusparse", top);
+        let base = r.assembly(key, Method::ElemAtomic.as_str(), top);
+        let peer = r.assembly(key, Method::CooCusparse.as_str(), top);
         let strongest = strongest_peer(r, key, top);
         let cpu = r.cpu_serial(top);
         for m in Method::ALL.iter().filter(|m| !m.on_cpu()) {
@@ -335,9 +339,9 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
             for m in paper.iter().filter(|m| m.ends_with(race)) {
                 add(m.to_string(), line(&|n| r.assembly(key, m, n) * 1e3));
             }
-            add("elem-atomic (baseline)".into(), line(&|n| r.assembly(key, "elem-atomic", n) * 1e3));
-            add("shared-nz (the paper's baseline; K^e inside)".into(), line(&|n| r.assembly(key, "shared-nz", n) * 1e3));
-            add("ellm-gather (no race; beyond the paper)".into(), line(&|n| r.assembly(key, "ellm-gather", n) * 1e3));
+            add("elem-atomic (baseline)".into(), line(&|n| r.assembly(key, Method::ElemAtomic.as_str(), n) * 1e3));
+            add("shared-nz (the paper's baseline; K^e inside)".into(), line(&|n| r.assembly(key, Method::SharedNz.as_str(), n) * 1e3));
+            add("ellm-gather (no race; beyond the paper)".into(), line(&|n| r.assembly(key, Method::EllmGather.as_str(), n) * 1e3));
             if race == "color" {
                 ("time-coloring", "Assembly time against nodes, coloring (Fig. 10)", "ms", true)
             } else {
@@ -345,19 +349,19 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
             }
         }
         FigureName::SpeedupSharedNz => {
-            for m in paper.iter().chain(&["elem-atomic", "ellm-gather"]) {
-                add(m.to_string(), line(&|n| r.with_elements(key, "shared-nz", n) / r.with_elements(key, m, n)));
+            for m in paper.iter().chain(&[Method::ElemAtomic.as_str(), Method::EllmGather.as_str()]) {
+                add(m.to_string(), line(&|n| r.with_elements(key, Method::SharedNz.as_str(), n) / r.with_elements(key, m, n)));
             }
             ("speedup-shared-nz", "Speed-up over SharedNZ, elements + symbolic + numeric (Fig. 12)", "x", true)
         }
         FigureName::SpeedupCpu => {
-            for m in paper.iter().chain(&["elem-atomic", "ellm-gather"]) {
+            for m in paper.iter().chain(&[Method::ElemAtomic.as_str(), Method::EllmGather.as_str()]) {
                 add(m.to_string(), line(&|n| r.cpu_serial(n) / r.time(key, m, "total", n)));
             }
             ("speedup-cpu", "Speed-up of the total over the serial f64 CPU (Fig. 13)", "x", true)
         }
         FigureName::Gflops => {
-            for m in paper.iter().chain(&["elem-atomic", "ellm-gather"]) {
+            for m in paper.iter().chain(&[Method::ElemAtomic.as_str(), Method::EllmGather.as_str()]) {
                 add(m.to_string(), line(&|n| r.find(key, m, "numeric", n).map_or(f64::NAN, |i| r.gflops[i])));
             }
             ("gflops", "Numeric kernel GFLOP/s, 576 additions per element (Fig. 14)", "GFLOP/s", true)

@@ -108,6 +108,10 @@ impl Method {
             "cpu-parallel",
         ][self as usize]
     }
+    /// The method of a row's `method` value.
+    pub fn named(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.as_str() == name)
+    }
     /// The format a paper method assembles into (the baselines: CSR).
     pub fn format(self) -> Format {
         match self {
@@ -217,3 +221,30 @@ pub struct Point {
     pub method: Method,
     pub nodes: [usize; 3],
 }
+
+/// The extra columns the rows carry beyond the row's own, the runner's and the parameters:
+/// the run side writes each name, and a report reads an optional column only if it is here.
+pub const COLUMNS: &[&str] = &[
+    "blocks",
+    "brick_nodes",
+    "coloring_s",
+    "colors",
+    "device_bytes",
+    "dofs",
+    "element_calls_per_element",
+    "elements",
+    "eq6_nnz",
+    "max_block_elements",
+    "neighbours_s",
+    "nnz",
+    "nodes",
+    "nx",
+    "ny",
+    "nz",
+    "reduction_padding",
+    "setup_s",
+    "shared_bytes",
+    "storage_bytes",
+    "table1_bytes",
+    "vendor_version",
+];

@@ -238,3 +238,19 @@ fn every_column_of_the_published_runs_is_declared() {
     assert!(checked > 300, "only {checked} columns read");
     assert!(undeclared.is_empty(), "columns no benchmark declares:\n{}", undeclared.join("\n"));
 }
+
+/// The optional columns the cross-benchmark reports read (a case's size in the hardware
+/// comparison, the TF32 flag of the physics check) are each declared by a benchmark: they are
+/// the only optional columns a report reads without its own benchmark's list.
+#[test]
+fn the_generic_reports_read_only_columns_some_benchmark_declares() {
+    let mut declared = std::collections::BTreeSet::new();
+    for file in std::fs::read_dir(common::experiments_dir()).unwrap().flatten().map(|e| e.path()) {
+        if file.extension().is_some_and(|x| x == "yaml") {
+            declared.extend(load(&file).unwrap().columns().iter().copied());
+        }
+    }
+    let generic = fembench::hardware::SIZE_COLUMNS.iter().chain([&fembench::report::physics::TF32_COLUMN]);
+    let undeclared: Vec<&&str> = generic.filter(|c| !declared.contains(**c)).collect();
+    assert!(declared.len() > 50 && undeclared.is_empty(), "declared by no benchmark: {undeclared:?}");
+}

@@ -3,6 +3,7 @@
 use polars::prelude::*;
 
 use super::ReportError;
+use crate::results::is_declared;
 
 fn col_err(column: &str, e: PolarsError) -> ReportError {
     ReportError::Column { column: column.into(), detail: e.to_string() }
@@ -46,13 +47,20 @@ pub fn collect(query: LazyFrame) -> Result<DataFrame, ReportError> {
 }
 
 /// The frame with a null-free f64 column of NaN added for every named column it lacks, so that a
-/// query can read columns that older runs or other methods did not write.
-pub fn with_optional(df: &DataFrame, columns: &[&str]) -> LazyFrame {
+/// query can read columns that older runs or other methods did not write. Only a column the rows
+/// may hold is optional (`declared`: the benchmark's `COLUMNS`; [`is_declared`]): one that is
+/// neither in the frame nor declared is an error naming it, so a column renamed on the run side
+/// fails the report instead of printing "-".
+pub fn with_optional(df: &DataFrame, columns: &[&str], declared: &[&str]) -> Result<LazyFrame, ReportError> {
+    if let Some(c) = columns.iter().find(|c| df.column(c).is_err() && !is_declared(c, declared)) {
+        let detail = "read by a report, absent from the rows and declared by neither the benchmark nor the runner: renamed?";
+        return Err(ReportError::Column { column: c.to_string(), detail: detail.into() });
+    }
     let missing: Vec<Expr> = columns.iter().filter(|c| df.column(c).is_err()).map(|c| lit(f64::NAN).alias(*c)).collect();
     let cast: Vec<Expr> = columns.iter().map(|c| col(*c).cast(DataType::Float64).fill_null(lit(f64::NAN))).collect();
     let lf = df.clone().lazy();
     let lf = if missing.is_empty() { lf } else { lf.with_columns(missing) };
-    lf.with_columns(cast)
+    Ok(lf.with_columns(cast))
 }
 
 /// The external peers of a run: each (metric, library and version) once, in row order; empty
@@ -151,9 +159,12 @@ mod tests {
     }
 
     #[test]
-    fn optional_columns_are_added_as_nan_and_required_ones_are_named() {
+    fn optional_columns_are_added_as_nan_only_where_declared_and_required_ones_are_named() {
         let df = df! { "a" => [1i64, 2] }.unwrap();
-        let out = collect(with_optional(&df, &["a", "b"])).unwrap();
+        let out = collect(with_optional(&df, &["a", "b", "gflops"], &["b"]).unwrap()).unwrap();
+        assert!(nums(&out, "gflops").unwrap().iter().all(|v| v.is_nan()), "a row's own column is declared");
+        let err = with_optional(&df, &["a", "renamed"], &["b"]).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("renamed"), "{err}");
         assert_eq!(nums(&out, "a").unwrap(), vec![1.0, 2.0]);
         assert!(nums(&out, "b").unwrap().iter().all(|v| v.is_nan()));
         let err = require(&df, &["a", "zz"]).unwrap_err().to_string();

@@ -34,10 +34,11 @@ pub fn breaches(rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<Breach>, Report
     if frame::strs(rows, "experiment").is_ok_and(|e| e.first().is_some_and(|e| e == "device-bandwidth")) {
         return Ok(Vec::new());
     }
-    let timed =
-        frame::collect(frame::with_optional(rows, &["bandwidth_gbs", "gflops", "bytes", "memory_bytes", TF32_COLUMN]).filter(
+    let timed = frame::collect(
+        frame::with_optional(rows, &["bandwidth_gbs", "gflops", "bytes", "memory_bytes", TF32_COLUMN], &[TF32_COLUMN])?.filter(
             col("status").eq(lit("ok")).and(col("backend").neq(lit("cpu"))).and(col("timer").str().starts_with(lit("device-event"))),
-        ))?;
+        ),
+    )?;
     let s = |c: &str| frame::strs(&timed, c);
     let (case, metric, device, backend, precision) = (s("case_id")?, s("metric")?, s("device")?, s("backend")?, s("precision")?);
     let (gbs, gflops, bytes) = (frame::nums(&timed, "bandwidth_gbs")?, frame::nums(&timed, "gflops")?, frame::nums(&timed, "bytes")?);

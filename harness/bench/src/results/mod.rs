@@ -10,7 +10,7 @@
 
 mod rows;
 mod upkeep;
-pub use rows::{rows_to_frame, CaseKey, Row, Status};
+pub use rows::{is_declared, rows_to_frame, CaseKey, Row, Status, RUNNER_COLUMNS};
 
 use std::collections::BTreeSet;
 use std::fs;

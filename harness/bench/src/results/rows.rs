@@ -134,6 +134,20 @@ impl Row {
     }
 }
 
+/// The columns the runner adds to every row of a case (beside the benchmark's own and the GPU's
+/// telemetry): its wall time, the kernel compile time, the GPU's index and the other workers
+/// beside it.
+pub const RUNNER_COLUMNS: [&str; 4] = ["case_wall_s", "compile_s", "device_index", "concurrent_workers"];
+
+/// Whether rows may hold column `name` beyond their parameters: a row's own, the runner's, the
+/// GPU telemetry's, or one of `declared` (a benchmark's `COLUMNS`).
+pub fn is_declared(name: &str, declared: &[&str]) -> bool {
+    FIXED_COLUMNS.contains(&name)
+        || RUNNER_COLUMNS.contains(&name)
+        || fembench_device::telemetry::COLUMNS.contains(&name)
+        || declared.contains(&name)
+}
+
 /// Identity columns that a parameter may not be named after.
 pub const FIXED_COLUMNS: &[&str] = &[
     "run_id",
