@@ -21,66 +21,108 @@ pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpu
             return ExitCode::from(2);
         }
     };
-    let gpu_backends: Vec<Backend> =
-        if backends.is_empty() { vec![Backend::Cuda] } else { backends.iter().copied().filter(|b| *b != Backend::Cpu).collect() };
-    let with_cpu = backends.is_empty() || backends.contains(&Backend::Cpu);
     let stamp = fembench::results::stamp();
     let shards_dir = out.join(format!("{stamp}-shards"));
     let Ok(exe) = std::env::current_exe() else { return ExitCode::FAILURE };
     let n = devices.len();
     println!("{n} workers on CUDA devices {devices:?}, then the CPU cases alone");
-    let mut children = Vec::new();
-    for (i, d) in devices.iter().enumerate() {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("run").args(paths).arg("--shard").arg(format!("{}/{n}", i + 1)).arg("--device").arg(d.to_string());
-        for b in &gpu_backends {
-            cmd.arg("--backend").arg(b.to_string());
-        }
-        cmd.arg("--out").arg(&shards_dir).env("FEMBENCH_CONCURRENT_WORKERS", (n - 1).to_string());
-        if quick {
+    let job = Workers { exe: &exe, paths, quick, shards_dir: &shards_dir };
+    let Some(mut failed) = job.gpu_workers(&devices, backends) else { return ExitCode::FAILURE };
+    if backends.is_empty() || backends.contains(&Backend::Cpu) {
+        failed |= !job.cpu_cases();
+    }
+    let merged = out.join(format!("{stamp}-{}gpus{n}", if quick { "quick-" } else { "" }));
+    if !merge_shards(&shards_dir, &merged) {
+        return ExitCode::FAILURE;
+    }
+    if report && fembench::publish::report_run(&fembench::REGISTRY, &merged).is_err() {
+        failed = true;
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The worker processes' common command line: this executable, the experiment files, quick or
+/// full, and the folder of their runs.
+struct Workers<'a> {
+    exe: &'a Path,
+    paths: &'a [PathBuf],
+    quick: bool,
+    shards_dir: &'a Path,
+}
+
+impl Workers<'_> {
+    /// `harness run` of these experiments with `args` added.
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(self.exe);
+        cmd.arg("run").args(self.paths).arg("--out").arg(self.shards_dir);
+        if self.quick {
             cmd.arg("--quick");
         }
-        match cmd.spawn() {
-            Ok(c) => children.push((*d, c)),
-            Err(e) => {
-                eprintln!("error: could not start the worker for GPU {d}: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
+        cmd
     }
-    let mut failed = false;
-    for (d, mut c) in children {
-        match c.wait() {
-            Ok(st) if st.success() => {}
-            Ok(st) => {
-                eprintln!("the worker for GPU {d} ended with {st}");
-                failed = true;
+
+    /// One worker per GPU, each on its shard of the cases, side by side; whether any failed, or
+    /// None where one could not start.
+    fn gpu_workers(&self, devices: &[usize], backends: &[Backend]) -> Option<bool> {
+        let gpu_backends: Vec<Backend> =
+            if backends.is_empty() { vec![Backend::Cuda] } else { backends.iter().copied().filter(|b| *b != Backend::Cpu).collect() };
+        let n = devices.len();
+        let mut children = Vec::new();
+        for (i, d) in devices.iter().enumerate() {
+            let mut cmd = self.command();
+            cmd.arg("--shard").arg(format!("{}/{n}", i + 1)).arg("--device").arg(d.to_string());
+            for b in &gpu_backends {
+                cmd.arg("--backend").arg(b.to_string());
             }
-            Err(e) => {
-                eprintln!("the worker for GPU {d}: {e}");
-                failed = true;
+            cmd.env("FEMBENCH_CONCURRENT_WORKERS", (n - 1).to_string());
+            match cmd.spawn() {
+                Ok(c) => children.push((*d, c)),
+                Err(e) => {
+                    eprintln!("error: could not start the worker for GPU {d}: {e}");
+                    return None;
+                }
             }
         }
+        let mut failed = false;
+        for (d, mut c) in children {
+            match c.wait() {
+                Ok(st) if st.success() => {}
+                Ok(st) => {
+                    eprintln!("the worker for GPU {d} ended with {st}");
+                    failed = true;
+                }
+                Err(e) => {
+                    eprintln!("the worker for GPU {d}: {e}");
+                    failed = true;
+                }
+            }
+        }
+        Some(failed)
     }
-    if with_cpu {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("run").args(paths).arg("--backend").arg("cpu").arg("--out").arg(&shards_dir);
-        if quick {
-            cmd.arg("--quick");
-        }
-        if !cmd.status().is_ok_and(|s| s.success()) {
+
+    /// The CPU cases, alone on the host after the GPU workers; whether they ran.
+    fn cpu_cases(&self) -> bool {
+        let ok = self.command().arg("--backend").arg("cpu").status().is_ok_and(|s| s.success());
+        if !ok {
             eprintln!("the CPU cases' process failed");
-            failed = true;
         }
+        ok
     }
-    let shards: Vec<PathBuf> = std::fs::read_dir(&shards_dir)
+}
+
+/// The workers' runs merged into one run folder (one run is moved there); whether it worked.
+fn merge_shards(shards_dir: &Path, merged: &Path) -> bool {
+    let shards: Vec<PathBuf> = std::fs::read_dir(shards_dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("meta.json").is_file()).collect())
         .unwrap_or_default();
-    let merged = out.join(format!("{stamp}-{}gpus{n}", if quick { "quick-" } else { "" }));
     let m = if shards.len() == 1 {
-        std::fs::rename(&shards[0], &merged).map_err(|e| e.to_string())
+        std::fs::rename(&shards[0], merged).map_err(|e| e.to_string())
     } else {
-        fembench::merge::merge(&fembench::REGISTRY, &shards, &merged)
+        fembench::merge::merge(&fembench::REGISTRY, &shards, merged)
             .map(|m| {
                 if !m.missing.is_empty() {
                     println!("{} planned cases are in no worker's run", m.missing.len());
@@ -90,17 +132,10 @@ pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpu
     };
     if let Err(e) = m {
         eprintln!("error: merging the workers' runs: {e}");
-        return ExitCode::FAILURE;
+        return false;
     }
     println!("run {}: merged from {} runs in {}", merged.display(), shards.len().max(1), shards_dir.display());
-    if report && fembench::publish::report_run(&fembench::REGISTRY, &merged).is_err() {
-        failed = true;
-    }
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    true
 }
 
 fn parse_gpus(spec: &str) -> Result<Vec<usize>, String> {

@@ -277,7 +277,13 @@ impl Blocker<'_> {
                 }
             }
         }
-        // Step 5: join the small and split the large until all fit (or nothing changes).
+        self.fit_sizes(&mut l);
+        let first_rows = self.first_rows(l);
+        self.advance_smallest(first_rows)
+    }
+
+    /// Step 5: join the small and split the large until all fit (or nothing changes).
+    fn fit_sizes(&mut self, l: &mut Layer) {
         for _ in 0..32 {
             let mut changed = false;
             for b in 0..l.rows.len() {
@@ -286,9 +292,9 @@ impl Blocker<'_> {
                 }
                 let s = l.size(b);
                 if s < self.p.s_lower {
-                    changed |= self.join(&mut l, b);
+                    changed |= self.join(l, b);
                 } else if s > self.p.s_upper {
-                    self.split(&mut l, b);
+                    self.split(l, b);
                     changed = true;
                 }
             }
@@ -296,7 +302,11 @@ impl Blocker<'_> {
                 break;
             }
         }
-        // Step 6: back to each block's first row (its first non-empty one after a split).
+    }
+
+    /// Step 6: back to each block's first row (its first non-empty one after a split); a first
+    /// row above the cap keeps `cap` nodes, and the rest go back.
+    fn first_rows(&mut self, mut l: Layer) -> Vec<Vec<Vec<u32>>> {
         let mut blocks: Vec<Vec<Vec<u32>>> = Vec::new();
         let rows = std::mem::take(&mut l.rows);
         for (b, mut r) in rows.into_iter().enumerate() {
@@ -310,7 +320,6 @@ impl Blocker<'_> {
                 blocks.push(vec![std::mem::take(&mut r[k])]);
             }
         }
-        // A first row above the cap keeps `cap` nodes; the rest go back.
         for b in blocks.iter_mut() {
             if b[0].len() > self.p.cap {
                 b[0][self.p.cap..].iter().for_each(|&v| self.tmp[v as usize] = FREE);
@@ -320,8 +329,12 @@ impl Blocker<'_> {
         for (b, r) in blocks.iter().enumerate() {
             r[0].iter().for_each(|&v| self.tmp[v as usize] = b as u32);
         }
+        blocks
+    }
+
+    /// Steps 7-8: the smallest block advances by a row, up to the cap.
+    fn advance_smallest(&mut self, blocks: Vec<Vec<Vec<u32>>>) -> Layer {
         let mut l = Layer { alive: vec![true; blocks.len()], rows: blocks };
-        // Steps 7-8: the smallest block advances by a row, up to the cap.
         let mut heap: BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
             (0..l.rows.len()).map(|b| std::cmp::Reverse((l.size(b), b))).collect();
         while let Some(std::cmp::Reverse((size, b))) = heap.pop() {

@@ -21,6 +21,31 @@ pub struct Opened {
 /// node inside a crack; a tip's triangles form one fan, so a tip stays whole). Fails where a
 /// crack segment is not a chain of mesh edges.
 pub fn open_cracks(m: &mut TriMesh, cracks: &[Vec<(f64, f64)>]) -> Result<Opened, String> {
+    let (edges, on_crack) = crack_edges(m, cracks)?;
+    // Each crack node's triangles, joined across the edges that are not crack edges.
+    let mut fans: HashMap<u32, Vec<usize>> = on_crack.iter().map(|&v| (v, Vec::new())).collect();
+    for (ti, t) in m.tris.iter().enumerate() {
+        for v in t {
+            if let Some(f) = fans.get_mut(v) {
+                f.push(ti);
+            }
+        }
+    }
+    let mut new_nodes = 0;
+    let mut nodes: Vec<u32> = on_crack.into_iter().collect();
+    nodes.sort_unstable();
+    for v in nodes {
+        new_nodes += split_fans(m, &edges, v, &fans[&v]);
+    }
+    Ok(Opened { new_nodes, edges: edges.len() })
+}
+
+/// The crack edges (node pairs, smaller first) and the nodes on them.
+type CrackEdges = (HashSet<(u32, u32)>, HashSet<u32>);
+
+/// The mesh edges along the cracks' segments and the nodes on them; an error names a segment
+/// whose ends are not mesh nodes, or whose nodes are not joined by mesh edges.
+fn crack_edges(m: &TriMesh, cracks: &[Vec<(f64, f64)>]) -> Result<CrackEdges, String> {
     let mut edges: HashSet<(u32, u32)> = HashSet::new();
     let mut on_crack: HashSet<u32> = HashSet::new();
     let mut mesh_edges: HashSet<(u32, u32)> = HashSet::with_capacity(3 * m.tris.len());
@@ -33,22 +58,7 @@ pub fn open_cracks(m: &mut TriMesh, cracks: &[Vec<(f64, f64)>]) -> Result<Opened
     for (ci, crack) in cracks.iter().enumerate() {
         for w in crack.windows(2) {
             let (p, q) = (w[0], w[1]);
-            let d = (q.0 - p.0, q.1 - p.1);
-            let len2 = d.0 * d.0 + d.1 * d.1;
-            let tol = 1e-9 * len2.sqrt();
-            // Mesh nodes on the segment, by their position along it.
-            let mut along: Vec<(f64, u32)> = m
-                .points
-                .iter()
-                .enumerate()
-                .filter_map(|(i, v)| {
-                    let r = (v[0] - p.0, v[1] - p.1);
-                    let s = (r.0 * d.0 + r.1 * d.1) / len2;
-                    let off = (r.0 * d.1 - r.1 * d.0).abs() / len2.sqrt();
-                    (off <= tol && (-1e-9..=1.0 + 1e-9).contains(&s)).then_some((s, i as u32))
-                })
-                .collect();
-            along.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let along = nodes_along(m, p, q);
             if along.len() < 2 || along[0].0 > 1e-9 || along[along.len() - 1].0 < 1.0 - 1e-9 {
                 return Err(format!("crack {ci}: segment {p:?}-{q:?} has no mesh nodes at its ends"));
             }
@@ -63,59 +73,71 @@ pub fn open_cracks(m: &mut TriMesh, cracks: &[Vec<(f64, f64)>]) -> Result<Opened
             }
         }
     }
-    // Each crack node's triangles, joined across the edges that are not crack edges.
-    let mut fans: HashMap<u32, Vec<usize>> = on_crack.iter().map(|&v| (v, Vec::new())).collect();
-    for (ti, t) in m.tris.iter().enumerate() {
-        for v in t {
-            if let Some(f) = fans.get_mut(v) {
-                f.push(ti);
-            }
-        }
+    Ok((edges, on_crack))
+}
+
+/// The mesh nodes on segment p-q, by their position along it (0 at p, 1 at q).
+fn nodes_along(m: &TriMesh, p: (f64, f64), q: (f64, f64)) -> Vec<(f64, u32)> {
+    let d = (q.0 - p.0, q.1 - p.1);
+    let len2 = d.0 * d.0 + d.1 * d.1;
+    let tol = 1e-9 * len2.sqrt();
+    let mut along: Vec<(f64, u32)> = m
+        .points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let r = (v[0] - p.0, v[1] - p.1);
+            let s = (r.0 * d.0 + r.1 * d.1) / len2;
+            let off = (r.0 * d.1 - r.1 * d.0).abs() / len2.sqrt();
+            (off <= tol && (-1e-9..=1.0 + 1e-9).contains(&s)).then_some((s, i as u32))
+        })
+        .collect();
+    along.sort_by(|a, b| a.0.total_cmp(&b.0));
+    along
+}
+
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
     }
-    let mut new_nodes = 0;
-    let mut nodes: Vec<u32> = on_crack.into_iter().collect();
-    nodes.sort_unstable();
-    for v in nodes {
-        let fan = &fans[&v];
-        let mut parent: Vec<usize> = (0..fan.len()).collect();
-        fn root(parent: &mut [usize], mut i: usize) -> usize {
-            while parent[i] != i {
-                parent[i] = parent[parent[i]];
-                i = parent[i];
-            }
-            i
-        }
-        for i in 0..fan.len() {
-            for j in i + 1..fan.len() {
-                let (ti, tj) = (m.tris[fan[i]], m.tris[fan[j]]);
-                let shared = ti.iter().find(|&&w| w != v && tj.contains(&w));
-                if let Some(&w) = shared {
-                    if !edges.contains(&(v.min(w), v.max(w))) {
-                        let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                        parent[a] = b;
-                    }
+    i
+}
+
+/// Crack node `v`'s triangles (`fan`) in groups joined across the edges that are not crack
+/// edges: the first group keeps the node, every other gets a copy of it; returns the copies made.
+fn split_fans(m: &mut TriMesh, edges: &HashSet<(u32, u32)>, v: u32, fan: &[usize]) -> usize {
+    let mut parent: Vec<usize> = (0..fan.len()).collect();
+    for i in 0..fan.len() {
+        for j in i + 1..fan.len() {
+            let (ti, tj) = (m.tris[fan[i]], m.tris[fan[j]]);
+            let shared = ti.iter().find(|&&w| w != v && tj.contains(&w));
+            if let Some(&w) = shared {
+                if !edges.contains(&(v.min(w), v.max(w))) {
+                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                    parent[a] = b;
                 }
             }
         }
-        // The first fan keeps the node; every other fan gets a copy.
-        let mut copy_of_root: HashMap<usize, u32> = HashMap::new();
-        let first = root(&mut parent, 0);
-        for i in 0..fan.len() {
-            let r = root(&mut parent, i);
-            if r == first {
-                continue;
-            }
-            let id = *copy_of_root.entry(r).or_insert_with(|| {
-                m.points.push(m.points[v as usize]);
-                new_nodes += 1;
-                (m.points.len() - 1) as u32
-            });
-            for slot in m.tris[fan[i]].iter_mut().filter(|s| **s == v) {
-                *slot = id;
-            }
+    }
+    let mut copy_of_root: HashMap<usize, u32> = HashMap::new();
+    let mut new_nodes = 0;
+    let first = root(&mut parent, 0);
+    for i in 0..fan.len() {
+        let r = root(&mut parent, i);
+        if r == first {
+            continue;
+        }
+        let id = *copy_of_root.entry(r).or_insert_with(|| {
+            m.points.push(m.points[v as usize]);
+            new_nodes += 1;
+            (m.points.len() - 1) as u32
+        });
+        for slot in m.tris[fan[i]].iter_mut().filter(|s| **s == v) {
+            *slot = id;
         }
     }
-    Ok(Opened { new_nodes, edges: edges.len() })
+    new_nodes
 }
 
 #[cfg(test)]

@@ -96,7 +96,6 @@ impl Plan {
         if fixed_shared > shared_limit {
             return Err(format!("{fixed_shared} bytes of shared memory for the derivatives exceed the {shared_limit} available"));
         }
-        let blocks = nsh * nsh;
         let mut plan = Plan {
             variant,
             nsh,
@@ -116,64 +115,9 @@ impl Plan {
             groups: 0,
         };
         if variant.shm() {
-            // The paper: the largest multiple-of-64 group not beyond the blocks of A^e, and a
-            // part that fills the shared memory.
-            let mut wg = tuning.group_size.unwrap_or_else(|| blocks.div_ceil(64).max(1).min(8) * 64).min(max_wg);
-            let fit = (shared_limit - fixed_shared) / (9 * s);
-            let mut part = fit.min(blocks.div_ceil(wg) * wg);
-            if part < wg {
-                wg = (part / 64 * 64).max(part.min(32));
-                if wg == 0 {
-                    return Err(format!("no part of A^e fits the {shared_limit} bytes of shared memory"));
-                }
-            }
-            part = part / wg * wg;
-            plan.group_size = wg;
-            plan.part_blocks = part;
-            plan.blocks_per_thread = part / wg;
-            plan.parts = blocks.div_ceil(part);
-            plan.shared_bytes = fixed_shared + 9 * part * s;
+            plan.shm_parts(tuning, max_wg, shared_limit)?;
         } else {
-            let words = s / 4;
-            let register_file = tuning.register_file.unwrap_or(REGISTER_FILE);
-            let mut best: Option<(f64, [usize; 4])> = None;
-            let dims = [4usize, 8, 16, 32];
-            let rbs: Vec<[usize; 2]> = match tuning.reg_blocks {
-                Some(b) => vec![b],
-                None => (1..=4).flat_map(|r| (1..=4).map(move |c| [r, c])).collect(),
-            };
-            for &ty in &dims {
-                for &tx in &dims {
-                    let wg = ty * tx;
-                    if wg < 64 || wg > max_wg.min(512) || tuning.group_size.is_some_and(|g| g != wg) {
-                        continue;
-                    }
-                    for &[rb, cb] in &rbs {
-                        let regs = words * (9 * rb * cb + 3 * cb + 6) + rb + cb + 24;
-                        if words * 9 * rb * cb > 160 || regs * wg > register_file {
-                            continue;
-                        }
-                        let parts = nsh.div_ceil(ty * rb) * nsh.div_ceil(tx * cb);
-                        // Instruction slots per thread per quadrature point: the block updates,
-                        // their shared loads and scalings, this thread's share of the
-                        // derivatives, and a barrier's worth; over all parts and threads.
-                        let per_point = 24 * rb * cb + 3 * (rb + cb) + 6 * rb + 15 * nsh.div_ceil(wg) + 30;
-                        // Latency is hidden by warps: whole groups resident per multiprocessor
-                        // (registers, at most 2048 threads), full speed from 24 warps. On the
-                        // H200 this ordered the measured tilings at p = 7 (2x2 > 2x4 > 3x4, 4x4).
-                        let resident = (register_file / regs).min(2048) / wg * wg;
-                        let occupancy = (resident as f64 / 32.0 / 24.0).min(1.0);
-                        if resident == 0 {
-                            continue;
-                        }
-                        let cost = (parts * wg * per_point) as f64 / occupancy;
-                        if best.is_none_or(|(c, _)| cost < c) {
-                            best = Some((cost, [ty, tx, rb, cb]));
-                        }
-                    }
-                }
-            }
-            let [ty, tx, rb, cb] = best.ok_or("no register tiling fits the device's work-group and register limits")?.1;
+            let [ty, tx, rb, cb] = best_tiling(nsh, s, max_wg, tuning)?;
             plan.ty = ty;
             plan.tx = tx;
             plan.rb = rb;
@@ -191,6 +135,28 @@ impl Plan {
         plan.elements = (budget / per_element).max(1);
         plan.groups = (plan.elements * plan.parts).min(1 << 30);
         Ok(plan)
+    }
+
+    /// SHM (the paper): the largest multiple-of-64 group not beyond the blocks of A^e, and a
+    /// part that fills the shared memory left by the derivatives.
+    fn shm_parts(&mut self, tuning: &Tuning, max_wg: usize, shared_limit: usize) -> Result<(), String> {
+        let (s, blocks, fixed_shared) = (self.real_bytes, self.nsh * self.nsh, self.shared_bytes);
+        let mut wg = tuning.group_size.unwrap_or_else(|| blocks.div_ceil(64).max(1).min(8) * 64).min(max_wg);
+        let fit = (shared_limit - fixed_shared) / (9 * s);
+        let mut part = fit.min(blocks.div_ceil(wg) * wg);
+        if part < wg {
+            wg = (part / 64 * 64).max(part.min(32));
+            if wg == 0 {
+                return Err(format!("no part of A^e fits the {shared_limit} bytes of shared memory"));
+            }
+        }
+        part = part / wg * wg;
+        self.group_size = wg;
+        self.part_blocks = part;
+        self.blocks_per_thread = part / wg;
+        self.parts = blocks.div_ceil(part);
+        self.shared_bytes = fixed_shared + 9 * part * s;
+        Ok(())
     }
 
     pub fn output_bytes_per_element(&self) -> usize {
@@ -243,6 +209,51 @@ impl Plan {
         }
         d
     }
+}
+
+/// REG: the register tiling (ty x tx threads, rb x cb blocks each) of least modelled cost that
+/// fits the device's work-group and register limits.
+fn best_tiling(nsh: usize, s: usize, max_wg: usize, tuning: &Tuning) -> Result<[usize; 4], String> {
+    let words = s / 4;
+    let register_file = tuning.register_file.unwrap_or(REGISTER_FILE);
+    let mut best: Option<(f64, [usize; 4])> = None;
+    let dims = [4usize, 8, 16, 32];
+    let rbs: Vec<[usize; 2]> = match tuning.reg_blocks {
+        Some(b) => vec![b],
+        None => (1..=4).flat_map(|r| (1..=4).map(move |c| [r, c])).collect(),
+    };
+    for &ty in &dims {
+        for &tx in &dims {
+            let wg = ty * tx;
+            if wg < 64 || wg > max_wg.min(512) || tuning.group_size.is_some_and(|g| g != wg) {
+                continue;
+            }
+            for &[rb, cb] in &rbs {
+                let regs = words * (9 * rb * cb + 3 * cb + 6) + rb + cb + 24;
+                if words * 9 * rb * cb > 160 || regs * wg > register_file {
+                    continue;
+                }
+                let parts = nsh.div_ceil(ty * rb) * nsh.div_ceil(tx * cb);
+                // Instruction slots per thread per quadrature point: the block updates,
+                // their shared loads and scalings, this thread's share of the
+                // derivatives, and a barrier's worth; over all parts and threads.
+                let per_point = 24 * rb * cb + 3 * (rb + cb) + 6 * rb + 15 * nsh.div_ceil(wg) + 30;
+                // Latency is hidden by warps: whole groups resident per multiprocessor
+                // (registers, at most 2048 threads), full speed from 24 warps. On the
+                // H200 this ordered the measured tilings at p = 7 (2x2 > 2x4 > 3x4, 4x4).
+                let resident = (register_file / regs).min(2048) / wg * wg;
+                let occupancy = (resident as f64 / 32.0 / 24.0).min(1.0);
+                if resident == 0 {
+                    continue;
+                }
+                let cost = (parts * wg * per_point) as f64 / occupancy;
+                if best.is_none_or(|(c, _)| cost < c) {
+                    best = Some((cost, [ty, tx, rb, cb]));
+                }
+            }
+        }
+    }
+    Ok(best.ok_or("no register tiling fits the device's work-group and register limits")?.1)
 }
 
 #[cfg(test)]

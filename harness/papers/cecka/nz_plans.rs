@@ -343,76 +343,20 @@ pub fn off_diagonal_pairs(en: usize) -> Vec<(usize, usize)> {
 /// `shared_words`: reals of shared memory per block; `elements_per_block`: the block size to
 /// aim for; `color`: a color per element (elements of one color share no node).
 pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: usize, color: &[u8]) -> Result<SharedAtomicPlan, String> {
-    let ne = p.ne();
-    let en = p.en();
-    let pairs = off_diagonal_pairs(en);
-    let (n2e_ptr, n2e) = elements_of_nodes(p);
-    // Off-diagonal pair q of element e, seen from the block owning `owns`: (accumulator key,
-    // target if row i is owned, target if row j is owned).
-    let pair = |e: usize, q: usize, owns: &dyn Fn(u32) -> bool| -> Option<(u32, u32, u32)> {
-        let nodes = p.mesh.element(e);
-        let (i, j) = pairs[q];
-        let tij = entry_target(p, e, i * en + j)? as u32;
-        let tji = entry_target(p, e, j * en + i)? as u32;
-        let a = if owns(nodes[i]) { tij } else { u32::MAX };
-        let b = if owns(nodes[j]) { tji } else { u32::MAX };
-        (a != u32::MAX || b != u32::MAX).then_some((tij.min(tji), a, b))
-    };
-    struct Block {
-        elements: Vec<u32>,
-        nodes: Vec<u32>,
-        /// Sorted pair accumulator keys with their two targets.
-        slots: Vec<(u32, u32, u32)>,
-    }
-    let blocks_of = |part: &[i32], nparts: usize| -> Vec<Block> {
-        elements_of_parts(part, nparts, &n2e_ptr, &n2e)
-            .into_par_iter()
-            .enumerate()
-            .map(|(k, mut es)| {
-                es.sort_unstable_by_key(|&e| (color[e as usize], e));
-                let mut nodes: Vec<u32> = es.iter().flat_map(|&e| p.mesh.element(e as usize).iter().copied()).collect();
-                nodes.sort_unstable();
-                nodes.dedup();
-                let owns = |v: u32| part[v as usize] == k as i32;
-                let mut slots: Vec<(u32, u32, u32)> = Vec::with_capacity(es.len() * pairs.len());
-                slots.extend(es.iter().flat_map(|&e| (0..pairs.len()).filter_map(move |q| pair(e as usize, q, &owns))));
-                // One accumulator per key; its targets: the two smallest distinct owned targets
-                // any element named (kept in place: this runs for every pair of every element, at
-                // every part count tried).
-                slots.sort_unstable();
-                let mut merged: Vec<(u32, u32, u32)> = Vec::with_capacity(slots.len() / 2);
-                for (key, a, b) in slots {
-                    if !matches!(merged.last(), Some(last) if last.0 == key) {
-                        merged.push((key, u32::MAX, u32::MAX));
-                    }
-                    let last = merged.last_mut().expect("pushed above");
-                    for t in [a, b] {
-                        if t == last.1 || t == last.2 {
-                            continue;
-                        }
-                        if t < last.1 {
-                            last.2 = last.1;
-                            last.1 = t;
-                        } else if t < last.2 {
-                            last.2 = t;
-                        }
-                    }
-                }
-                Block { elements: es, nodes, slots: merged }
-            })
-            .collect()
-    };
+    let pairs = off_diagonal_pairs(p.en());
+    let n2e = elements_of_nodes(p);
+    let blocks_of = |part: &[i32], nparts: usize| atomic_blocks(p, &pairs, (part, nparts), &n2e, color);
     // The kernel sizes its shared arrays by the largest block's nodes and the largest block's
     // accumulators, which may be two different blocks: that sum must fit (the largest sum over
     // single blocks can fit while the arrays do not; ptxas then refuses the kernel).
-    let words = |blocks: &[Block]| {
+    let words = |blocks: &[AtomicBlock]| {
         let (nodes, slots) = blocks.iter().fold((0, 0), |(n, s), b| (n.max(b.nodes.len()), s.max(b.slots.len())));
         slots + 5 * nodes
     };
     let worst = |part: &[i32], nparts: usize| words(&blocks_of(part, nparts));
     // The blocks of the last partition measured: the one partition_until returns, so they are
     // not made a second time.
-    let last: std::sync::Mutex<Option<Vec<Block>>> = std::sync::Mutex::new(None);
+    let last: std::sync::Mutex<Option<Vec<AtomicBlock>>> = std::sync::Mutex::new(None);
     let worst_kept = |part: &[i32], nparts: usize| {
         let blocks = blocks_of(part, nparts);
         let w = words(&blocks);
@@ -420,13 +364,12 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         w
     };
     let cap = shared_words.min(u16::MAX as usize - 1);
-    let nverts = vertex_count(p);
     let what = "shared words (largest accumulators + 5 x largest nodes) per block";
     let checked = std::cell::Cell::new(false);
     let floor = || reachable(p, cap, what, &worst);
     let (part, parts, _) = partition_until(
-        ne.div_ceil(elements_per_block.max(1)),
-        nverts,
+        p.ne().div_ceil(elements_per_block.max(1)),
+        vertex_count(p),
         cap,
         what,
         &reachable_before_retry(&checked, &floor, &|k| metis_nodes(p.mesh.elements(), k)),
@@ -434,6 +377,118 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
     )
     .map_err(|e| floor_or(e, &checked, &floor))?;
     let blocks = last.into_inner().unwrap_or_else(|e| e.into_inner()).unwrap_or_else(|| blocks_of(&part, parts));
+    Ok(atomic_plan_of(p, &pairs, &part, blocks))
+}
+
+/// A SharedAtomic block: its elements (by color), the nodes they touch, and its accumulators.
+struct AtomicBlock {
+    elements: Vec<u32>,
+    nodes: Vec<u32>,
+    /// Sorted pair accumulator keys with their two targets.
+    slots: Vec<(u32, u32, u32)>,
+}
+
+/// Off-diagonal pair q (`pairs`) of element e, seen from the block owning `owns`: (accumulator
+/// key, target if row i is owned, target if row j is owned), or None where it owns neither.
+fn pair_slot(p: &Problem, pairs: &[(usize, usize)], (e, q): (usize, usize), owns: &dyn Fn(u32) -> bool) -> Option<(u32, u32, u32)> {
+    let (en, nodes) = (p.en(), p.mesh.element(e));
+    let (i, j) = pairs[q];
+    let tij = entry_target(p, e, i * en + j)? as u32;
+    let tji = entry_target(p, e, j * en + i)? as u32;
+    let a = if owns(nodes[i]) { tij } else { u32::MAX };
+    let b = if owns(nodes[j]) { tji } else { u32::MAX };
+    (a != u32::MAX || b != u32::MAX).then_some((tij.min(tji), a, b))
+}
+
+/// The blocks of a node partition (`part`, `nparts` parts): each part's elements, sorted by
+/// color, the nodes they touch and one accumulator per pair key.
+fn atomic_blocks(
+    p: &Problem,
+    pairs: &[(usize, usize)],
+    (part, nparts): (&[i32], usize),
+    n2e: &(Vec<u32>, Vec<u32>),
+    color: &[u8],
+) -> Vec<AtomicBlock> {
+    elements_of_parts(part, nparts, &n2e.0, &n2e.1)
+        .into_par_iter()
+        .enumerate()
+        .map(|(k, mut es)| {
+            es.sort_unstable_by_key(|&e| (color[e as usize], e));
+            let mut nodes: Vec<u32> = es.iter().flat_map(|&e| p.mesh.element(e as usize).iter().copied()).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            let owns = |v: u32| part[v as usize] == k as i32;
+            let mut slots: Vec<(u32, u32, u32)> = Vec::with_capacity(es.len() * pairs.len());
+            slots.extend(es.iter().flat_map(|&e| (0..pairs.len()).filter_map(move |q| pair_slot(p, pairs, (e as usize, q), &owns))));
+            AtomicBlock { elements: es, nodes, slots: merge_targets(slots) }
+        })
+        .collect()
+}
+
+/// One accumulator per key; its targets: the two smallest distinct owned targets any element
+/// named (kept in place: this runs for every pair of every element, at every part count tried).
+fn merge_targets(mut slots: Vec<(u32, u32, u32)>) -> Vec<(u32, u32, u32)> {
+    slots.sort_unstable();
+    let mut merged: Vec<(u32, u32, u32)> = Vec::with_capacity(slots.len() / 2);
+    for (key, a, b) in slots {
+        if !matches!(merged.last(), Some(last) if last.0 == key) {
+            merged.push((key, u32::MAX, u32::MAX));
+        }
+        let last = merged.last_mut().expect("pushed above");
+        for t in [a, b] {
+            if t == last.1 || t == last.2 {
+                continue;
+            }
+            if t < last.1 {
+                last.2 = last.1;
+                last.1 = t;
+            } else if t < last.2 {
+                last.2 = t;
+            }
+        }
+    }
+    merged
+}
+
+/// Block k's lists: each element's nodes as 16-bit local indices, each element pair's local
+/// accumulator (u16::MAX: none), and each node's (diagonal, right-hand side) targets where the
+/// block owns it.
+fn block_lists(p: &Problem, pairs: &[(usize, usize)], part: &[i32], (k, b): (usize, &AtomicBlock)) -> (Vec<u16>, Vec<u16>, Vec<u32>) {
+    let (en, nq) = (p.en(), pairs.len());
+    let owns = |v: u32| part[v as usize] == k as i32;
+    let mut lc = Vec::with_capacity(b.elements.len() * en);
+    let mut ls = Vec::with_capacity(b.elements.len() * nq);
+    for &e in &b.elements {
+        let e = e as usize;
+        lc.extend(p.mesh.element(e).iter().map(|v| b.nodes.binary_search(v).unwrap_or(0) as u16));
+        for q in 0..nq {
+            ls.push(match pair_slot(p, pairs, (e, q), &owns) {
+                Some((key, _, _)) => b.slots.binary_search_by_key(&key, |s| s.0).map(|i| i as u16).unwrap_or(u16::MAX),
+                None => u16::MAX,
+            });
+        }
+    }
+    let nt: Vec<u32> = b
+        .nodes
+        .iter()
+        .flat_map(|&v| {
+            let d = p.dof[v as usize];
+            if !owns(v) || d < 0 {
+                return [u32::MAX, u32::MAX];
+            }
+            let d = d as usize;
+            let row = &p.col[p.row_ptr[d] as usize..p.row_ptr[d + 1] as usize];
+            let diag = row.binary_search(&(d as u32)).map(|i| p.row_ptr[d] + i as u32).unwrap_or(u32::MAX);
+            [diag, (p.nnz() + d) as u32]
+        })
+        .collect();
+    (lc, ls, nt)
+}
+
+/// The plan of the chosen blocks: offsets, nodes, targets, and the per-call lists laid out
+/// call-major (entry a of call c at a calls + c) for coalesced reads.
+fn atomic_plan_of(p: &Problem, pairs: &[(usize, usize)], part: &[i32], blocks: Vec<AtomicBlock>) -> SharedAtomicPlan {
+    let (en, nq) = (p.en(), pairs.len());
     let mut call_ptr = vec![0u32];
     let mut node_ptr = vec![0u32];
     let mut slot_ptr = vec![0u32];
@@ -442,42 +497,8 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         node_ptr.push(node_ptr.last().copied().unwrap_or(0) + b.nodes.len() as u32);
         slot_ptr.push(slot_ptr.last().copied().unwrap_or(0) + b.slots.len() as u32);
     }
-    let calls = call_ptr[parts] as usize;
-    let nq = pairs.len();
-    let per_block: Vec<(Vec<u16>, Vec<u16>, Vec<u32>)> = blocks
-        .par_iter()
-        .enumerate()
-        .map(|(k, b)| {
-            let owns = |v: u32| part[v as usize] == k as i32;
-            let mut lc = Vec::with_capacity(b.elements.len() * en);
-            let mut ls = Vec::with_capacity(b.elements.len() * nq);
-            for &e in &b.elements {
-                let e = e as usize;
-                lc.extend(p.mesh.element(e).iter().map(|v| b.nodes.binary_search(v).unwrap_or(0) as u16));
-                for q in 0..nq {
-                    ls.push(match pair(e, q, &owns) {
-                        Some((key, _, _)) => b.slots.binary_search_by_key(&key, |s| s.0).map(|i| i as u16).unwrap_or(u16::MAX),
-                        None => u16::MAX,
-                    });
-                }
-            }
-            let nt: Vec<u32> = b
-                .nodes
-                .iter()
-                .flat_map(|&v| {
-                    let d = p.dof[v as usize];
-                    if !owns(v) || d < 0 {
-                        return [u32::MAX, u32::MAX];
-                    }
-                    let d = d as usize;
-                    let row = &p.col[p.row_ptr[d] as usize..p.row_ptr[d + 1] as usize];
-                    let diag = row.binary_search(&(d as u32)).map(|i| p.row_ptr[d] + i as u32).unwrap_or(u32::MAX);
-                    [diag, (p.nnz() + d) as u32]
-                })
-                .collect();
-            (lc, ls, nt)
-        })
-        .collect();
+    let calls = call_ptr[blocks.len()] as usize;
+    let per_block: Vec<(Vec<u16>, Vec<u16>, Vec<u32>)> = blocks.par_iter().enumerate().map(|kb| block_lists(p, pairs, part, kb)).collect();
     let mut local_conn = vec![0u16; en * calls];
     let mut local_slot = vec![u16::MAX; nq * calls];
     for (k, (lc, ls, _)) in per_block.iter().enumerate() {
@@ -491,8 +512,8 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
             }
         }
     }
-    Ok(SharedAtomicPlan {
-        parts,
+    SharedAtomicPlan {
+        parts: blocks.len(),
         max_nodes: blocks.iter().map(|b| b.nodes.len()).max().unwrap_or(0),
         max_slots: blocks.iter().map(|b| b.slots.len()).max().unwrap_or(0),
         node_ptr,
@@ -503,7 +524,7 @@ pub fn shared_atomic_plan(p: &Problem, shared_words: usize, elements_per_block: 
         local_slot,
         slot_ptr,
         targets: blocks.iter().flat_map(|b| b.slots.iter().flat_map(|s| [s.1, s.2])).collect(),
-    })
+    }
 }
 
 /// LocalNZ (4.4): one thread per NZ at a time; sources are element entries `e * ee + m`, each

@@ -96,25 +96,7 @@ pub(crate) fn fmt_count(v: f64) -> String {
 }
 
 pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportError> {
-    // Each verified row, joined with the serial CPU time of its (level, order) for speed-ups.
-    let serial = rows
-        .clone()
-        .filter(ok_warm().and(col("method").eq(lit(Method::CpuSerial.as_str()))))
-        .group_by_stable([col("level"), col("order")])
-        .agg([col("time_median_s").last().alias("serial_s")]);
-    let mut args = JoinArgs::new(JoinType::Left);
-    args.maintain_order = MaintainOrderJoin::Left;
-    let keys = [col("level"), col("order")];
-    // And with the strongest peer's time (the fastest of the peers) on the same device, backend,
-    // precision, mesh and cache mode: the same run's.
-    let peer_keys = ["device", "backend", "precision", "level", "order", "mode"].map(col);
-    let any_peer = Method::PEERS.iter().map(|m| col("method").eq(lit(m.as_str()))).reduce(|a, b| a.or(b)).unwrap_or(lit(false));
-    let is_peer = ok_any_mode().and(any_peer);
-    let peer_time =
-        [col("time_median_s").min().alias("peer_s"), col("method").get(col("time_median_s").arg_min(), true).alias("peer_method")];
-    let peer = rows.clone().filter(is_peer).group_by_stable(peer_keys.clone()).agg(peer_time);
-    let with_serial = rows.clone().filter(ok_any_mode()).join(serial, keys.clone(), keys, args.clone());
-    let df = frame::collect(with_serial.join(peer, peer_keys.clone(), peer_keys, args))?;
+    let df = timings_frame(rows)?;
     let num = |c: &str| frame::nums(&df, c);
     let (time, serial, setup, elements) = (num("time_median_s")?, num("serial_s")?, num("setup_s")?, num("elements")?);
     let (threads, nodes, colors, order) = (num("threads")?, num("nodes")?, num("colors_used")?, num("order")?);
@@ -153,38 +135,70 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
     Ok(Table {
         name: format!("{id}-timings"),
         title: "Assembly time (element kernels + accumulation into CSR; the Elem* and CPU methods also zero the outputs inside the timed region)".into(),
-        header: [
-            "backend",
-            "device",
-            "precision",
-            "method",
-            "cache",
-            "CPU threads",
-            "order",
-            "nodes, elements",
-            "colors",
-            "ms",
-            "+-% (95% CI)",
-            "ns/element",
-            "GB/s (cost model)",
-            "set-up ms",
-            "vs strongest peer (same run, same precision)",
-            "vs serial CPU (f64, 1 thread)",
-            "vs serial CPU, set-up included",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: timings_header(),
         rows,
-        notes: vec![
-            "Speed-ups divide the serial f64 CPU assembly (1 thread; zeroing + element loop + accumulation, the system allocated once outside the timer) by the row's time: the GPU row's precision is its own (f32 or f64), so an f32 speed-up compares precisions too.".into(),
-            "Set-up: the method's host preprocessing for this mesh (coloring, METIS partitions and LPT packing, as long as they took when first made) plus the allocation and upload of its arrays; 'set-up included' adds it to one assembly.".into(),
-            "cache: warm (inputs may be in the L2 from the previous repetition) or cold (the L2 flushed before every repetition).".into(),
-            "ms: median of the repetitions; +-%: half the width of its 95% bootstrap interval, relative to it.".into(),
-            "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
-            "The peers (beyond the paper), what a GPU-library user runs instead: coo-radix, the COO route of a CuPy user (element triplets, sorted into CSR order by a device radix sort, CUB's algorithm as CuPy's tocsr runs it, then our sum of the duplicates; device events); slot-scatter, PyTorch's index_add_ route (a plain kernel writes the element matrices, then each entry is added atomically into its CSR slot through a map built once, outside the timer); coo-cusparse (CUDA only), the COO route with cuSPARSE's legacy sort (coosortByRow, coo2csr, csrsort), one region timed with the host's waits inside; and the external peers, the same assembly as a Python user writes it (peers/cecka_assembly.py: element matrices vectorized from the coordinates every repetition, then CuPy's coo_matrix(...).tocsr() as cupy-tocsr, PyTorch's index_add_ into CSR slots as torch-index-add, both timed by CUDA events in the script with its host work inside, warm only; SciPy's tocsr on the host, f64, as scipy-tocsr, the CPU rows' peer). 'vs strongest peer': the fastest peer's time over the row's, that peer named, same device, backend, precision, mesh and cache mode.".into(),
-            "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic), checked against the dummy system.".into(),
-        ],
+        notes: timings_notes(),
     })
+}
+
+/// Each verified row, joined with the serial CPU time of its (level, order) for speed-ups, and
+/// with the strongest peer's time (the fastest of the peers) on the same device, backend,
+/// precision, mesh and cache mode: the same run's.
+fn timings_frame(rows: &LazyFrame) -> Result<DataFrame, ReportError> {
+    let serial = rows
+        .clone()
+        .filter(ok_warm().and(col("method").eq(lit(Method::CpuSerial.as_str()))))
+        .group_by_stable([col("level"), col("order")])
+        .agg([col("time_median_s").last().alias("serial_s")]);
+    let mut args = JoinArgs::new(JoinType::Left);
+    args.maintain_order = MaintainOrderJoin::Left;
+    let keys = [col("level"), col("order")];
+    let peer_keys = ["device", "backend", "precision", "level", "order", "mode"].map(col);
+    let any_peer = Method::PEERS.iter().map(|m| col("method").eq(lit(m.as_str()))).reduce(|a, b| a.or(b)).unwrap_or(lit(false));
+    let is_peer = ok_any_mode().and(any_peer);
+    let peer_time =
+        [col("time_median_s").min().alias("peer_s"), col("method").get(col("time_median_s").arg_min(), true).alias("peer_method")];
+    let peer = rows.clone().filter(is_peer).group_by_stable(peer_keys.clone()).agg(peer_time);
+    let with_serial = rows.clone().filter(ok_any_mode()).join(serial, keys.clone(), keys, args.clone());
+    frame::collect(with_serial.join(peer, peer_keys.clone(), peer_keys, args))
+}
+
+/// The timings table's columns.
+fn timings_header() -> Vec<String> {
+    [
+        "backend",
+        "device",
+        "precision",
+        "method",
+        "cache",
+        "CPU threads",
+        "order",
+        "nodes, elements",
+        "colors",
+        "ms",
+        "+-% (95% CI)",
+        "ns/element",
+        "GB/s (cost model)",
+        "set-up ms",
+        "vs strongest peer (same run, same precision)",
+        "vs serial CPU (f64, 1 thread)",
+        "vs serial CPU, set-up included",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// What the timings table's columns mean, and the paper's figures beside them.
+fn timings_notes() -> Vec<String> {
+    vec![
+        "Speed-ups divide the serial f64 CPU assembly (1 thread; zeroing + element loop + accumulation, the system allocated once outside the timer) by the row's time: the GPU row's precision is its own (f32 or f64), so an f32 speed-up compares precisions too.".into(),
+        "Set-up: the method's host preprocessing for this mesh (coloring, METIS partitions and LPT packing, as long as they took when first made) plus the allocation and upload of its arrays; 'set-up included' adds it to one assembly.".into(),
+        "cache: warm (inputs may be in the L2 from the previous repetition) or cold (the L2 flushed before every repetition).".into(),
+        "ms: median of the repetitions; +-%: half the width of its 95% bootstrap interval, relative to it.".into(),
+        "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
+        "The peers (beyond the paper), what a GPU-library user runs instead: coo-radix, the COO route of a CuPy user (element triplets, sorted into CSR order by a device radix sort, CUB's algorithm as CuPy's tocsr runs it, then our sum of the duplicates; device events); slot-scatter, PyTorch's index_add_ route (a plain kernel writes the element matrices, then each entry is added atomically into its CSR slot through a map built once, outside the timer); coo-cusparse (CUDA only), the COO route with cuSPARSE's legacy sort (coosortByRow, coo2csr, csrsort), one region timed with the host's waits inside; and the external peers, the same assembly as a Python user writes it (peers/cecka_assembly.py: element matrices vectorized from the coordinates every repetition, then CuPy's coo_matrix(...).tocsr() as cupy-tocsr, PyTorch's index_add_ into CSR slots as torch-index-add, both timed by CUDA events in the script with its host work inside, warm only; SciPy's tocsr on the host, f64, as scipy-tocsr, the CPU rows' peer). 'vs strongest peer': the fastest peer's time over the row's, that peer named, same device, backend, precision, mesh and cache mode.".into(),
+        "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic), checked against the dummy system.".into(),
+    ]
 }
 
 pub(crate) fn dummy_speedup(id: &str, rows: &LazyFrame) -> Result<Vec<Figure>, ReportError> {

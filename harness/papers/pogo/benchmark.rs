@@ -111,47 +111,7 @@ impl Benchmark for PogoStepping {
         if p.cpu_timed_steps == 0 || p.cpu_timed_steps > 1000 {
             return Err(("problem.cpu_timed_steps".into(), "problem.cpu_timed_steps must lie in 1..=1000".into()));
         }
-        let quick = spec.quick.as_ref();
-        let quick_sweep = quick.and_then(|q| q.sweep.as_ref()).unwrap_or(&spec.sweep);
-        let full_runs =
-            [("problem", &spec.problem, &spec.sweep), ("quick.problem", quick.and_then(|q| q.problem.as_ref()).unwrap_or(p), quick_sweep)];
-        for (at, problem, sweep) in full_runs {
-            let Some(f) = &problem.full_run else { continue };
-            if !sweep.coarsen.iter().any(|&c| c == f.coarsen) && !(at == "quick.problem" && std::ptr::eq(problem, p)) {
-                return Err((
-                    format!("{at}.full_run.coarsen"),
-                    format!("{at}.full_run.coarsen: {} is not in the sweep's coarsen", f.coarsen),
-                ));
-            }
-            if f.window == 0 || f.window > 100_000 {
-                return Err((format!("{at}.full_run.window"), format!("{at}.full_run.window must lie in 1..=100000 steps")));
-            }
-            if f.steps.is_some_and(|s| s < f.window || s > 10_000_000) {
-                return Err((
-                    format!("{at}.full_run.steps"),
-                    format!("{at}.full_run.steps must lie in window..=10000000 (the window's steps are part of the run)"),
-                ));
-            }
-            let field = format!("{at}.full_run.every_increment");
-            if !f.every_increment.is_empty() && f.steps.is_none() {
-                return Err((field.clone(), format!("{field}: without full_run.steps every run already goes through every increment")));
-            }
-            for r in &f.every_increment {
-                let m = r.method.as_str();
-                if !r.method.full_runs() {
-                    return Err((field.clone(), format!("{field}: {m} makes no full run (sell, sell-kf32 and pogo-aligned do)")));
-                }
-                if !sweep.method.iter().any(|&s| s == r.method) {
-                    return Err((field.clone(), format!("{field}: {m} is not in the sweep's methods")));
-                }
-                if r.method.kf32() && r.precision == Precision::F32 {
-                    return Err((field.clone(), format!("{field}: {m} runs in f64 only")));
-                }
-                if !spec.precisions.iter().any(|&p| p == r.precision) {
-                    return Err((field.clone(), format!("{field}: {} is not in the experiment's precisions", r.precision.as_str())));
-                }
-            }
-        }
+        check_full_runs(spec)?;
         check_arrival(spec)?;
         if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
             return Err((
@@ -159,23 +119,7 @@ impl Benchmark for PogoStepping {
                 "problem.sell_sigma must be 1 (no sort) or a multiple of 32 (a slice) up to 8192".into(),
             ));
         }
-        let quick_problem = quick.and_then(|q| q.problem.as_ref()).unwrap_or(p);
-        for (at, problem, sweep) in [("problem", p, &spec.sweep), ("quick.problem", quick_problem, quick_sweep)] {
-            let Some(path) = &problem.msh else { continue };
-            if sweep.model.len() != 1 || sweep.coarsen.iter().any(|&c| c != 1.0) {
-                // A quick section without a problem of its own runs problem.msh on its sweep.
-                let field = if at == "quick.problem" && std::ptr::eq(problem, p) { "quick.sweep".to_string() } else { format!("{at}.msh") };
-                return Err((
-                    field.clone(),
-                    format!(
-                        "{field}: a mesh file ({}) is one model at its own size: the sweep must name one model and coarsen [1]",
-                        path.display()
-                    ),
-                ));
-            }
-            let model = *sweep.model.iter().next().expect("one model");
-            super::import::from_msh(path, model).map_err(|e| (format!("{at}.msh"), format!("{at}.msh: {e}")))?;
-        }
+        check_mesh_files(spec)?;
         if p.check_steps == 0 || p.check_steps > 2000 {
             return Err(("problem.check_steps".into(), "problem.check_steps must lie in 1..=2000".into()));
         }
@@ -236,6 +180,77 @@ impl Benchmark for PogoStepping {
         }
         Ok(rows)
     }
+}
+
+/// Each `full_run` section (the problem's and the quick one's): its model size in the sweep, its
+/// window and steps in range, and the methods it runs through every increment.
+fn check_full_runs(spec: &Spec<PogoStepping>) -> Result<(), (String, String)> {
+    let p = &spec.problem;
+    let quick = spec.quick.as_ref();
+    let quick_sweep = quick.and_then(|q| q.sweep.as_ref()).unwrap_or(&spec.sweep);
+    let full_runs =
+        [("problem", &spec.problem, &spec.sweep), ("quick.problem", quick.and_then(|q| q.problem.as_ref()).unwrap_or(p), quick_sweep)];
+    for (at, problem, sweep) in full_runs {
+        let Some(f) = &problem.full_run else { continue };
+        if !sweep.coarsen.iter().any(|&c| c == f.coarsen) && !(at == "quick.problem" && std::ptr::eq(problem, p)) {
+            return Err((format!("{at}.full_run.coarsen"), format!("{at}.full_run.coarsen: {} is not in the sweep's coarsen", f.coarsen)));
+        }
+        if f.window == 0 || f.window > 100_000 {
+            return Err((format!("{at}.full_run.window"), format!("{at}.full_run.window must lie in 1..=100000 steps")));
+        }
+        if f.steps.is_some_and(|s| s < f.window || s > 10_000_000) {
+            return Err((
+                format!("{at}.full_run.steps"),
+                format!("{at}.full_run.steps must lie in window..=10000000 (the window's steps are part of the run)"),
+            ));
+        }
+        let field = format!("{at}.full_run.every_increment");
+        if !f.every_increment.is_empty() && f.steps.is_none() {
+            return Err((field.clone(), format!("{field}: without full_run.steps every run already goes through every increment")));
+        }
+        for r in &f.every_increment {
+            let m = r.method.as_str();
+            if !r.method.full_runs() {
+                return Err((field.clone(), format!("{field}: {m} makes no full run (sell, sell-kf32 and pogo-aligned do)")));
+            }
+            if !sweep.method.iter().any(|&s| s == r.method) {
+                return Err((field.clone(), format!("{field}: {m} is not in the sweep's methods")));
+            }
+            if r.method.kf32() && r.precision == Precision::F32 {
+                return Err((field.clone(), format!("{field}: {m} runs in f64 only")));
+            }
+            if !spec.precisions.iter().any(|&p| p == r.precision) {
+                return Err((field.clone(), format!("{field}: {} is not in the experiment's precisions", r.precision.as_str())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A mesh file is one model at its own size: the sweep names one model and coarsen [1], and the
+/// file reads.
+fn check_mesh_files(spec: &Spec<PogoStepping>) -> Result<(), (String, String)> {
+    let p = &spec.problem;
+    let quick = spec.quick.as_ref();
+    let quick_sweep = quick.and_then(|q| q.sweep.as_ref()).unwrap_or(&spec.sweep);
+    let quick_problem = quick.and_then(|q| q.problem.as_ref()).unwrap_or(p);
+    for (at, problem, sweep) in [("problem", p, &spec.sweep), ("quick.problem", quick_problem, quick_sweep)] {
+        let Some(path) = &problem.msh else { continue };
+        if sweep.model.len() != 1 || sweep.coarsen.iter().any(|&c| c != 1.0) {
+            // A quick section without a problem of its own runs problem.msh on its sweep.
+            let field = if at == "quick.problem" && std::ptr::eq(problem, p) { "quick.sweep".to_string() } else { format!("{at}.msh") };
+            return Err((
+                field.clone(),
+                format!(
+                    "{field}: a mesh file ({}) is one model at its own size: the sweep must name one model and coarsen [1]",
+                    path.display()
+                ),
+            ));
+        }
+        let model = *sweep.model.iter().next().expect("one model");
+        super::import::from_msh(path, model).map_err(|e| (format!("{at}.msh"), format!("{at}.msh: {e}")))?;
+    }
+    Ok(())
 }
 
 /// The arrival checks of the experiment and of its quick form: at a size of the sweep, another

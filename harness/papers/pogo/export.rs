@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::model::{Model, Signal};
 use super::system::{lumped, System};
+use crate::fem::aligned::Blocking;
 use crate::fem::elements::Elements;
 use crate::fem::partition;
 
@@ -62,17 +63,24 @@ fn fig7_window(m: &Model) -> [f64; 4] {
 /// Writes the model's files into `dir` and returns their paths.
 pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    let mut paths = Vec::new();
     let msh = dir.join(format!("{}.msh", m.name));
     std::fs::write(&msh, to_msh(m))?;
-    paths.push(msh);
-
     let sys = System::build(m);
-    let (mass, _) = lumped(m);
     let flat: Vec<u32> = m.mesh.tris.iter().flatten().copied().collect();
     let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: m.nodes() };
     let blocks = partition::greedy_nodes(elements, 512);
     let aligned = fembench_fem::aligned::aligned_nodes(elements, &m.mesh.points, &Default::default());
+    let mut paths = vec![msh, write_vtu(m, dir, (&blocks, &aligned))?];
+    paths.extend(write_fig7(m, dir, (&blocks, &aligned))?);
+    paths.extend(write_operators(m, dir, &sys)?);
+    paths.push(write_json(m, dir, &sys, (&blocks, &aligned))?);
+    Ok(paths)
+}
+
+/// The mesh with its blocks (greedy and aligned), lumped mass, source and receivers on the
+/// nodes and its materials on the elements, for ParaView.
+fn write_vtu(m: &Model, dir: &Path, (blocks, aligned): (&[u32], &Blocking)) -> std::io::Result<PathBuf> {
+    let (mass, _) = lumped(m);
     let (x, y): (Vec<f64>, Vec<f64>) = m.mesh.points.iter().map(|p| (p[0], p[1])).unzip();
     let mut src = vec![0.0; m.nodes()];
     m.source.nodes.iter().for_each(|&v| src[v as usize] = 1.0);
@@ -93,10 +101,14 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         &[("aligned_block", &aligned_block), ("greedy_block", &block), ("lumped_mass", &mass), ("source", &src), ("receiver", &rec)],
         &[("material", &material), ("damping", &m.damping), ("density", &rho), ("vp", &vp), ("vs", &vs)],
     )?;
-    paths.push(vtu);
-    // Fig. 7: the two partitions of a section of the model, as pictures.
+    Ok(vtu)
+}
+
+/// Fig. 7: the two partitions of a section of the model, as pictures.
+fn write_fig7(m: &Model, dir: &Path, (blocks, aligned): (&[u32], &Blocking)) -> std::io::Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
     let window = fig7_window(m);
-    for (name, b) in [("aligned", &aligned.block), ("greedy", &blocks)] {
+    for (name, b) in [("aligned", &aligned.block[..]), ("greedy", blocks)] {
         let nb = b.iter().max().map_or(0, |&x| x + 1);
         let title = format!(
             "{} model, {name} blocks of 512 nodes: {nb} blocks, eta {:.1}%",
@@ -107,7 +119,11 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         crate::report::figure::draw_partition(&png, &title, &m.mesh.points, &m.mesh.tris, b, window).map_err(std::io::Error::other)?;
         paths.push(png);
     }
+    Ok(paths)
+}
 
+/// Eq. (4)'s operators as Matrix Market files: K', C' and F'.
+fn write_operators(m: &Model, dir: &Path, sys: &System) -> std::io::Result<Vec<PathBuf>> {
     let header = format!(
         "fembench: Pogo (Huthwaite 2014) {} model, Eq. (4): U_next = F' signal(t) + C' U_prev + K' U_curr\n\
          {} nodes, {} dofs (dof 2i + a: node i, direction a = 0 x, 1 y), {} elements, dt = {:e} s",
@@ -126,8 +142,11 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     sys.src_dof.iter().zip(&sys.src_coef).for_each(|(&d, &c)| f[d as usize] = c);
     let fp = dir.join("F.mtx");
     fembench_fem::mtx::write_vector(&fp, &header, &f)?;
-    paths.extend([kp, cp, fp]);
+    Ok(vec![kp, cp, fp])
+}
 
+/// The model's facts (sizes, time step, signal, source, receivers, materials, block counts).
+fn write_json(m: &Model, dir: &Path, sys: &System, (blocks, aligned): (&[u32], &Blocking)) -> std::io::Result<PathBuf> {
     let json = serde_json::json!({
         "model": m.name,
         "nodes": m.nodes(),
@@ -148,8 +167,7 @@ pub fn write_model(m: &Model, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     });
     let jp = dir.join("model.json");
     std::fs::write(&jp, serde_json::to_string_pretty(&json).map_err(std::io::Error::other)?)?;
-    paths.push(jp);
-    Ok(paths)
+    Ok(jp)
 }
 
 #[cfg(test)]

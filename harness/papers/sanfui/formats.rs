@@ -275,91 +275,138 @@ pub fn check_part<V: Copy + Into<f64> + Send + Sync>(
     nb: &Neighbours,
     nodes: std::ops::Range<usize>,
     (r, c, vals): (Window<i32>, Window<i32>, Window<V>),
-    Expected { pattern, values: reference, scale }: Expected,
+    expected: Expected,
 ) -> Check {
-    let outside = |what: &str, s: usize, j: usize| format!("{what} entry {j} of slot {s} lies outside the nodes' part of the array");
-    let ri = |s: usize, j: usize| r.at(s, j).ok_or_else(|| outside("row-side", s, j));
-    let ci = |s: usize, j: usize| c.at(s, j).ok_or_else(|| outside("column-side", s, j));
-    let vi = |s: usize, j: usize| vals.at(s, j).map(Into::into).ok_or_else(|| outside("value", s, j));
-    // Per node: (worst, first structure problem); each node's three rows are independent.
-    let per_node = |a: usize| -> (f64, Option<String>) {
-        let mut worst: f64 = 0.0;
-        let mut put = |row: usize, k: usize, col: i64, v: f64| -> Result<(), String> {
-            let at = pattern.row_ptr[row] as usize + k;
-            if at >= pattern.row_ptr[row + 1] as usize || pattern.col[at] as i64 != col {
-                return Err(format!("row {row}: entry {k} has column {col}, the reference has {:?}", pattern.col.get(at)));
-            }
-            let d = (v - reference[at]).abs() / scale[at].max(f64::MIN_POSITIVE);
-            worst = if d.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(d) };
-            Ok(())
-        };
-        let (base, nng) = (nb.ptr[a] as usize, (nb.ptr[a + 1] - nb.ptr[a]) as usize);
-        let mut run = || -> Result<(), String> {
-            for m in 0..3 {
-                let row = 3 * a + m;
-                let width = pattern.row_ptr[row + 1] - pattern.row_ptr[row];
-                match format {
-                    Format::Coo | Format::Csr => {
-                        let (start, end) = match format {
-                            Format::Coo => (9 * base + 3 * nng * m, 9 * base + 3 * nng * (m + 1)),
-                            _ => (ri(0, row)? as usize, ri(0, row + 1)? as usize),
-                        };
-                        if end < start || (end - start) as u32 != width {
-                            return Err(format!("row {row} spans {start}..{end}, the reference has {width} entries"));
-                        }
-                        for (k, at) in (start..end).enumerate() {
-                            if format == Format::Coo && ri(0, at)? as usize != row {
-                                return Err(format!("COO entry {at} has row {}, not {row}", ri(0, at)?));
-                            }
-                            put(row, k, ci(0, at)? as i64, vi(0, at)?)?;
-                        }
-                    }
-                    Format::Ell => {
-                        for s in 0..ELL_WIDTH {
-                            if s < width as usize {
-                                put(row, s, ci(s, row)? as i64, vi(s, row)?)?;
-                            } else if ci(s, row)? != PAD {
-                                return Err(format!("ELL row {row} slot {s} should be padding, has column {}", ci(s, row)?));
-                            }
-                        }
-                    }
-                    Format::Coom | Format::Ellm => {
-                        let coom = format == Format::Coom;
-                        if coom && (ri(0, a)? as usize != base || ri(0, a + 1)? as usize != base + nng) {
-                            return Err(format!("COOM node {a}: blocks {}..{}, expected {base}..{}", ri(0, a)?, ri(0, a + 1)?, base + nng));
-                        }
-                        for k in 0..nng {
-                            let first = if coom { ci(0, base + k)? } else { ci(k, a)? };
-                            if first % 3 != 0 {
-                                return Err(format!("node {a} block {k}: column {first} is not a first dof"));
-                            }
-                            for nn in 0..3 {
-                                let v = if coom { vi(0, 9 * (base + k) + 3 * m + nn)? } else { vi(9 * k + 3 * m + nn, a)? };
-                                put(row, 3 * k + nn, first as i64 + nn as i64, v)?;
-                            }
-                        }
-                        if !coom {
-                            for k in nng..ELLM_WIDTH {
-                                if ci(k, a)? != PAD {
-                                    return Err(format!("ELLM node {a} slot {k} should be padding"));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            Ok(())
-        };
-        let problem = run().err();
-        (worst, problem)
-    };
+    let part = Part { r, c, vals };
     nodes
         .into_par_iter()
         .map(|a| {
-            let (worst, structure) = per_node(a);
+            let (worst, structure) = check_node(format, nb, &part, a, expected);
             Check { worst, structure }
         })
         .reduce(|| Check { worst: 0.0, structure: None }, Check::and)
+}
+
+/// A part of a format's arrays on the host: the row side, the column side and the values.
+struct Part<'a, V> {
+    r: Window<'a, i32>,
+    c: Window<'a, i32>,
+    vals: Window<'a, V>,
+}
+
+fn outside(what: &str, s: usize, j: usize) -> String {
+    format!("{what} entry {j} of slot {s} lies outside the nodes' part of the array")
+}
+
+impl<V: Copy + Into<f64>> Part<'_, V> {
+    fn ri(&self, s: usize, j: usize) -> Result<i32, String> {
+        self.r.at(s, j).ok_or_else(|| outside("row-side", s, j))
+    }
+    fn ci(&self, s: usize, j: usize) -> Result<i32, String> {
+        self.c.at(s, j).ok_or_else(|| outside("column-side", s, j))
+    }
+    fn vi(&self, s: usize, j: usize) -> Result<f64, String> {
+        self.vals.at(s, j).map(Into::into).ok_or_else(|| outside("value", s, j))
+    }
+}
+
+/// Where a node's rows lie: the node, its first neighbour block and its neighbour count.
+#[derive(Clone, Copy)]
+struct NodeAt {
+    a: usize,
+    base: usize,
+    nng: usize,
+}
+
+/// Entry `k` of reference row `row` (CSR order) is column `col` with value `v`: an error if the
+/// column differs, else the worst scaled difference so far takes it.
+type Put<'p> = dyn FnMut(usize, usize, i64, f64) -> Result<(), String> + 'p;
+
+/// Node `a`'s three rows against the reference: (worst scaled difference, first structure
+/// problem); each node's rows are independent.
+fn check_node<V: Copy + Into<f64>>(format: Format, nb: &Neighbours, part: &Part<V>, a: usize, expected: Expected) -> (f64, Option<String>) {
+    let Expected { pattern, values: reference, scale } = expected;
+    let mut worst: f64 = 0.0;
+    let mut put = |row: usize, k: usize, col: i64, v: f64| -> Result<(), String> {
+        let at = pattern.row_ptr[row] as usize + k;
+        if at >= pattern.row_ptr[row + 1] as usize || pattern.col[at] as i64 != col {
+            return Err(format!("row {row}: entry {k} has column {col}, the reference has {:?}", pattern.col.get(at)));
+        }
+        let d = (v - reference[at]).abs() / scale[at].max(f64::MIN_POSITIVE);
+        worst = if d.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(d) };
+        Ok(())
+    };
+    let node = NodeAt { a, base: nb.ptr[a] as usize, nng: (nb.ptr[a + 1] - nb.ptr[a]) as usize };
+    let run = (0..3).try_for_each(|m| {
+        let row = 3 * a + m;
+        let width = pattern.row_ptr[row + 1] - pattern.row_ptr[row];
+        match format {
+            Format::Coo | Format::Csr => check_row(format, part, (node, m), width, &mut put),
+            Format::Ell => check_ell_row(part, row, width, &mut put),
+            Format::Coom | Format::Ellm => check_block_row(format, part, (node, m), &mut put),
+        }
+    });
+    (worst, run.err())
+}
+
+/// A COO or CSR row: its span (COO: from the node's blocks; CSR: the row offsets), each entry's
+/// row (COO), column and value.
+fn check_row<V: Copy + Into<f64>>(format: Format, p: &Part<V>, (n, m): (NodeAt, usize), width: u32, put: &mut Put) -> Result<(), String> {
+    let row = 3 * n.a + m;
+    let (start, end) = match format {
+        Format::Coo => (9 * n.base + 3 * n.nng * m, 9 * n.base + 3 * n.nng * (m + 1)),
+        _ => (p.ri(0, row)? as usize, p.ri(0, row + 1)? as usize),
+    };
+    if end < start || (end - start) as u32 != width {
+        return Err(format!("row {row} spans {start}..{end}, the reference has {width} entries"));
+    }
+    for (k, at) in (start..end).enumerate() {
+        if format == Format::Coo && p.ri(0, at)? as usize != row {
+            return Err(format!("COO entry {at} has row {}, not {row}", p.ri(0, at)?));
+        }
+        put(row, k, p.ci(0, at)? as i64, p.vi(0, at)?)?;
+    }
+    Ok(())
+}
+
+/// An ELL row: its entries in its first `width` slots, padding after.
+fn check_ell_row<V: Copy + Into<f64>>(p: &Part<V>, row: usize, width: u32, put: &mut Put) -> Result<(), String> {
+    for s in 0..ELL_WIDTH {
+        if s < width as usize {
+            put(row, s, p.ci(s, row)? as i64, p.vi(s, row)?)?;
+        } else if p.ci(s, row)? != PAD {
+            return Err(format!("ELL row {row} slot {s} should be padding, has column {}", p.ci(s, row)?));
+        }
+    }
+    Ok(())
+}
+
+/// Row m of a node in COOM or ELLM: the node's blocks (COOM: at its offsets), each block's
+/// first column a first dof and its three values of the row; ELLM's padding after.
+fn check_block_row<V: Copy + Into<f64>>(format: Format, p: &Part<V>, (n, m): (NodeAt, usize), put: &mut Put) -> Result<(), String> {
+    let (a, base, nng, row) = (n.a, n.base, n.nng, 3 * n.a + m);
+    let coom = format == Format::Coom;
+    if coom && (p.ri(0, a)? as usize != base || p.ri(0, a + 1)? as usize != base + nng) {
+        return Err(format!("COOM node {a}: blocks {}..{}, expected {base}..{}", p.ri(0, a)?, p.ri(0, a + 1)?, base + nng));
+    }
+    for k in 0..nng {
+        let first = if coom { p.ci(0, base + k)? } else { p.ci(k, a)? };
+        if first % 3 != 0 {
+            return Err(format!("node {a} block {k}: column {first} is not a first dof"));
+        }
+        for nn in 0..3 {
+            let v = if coom { p.vi(0, 9 * (base + k) + 3 * m + nn)? } else { p.vi(9 * k + 3 * m + nn, a)? };
+            put(row, 3 * k + nn, first as i64 + nn as i64, v)?;
+        }
+    }
+    if !coom {
+        for k in nng..ELLM_WIDTH {
+            if p.ci(k, a)? != PAD {
+                return Err(format!("ELLM node {a} slot {k} should be padding"));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -132,20 +132,8 @@ pub fn plan(m: &BoxMesh, nb: &Neighbours, max_elements: usize, lanes: usize) -> 
                 let el = m.element(e);
                 for (a, &v) in el.iter().enumerate() {
                     uses.push((v, (a * stride + le) as u32));
-                    if !owned(v) {
-                        continue;
-                    }
-                    let (base, end) = (nb.ptr[v as usize] as usize, nb.ptr[v as usize + 1] as usize);
-                    let nng = end - base;
-                    for (bl, &w) in el.iter().enumerate() {
-                        let kk = nb.list[base..end].binary_search(&(w as i32)).expect("an element's nodes are neighbours");
-                        for mm in 0..3 {
-                            for n in 0..3 {
-                                let target = 9 * base + 3 * nng * mm + 3 * kk + n;
-                                let source = ((3 * a + mm) * 24 + 3 * bl + n) * stride + le;
-                                red.push((target as u32, source as u32));
-                            }
-                        }
+                    if owned(v) {
+                        reduction_entries(nb, el, (a, v), (le, stride), &mut red);
                     }
                 }
             }
@@ -171,6 +159,24 @@ pub fn plan(m: &BoxMesh, nb: &Neighbours, max_elements: usize, lanes: usize) -> 
             reduction: Packed::from_blocks(lanes, reduction)?,
         },
     })
+}
+
+/// The reduction entries of node `v`'s three rows from local element `le` of a block, where `v`
+/// is the element's node `a`: each of the nine entries of each node block (a, b), as (CSR
+/// target, shared-memory source).
+fn reduction_entries(nb: &Neighbours, el: &[u32], (a, v): (usize, u32), (le, stride): (usize, usize), red: &mut Vec<(u32, u32)>) {
+    let (base, end) = (nb.ptr[v as usize] as usize, nb.ptr[v as usize + 1] as usize);
+    let nng = end - base;
+    for (bl, &w) in el.iter().enumerate() {
+        let kk = nb.list[base..end].binary_search(&(w as i32)).expect("an element's nodes are neighbours");
+        for mm in 0..3 {
+            for n in 0..3 {
+                let target = 9 * base + 3 * nng * mm + 3 * kk + n;
+                let source = ((3 * a + mm) * 24 + 3 * bl + n) * stride + le;
+                red.push((target as u32, source as u32));
+            }
+        }
+    }
 }
 
 /// Threads per block: the element phase uses at most `stride` of them (8 to 21 in 48 KB), the

@@ -231,22 +231,8 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         os("library", &|r| r.library.clone()),
     ];
     // Parameter columns, typed by the first row that has the parameter.
-    let mut names: Vec<String> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.params.0 {
-            if !names.contains(k) {
-                names.push(k.clone());
-            }
-        }
-    }
-    let mut extra_names: Vec<String> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.extras {
-            if !extra_names.contains(k) {
-                extra_names.push(k.clone());
-            }
-        }
-    }
+    let names = first_seen(rows.iter().flat_map(|r| r.params.0.iter().map(|(k, _)| k.as_str())));
+    let extra_names = first_seen(rows.iter().flat_map(|r| r.extras.iter().map(|(k, _)| k.as_str())));
     // Parameters first (their names are what reports group by), then extras; no two columns
     // may share a name, whatever a benchmark calls its figures.
     let mut taken: Vec<String> = FIXED_COLUMNS.iter().map(|s| s.to_string()).collect();
@@ -255,15 +241,7 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         let values: Vec<Option<f64>> = rows.iter().map(|r| r.extras.iter().find(|(k, _)| k == name).map(|(_, v)| *v)).collect();
         cols.push(Column::new(unique_column(name, "extra_", &mut taken).into(), values));
     }
-    let mut series_names: Vec<&str> = Vec::new();
-    for r in rows {
-        for (k, _) in &r.series {
-            if !series_names.contains(&k.as_str()) {
-                series_names.push(k);
-            }
-        }
-    }
-    for name in series_names {
+    for name in first_seen(rows.iter().flat_map(|r| r.series.iter().map(|(k, _)| k.as_str()))) {
         let values: Vec<Series> = rows
             .iter()
             .map(|r| Series::new("".into(), r.series.iter().find(|(k, _)| k == name).map_or(&[][..], |(_, v)| &v[..])))
@@ -272,32 +250,38 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
     }
     for (name, col_name) in names.into_iter().zip(param_names) {
         let values: Vec<Option<&ParamValue>> = rows.iter().map(|r| r.params.0.iter().find(|(k, _)| *k == name).map(|(_, v)| v)).collect();
-        let first = values.iter().flatten().next();
-        let col = match first {
-            Some(ParamValue::Int(_)) => Column::new(
-                col_name.into(),
-                values
-                    .iter()
-                    .map(|v| match v {
-                        Some(ParamValue::Int(i)) => Some(*i),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-            Some(ParamValue::Float(_)) => Column::new(
-                col_name.into(),
-                values
-                    .iter()
-                    .map(|v| match v {
-                        Some(ParamValue::Float(f)) => Some(*f),
-                        Some(ParamValue::Int(i)) => Some(*i as f64),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>(),
-            ),
-            _ => Column::new(col_name.into(), values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>()),
-        };
-        cols.push(col);
+        cols.push(param_column(col_name, &values));
     }
     DataFrame::new(rows.len(), cols)
+}
+
+/// The distinct names in the order they are first seen.
+fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// A parameter's column, typed by the first row that has it: integers, floats (an integer in a
+/// float column is widened), or text.
+fn param_column(name: String, values: &[Option<&ParamValue>]) -> Column {
+    match values.iter().flatten().next() {
+        Some(ParamValue::Int(_)) => {
+            let ints: Vec<Option<i64>> = values.iter().map(|v| if let Some(ParamValue::Int(i)) = v { Some(*i) } else { None }).collect();
+            Column::new(name.into(), ints)
+        }
+        Some(ParamValue::Float(_)) => {
+            let widen = |v: &Option<&ParamValue>| match v {
+                Some(ParamValue::Float(f)) => Some(*f),
+                Some(ParamValue::Int(i)) => Some(*i as f64),
+                _ => None,
+            };
+            Column::new(name.into(), values.iter().map(widen).collect::<Vec<_>>())
+        }
+        _ => Column::new(name.into(), values.iter().map(|v| v.map(|v| v.to_string())).collect::<Vec<_>>()),
+    }
 }
