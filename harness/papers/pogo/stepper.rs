@@ -213,50 +213,25 @@ impl<T: Real> Stepper<'_, T> {
     pub(crate) fn launch(&self, k: usize, amp: f64, trace: &Buffer, row: i64) -> DeviceResult<()> {
         let (dev, f, n, ndof) = (self.dev, self.fields, self.prep.sys.nodes, self.layout.ndof);
         let (prev, curr, next) = f.rotation(k);
-        let tail = f.tail(T::PRECISION, amp);
-        let mut args = match &self.step {
-            Step::Sell { kvals, slice_ptr, col, .. } => {
-                vec![
-                    Arg::Buf(slice_ptr),
-                    Arg::Buf(col),
-                    Arg::Buf(kvals),
-                    Arg::Buf(&f.cp),
-                    Arg::Buf(prev),
-                    Arg::Buf(curr),
-                    Arg::Buf(next),
-                    Arg::I64(n as i64),
-                ]
-            }
-            Step::Block { kvals, lptr, table, blocks, .. } => {
-                vec![
-                    Arg::Buf(table),
-                    Arg::Buf(lptr),
-                    Arg::Buf(kvals),
-                    Arg::Buf(&f.cp),
-                    Arg::Buf(prev),
-                    Arg::Buf(curr),
-                    Arg::Buf(next),
-                    Arg::U32(*blocks as u32),
-                ]
-            }
-            Step::Vendor { ops, .. } => {
-                ops[k % 3].enqueue()?;
-                vec![Arg::Buf(&f.cp), Arg::Buf(prev), Arg::Buf(next), Arg::I64(ndof as i64)]
-            }
-        };
-        args.extend(tail);
+        // Every kernel ends with the sources, the amplitude, the receivers and the trace's row.
+        let (tail, trace_row) = (f.tail(T::PRECISION, amp), [Arg::Buf(trace), Arg::I64(row)]);
+        let (cp, prev, curr, next) = (Arg::Buf(&f.cp), Arg::Buf(prev), Arg::Buf(curr), Arg::Buf(next));
         match &self.step {
-            Step::Sell { kernel, .. } => {
-                args.extend([Arg::Buf(trace), Arg::I64(row)]);
-                dev.launch(kernel, Launch::cover(n.max(1), 256), &args)
+            Step::Sell { kernel, kvals, slice_ptr, col } => {
+                let head = [Arg::Buf(slice_ptr), Arg::Buf(col), Arg::Buf(kvals), cp, prev, curr, next, Arg::I64(n as i64)];
+                dev.launch(kernel, Launch::cover(n.max(1), 256), &[&head[..], &tail, &trace_row].concat())
             }
-            Step::Block { kernel, blocks, .. } => {
-                args.extend([Arg::Buf(trace), Arg::I64(row)]);
-                dev.launch(kernel, Launch { groups: *blocks, group_size: super::arrange::BLOCK }, &args)
+            Step::Block { kernel, kvals, lptr, table, blocks } => {
+                let head = [Arg::Buf(table), Arg::Buf(lptr), Arg::Buf(kvals), cp, prev, curr, next, Arg::U32(*blocks as u32)];
+                dev.launch(kernel, Launch { groups: *blocks, group_size: super::arrange::BLOCK }, &[&head[..], &tail, &trace_row].concat())
             }
-            Step::Vendor { update, .. } => {
-                args.extend([Arg::Buf(curr), Arg::Buf(trace), Arg::I64(row)]);
-                dev.launch(update, Launch::cover(ndof, 256), &args)
+            Step::Vendor { ops, update } => {
+                ops[k % 3].enqueue()?;
+                dev.launch(
+                    update,
+                    Launch::cover(ndof, 256),
+                    &[&[cp, prev, next, Arg::I64(ndof as i64)][..], &tail, &[curr], &trace_row].concat(),
+                )
             }
         }
     }
