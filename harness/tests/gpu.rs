@@ -150,14 +150,18 @@ fn cuda_timed_regions_leave_out_host_time() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn zz_cuda_sticky_error_marks_the_device_unhealthy() {
-    use fembench::device::{Arg, Launch};
-    let bad = KernelSource { file: "bad.kern", text: "KERNEL void bad(GLOBAL int *p) { p[(idx_t)1 << 40] = 1; }" };
+    use fembench::device::{Buffer, DeviceExt, Launch};
+    const BAD: KernelSource = KernelSource { file: "bad.kern", text: "KERNEL void bad(GLOBAL int *p) { p[(idx_t)1 << 40] = 1; }" };
+    fembench::device::kernel_args! {
+        const _BAD_ARGS in BAD;
+        struct Bad<'a> = "bad" { p: &'a Buffer }
+    }
     {
         let dev = device::open(Backend::Cuda, 0).unwrap();
-        let module = dev.compile(&bad, &Defines::new()).unwrap();
+        let module = dev.compile(&BAD, &Defines::new()).unwrap();
         let k = dev.kernel(&module, "bad").unwrap();
         let buf = dev.alloc(64).unwrap();
-        dev.launch(&k, Launch { groups: 1, group_size: 1 }, &[Arg::Buf(&buf)]).unwrap();
+        dev.launch_with(&k, Launch { groups: 1, group_size: 1 }, &Bad { p: &buf }).unwrap();
         assert!(dev.synchronize().is_err(), "the illegal address went unnoticed");
         assert!(!dev.healthy());
     }

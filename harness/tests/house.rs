@@ -399,3 +399,47 @@ fn reporting_code_never_reaches_a_device() {
     assert!(reaching.is_empty(), "reporting code reaches the run side:\n{}", reaching.join("\n"));
     assert!(crate_sources().iter().filter(|r| report_side(r)).count() >= 15, "the report side was not found");
 }
+
+/// Kernels are launched through their argument structs (`kernel_args!`, `launch_with`), never
+/// with a positional list: outside the device layer's own launch code, no source builds an
+/// `Arg` or calls the positional `launch`, and kernels are taken for their struct
+/// (`kernel_for`), which checks it against the signature when the program is built.
+#[test]
+fn kernels_are_launched_through_their_argument_structs() {
+    let launch_layer = ["api.rs", "args.rs", "ext.rs", "cuda.rs", "opencl.rs", "nccl.rs"].map(|f| Path::new("device/src").join(f));
+    let mut positional = Vec::new();
+    for (rel, code) in crate_code().into_iter().filter(|(rel, _)| !launch_layer.contains(rel)) {
+        for (line, l) in code.lines().enumerate() {
+            let words = l.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            let found = words
+                .filter(|w| *w == "Arg")
+                .map(|_| "Arg")
+                .chain(["dev.launch(", ".args()", ".modules.kernel("].into_iter().filter(|w| l.contains(w)));
+            positional.extend(found.map(|w| format!("{}:{}: {w}", rel.display(), line + 1)));
+        }
+    }
+    assert!(positional.is_empty(), "launch with an argument struct (kernel_args!, launch_with, kernel_for):\n{}", positional.join("\n"));
+}
+
+/// Every argument struct of the build (the device crate's and each benchmark's) matches its
+/// kernel's signature in its kernel file, in both precisions of `real`, without compiling
+/// anything; and every kernel of every kernel file has a struct.
+#[test]
+fn every_kernel_has_an_argument_struct_that_matches_its_signature() {
+    let declared = fembench::REGISTRY.kernel_args();
+    let mut wrong: Vec<String> = declared.iter().filter_map(|d| d.check().err()).collect();
+    for source in fembench::REGISTRY.kernels() {
+        let code = fembench::device::signature::without_comments(source.text);
+        // A kernel: the name after the `void` that follows each KERNEL marker.
+        for (at, _) in code.match_indices("KERNEL") {
+            let Some(v) = code[at..].find("void") else { continue };
+            let name: String = code[at + v + 4..].trim_start().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !declared.iter().any(|d| d.kernel == name && d.source.file == source.file) {
+                wrong.push(format!("{}: {name} has no argument struct", source.file));
+            }
+        }
+    }
+    wrong.dedup();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(declared.len() >= 65, "only {} argument structs", declared.len());
+}

@@ -175,7 +175,7 @@ fn every_pogo_kernel_compiles_for_every_storage() {
     for (precision, kval) in [(Precision::F64, 1u8), (Precision::F64, 0), (Precision::F32, 0)] {
         for col16 in [0u8, 1] {
             let defines = Defines::for_precision(precision).with("KVAL_IS_DOUBLE", kval).with("COL16", col16);
-            let ptx = cuda::compile_ptx(&fembench::pogo::gpu::POGO, &defines, "compute_90")
+            let ptx = cuda::compile_ptx(&fembench::pogo::kernel::POGO, &defines, "compute_90")
                 .unwrap_or_else(|e| panic!("{precision} kval {kval} col16 {col16}: {e}"));
             for name in ["pogo_step_sell", "pogo_peer_update"] {
                 assert!(ptx.contains(&format!(".entry {name}(")), "{name}: {precision} kval {kval} col16 {col16}");

@@ -15,8 +15,11 @@ use crate::experiment::{self, ExperimentError, ExperimentSpec, Params};
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use crate::results::Status;
 use fembench_core::Precision;
-use fembench_device::kernels::{Defines, KernelSource};
-use fembench_device::{Backend, Device, DeviceError, Kernel, Module};
+use fembench_device::coo_sum::{self, CooSumKernels};
+use fembench_device::kernels::{Defines, KernelSource, CACHE_FLUSH, COO_SUM, RADIX_SORT, SCAN};
+use fembench_device::radix_sort::{self, RadixKernels};
+use fembench_device::scan::{self, ScanKernels};
+use fembench_device::{Backend, Device, DeviceError, Kernel, KernelArgs, Module};
 use fembench_measure::{CacheFlusher, MeasurePolicy, Timing};
 
 /// Where a case runs.
@@ -37,7 +40,7 @@ pub struct ModuleCache {
 impl ModuleCache {
     /// The module is compiled for this one kernel (`FB_SELECT`, `FB_ONLY_<name>`: see
     /// `kernels/fembench.h`), so a kernel file's other kernels cost no compile time.
-    pub fn kernel(&mut self, dev: &dyn Device, source: &KernelSource, defines: &Defines, name: &str) -> Result<Kernel, DeviceError> {
+    fn kernel(&mut self, dev: &dyn Device, source: &KernelSource, defines: &Defines, name: &str) -> Result<Kernel, DeviceError> {
         let defines = defines.clone().with("FB_SELECT", 1).with(&format!("FB_ONLY_{name}"), 1);
         let key = (source.file, defines);
         if !self.modules.contains_key(&key) {
@@ -49,49 +52,56 @@ impl ModuleCache {
         dev.kernel(&self.modules[&key], name)
     }
 
+    /// The kernel whose arguments are the struct `A`, refused where they differ from its
+    /// signature in count or kind: a wrong struct fails here, on every backend.
+    pub fn kernel_for<A: KernelArgs>(&mut self, dev: &dyn Device, source: &KernelSource, defines: &Defines) -> Result<Kernel, DeviceError> {
+        let k = self.kernel(dev, source, defines, A::KERNEL)?;
+        k.accepts::<A>()?;
+        Ok(k)
+    }
+
     /// The shared exclusive scan's kernels (`kernels/scan.kern`), for any module that needs a
     /// prefix sum on the device.
-    pub fn scan(&mut self, dev: &dyn Device) -> Result<fembench_device::scan::ScanKernels, DeviceError> {
-        let mut get = |name| self.kernel(dev, &fembench_device::kernels::SCAN, &Defines::new(), name);
-        Ok(fembench_device::scan::ScanKernels { blocks: get("scan_blocks")?, sums: get("scan_sums")?, add: get("scan_add")? })
+    pub fn scan(&mut self, dev: &dyn Device) -> Result<ScanKernels, DeviceError> {
+        let d = Defines::new();
+        Ok(ScanKernels {
+            blocks: self.kernel_for::<scan::ScanBlocks>(dev, &SCAN, &d)?,
+            sums: self.kernel_for::<scan::ScanSums>(dev, &SCAN, &d)?,
+            add: self.kernel_for::<scan::ScanAdd>(dev, &SCAN, &d)?,
+        })
     }
 
     /// The shared duplicate-summing kernels of the COO route (`kernels/coo_sum.kern`).
-    pub fn coo_sum(
-        &mut self,
-        dev: &dyn Device,
-        precision: fembench_device::Precision,
-    ) -> Result<fembench_device::coo_sum::CooSumKernels, DeviceError> {
-        let defines = Defines::for_precision(precision);
-        let mut get = |name| self.kernel(dev, &fembench_device::kernels::COO_SUM, &defines, name);
-        Ok(fembench_device::coo_sum::CooSumKernels {
-            heads: get("coo_heads")?,
-            segsum: get("coo_segsum")?,
-            compact: get("coo_compact_rows")?,
+    pub fn coo_sum(&mut self, dev: &dyn Device, precision: Precision) -> Result<CooSumKernels, DeviceError> {
+        let d = Defines::for_precision(precision);
+        Ok(CooSumKernels {
+            heads: self.kernel_for::<coo_sum::CooHeads>(dev, &COO_SUM, &d)?,
+            segsum: self.kernel_for::<coo_sum::CooSegsum>(dev, &COO_SUM, &d)?,
+            compact: self.kernel_for::<coo_sum::CooCompactRows>(dev, &COO_SUM, &d)?,
         })
     }
 
     /// The slot-map scatter (`slot_scatter` of `kernels/coo_sum.kern`): element entries added
     /// atomically into the slots of a map built once.
-    pub fn slot_scatter(&mut self, dev: &dyn Device, precision: fembench_device::Precision) -> Result<Kernel, DeviceError> {
-        self.kernel(dev, &fembench_device::kernels::COO_SUM, &Defines::for_precision(precision), "slot_scatter")
+    pub fn slot_scatter(&mut self, dev: &dyn Device, precision: Precision) -> Result<Kernel, DeviceError> {
+        self.kernel_for::<coo_sum::SlotScatter>(dev, &COO_SUM, &Defines::for_precision(precision))
     }
 
     /// The shared device radix sort of COO pairs (`kernels/radix_sort.kern`).
-    pub fn radix_sort(&mut self, dev: &dyn Device) -> Result<fembench_device::radix_sort::RadixKernels, DeviceError> {
-        let mut get = |name| self.kernel(dev, &fembench_device::kernels::RADIX_SORT, &Defines::new(), name);
-        Ok(fembench_device::radix_sort::RadixKernels {
-            iota: get("radix_iota")?,
-            count: get("radix_count")?,
-            scatter: get("radix_scatter")?,
-            row_ptr: get("radix_row_ptr")?,
-            copy3: get("radix_copy3")?,
+    pub fn radix_sort(&mut self, dev: &dyn Device) -> Result<RadixKernels, DeviceError> {
+        let d = Defines::new();
+        Ok(RadixKernels {
+            iota: self.kernel_for::<radix_sort::RadixIota>(dev, &RADIX_SORT, &d)?,
+            count: self.kernel_for::<radix_sort::RadixCount>(dev, &RADIX_SORT, &d)?,
+            scatter: self.kernel_for::<radix_sort::RadixScatter>(dev, &RADIX_SORT, &d)?,
+            row_ptr: self.kernel_for::<radix_sort::RadixRowPtr>(dev, &RADIX_SORT, &d)?,
+            copy3: self.kernel_for::<radix_sort::RadixCopy3>(dev, &RADIX_SORT, &d)?,
         })
     }
 
     /// The word-fill kernel (`fb_fill_u32`): zeroing, poisoning, any 32-bit pattern.
     pub fn filler(&mut self, dev: &dyn Device) -> Result<Kernel, DeviceError> {
-        self.kernel(dev, &fembench_device::kernels::CACHE_FLUSH, &Defines::new(), "fb_fill_u32")
+        self.kernel_for::<scan::FillU32>(dev, &CACHE_FLUSH, &Defines::new())
     }
 
     /// Compile seconds since the last call (each case's `compile_s` column).
@@ -107,11 +117,7 @@ impl ModuleCache {
         if words == 0 {
             return Ok(());
         }
-        dev.launch(
-            &k,
-            fembench_device::Launch::cover(words.min(1 << 20), 256),
-            &[fembench_device::Arg::Buf(buf), fembench_device::Arg::U32(u32::MAX), fembench_device::Arg::I64(words as i64)],
-        )
+        fembench_device::scan::fill_words(dev, &k, buf, u32::MAX, words)
     }
 }
 
@@ -273,6 +279,9 @@ pub trait Benchmark: 'static {
     const NAME: &'static str;
     /// The kernel files it compiles (tests compile every one of them on every backend).
     const KERNELS: &'static [KernelSource] = &[];
+    /// The argument structs of the kernels it launches (one per kernel, made by
+    /// `kernel_args!`): a test checks each against its kernel file's signature.
+    const KERNEL_ARGS: &'static [fembench_device::args::Declared] = &[];
     /// The extra columns its rows carry (the names of `Measured::extra` and `Measured::series`),
     /// declared once: a case that writes another name fails with the name, so that a renamed
     /// column is caught by the first run of the case (on PoCL in CI) instead of printing "-" in

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use fembench_device::args::Declared;
 use fembench_device::kernels::{KernelSource, CACHE_FLUSH, COO_SUM, RADIX_SORT, SCAN};
 
 use crate::benchmark::{load_as, Checks, Experiment, Report};
@@ -16,12 +17,14 @@ type Loader = fn(&Path, String, Checks) -> Result<Box<dyn Experiment>, Experimen
 pub struct Entry {
     pub name: &'static str,
     pub kernels: &'static [KernelSource],
+    /// The argument structs of the kernels it launches.
+    pub kernel_args: &'static [Declared],
     load: Loader,
 }
 
 /// The registry line of benchmark `B`.
 pub const fn entry<B: Report>() -> Entry {
-    Entry { name: B::NAME, kernels: B::KERNELS, load: load_as::<B> }
+    Entry { name: B::NAME, kernels: B::KERNELS, kernel_args: B::KERNEL_ARGS, load: load_as::<B> }
 }
 
 /// Every benchmark module of a build.
@@ -42,6 +45,13 @@ impl Registry {
                 out.push(*k);
             }
         }
+        out
+    }
+
+    /// Every argument struct of the build, the device crate's own first.
+    pub fn kernel_args(&self) -> Vec<Declared> {
+        let mut out = fembench_device::args::declared();
+        out.extend(self.0.iter().flat_map(|e| e.kernel_args));
         out
     }
 

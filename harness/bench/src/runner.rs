@@ -342,12 +342,17 @@ fn inject_sticky_fault(dev: &dyn Device, case_id: &str) {
     {
         return;
     }
-    use fembench_device::{kernels::*, Arg, Launch};
-    let src = KernelSource { file: "sticky-fault.kern", text: "KERNEL void fault(GLOBAL int *p) { p[(idx_t)1 << 40] = 1; }" };
+    use fembench_device::{kernels::*, Buffer, DeviceExt, Launch};
+    const SRC: KernelSource =
+        KernelSource { file: "sticky-fault.kern", text: "KERNEL void fault(GLOBAL int *p) { p[(idx_t)1 << 40] = 1; }" };
+    fembench_device::kernel_args! {
+        const _FAULT_ARGS in SRC;
+        struct Fault<'a> = "fault" { p: &'a Buffer }
+    }
     let fault = || -> Result<(), fembench_device::DeviceError> {
-        let k = dev.kernel(&dev.compile(&src, &Defines::new())?, "fault")?;
+        let k = dev.kernel(&dev.compile(&SRC, &Defines::new())?, "fault")?;
         let buf = dev.alloc(64)?;
-        dev.launch(&k, Launch { groups: 1, group_size: 1 }, &[Arg::Buf(&buf)])?;
+        dev.launch_with(&k, Launch { groups: 1, group_size: 1 }, &Fault { p: &buf })?;
         dev.synchronize()
     };
     eprintln!("FEMBENCH_TEST_STICKY_FAULT: a fault before {case_id}: {:?}", fault());

@@ -267,6 +267,8 @@ pub struct Kernel {
     pub(crate) inner: KernelInner,
     /// Its parameters, against which every launch's arguments are checked.
     pub(crate) signature: crate::signature::Signature,
+    /// The precision of its module's `real`.
+    pub(crate) real: Precision,
 }
 
 /// Work recorded once and replayed by one launch (a CUDA graph): [`Device::capture`].
@@ -445,24 +447,6 @@ pub trait Device {
         Err(DeviceError::Unsupported(format!("{} has no vendor BLAS in fembench (cuBLAS is CUDA's)", self.info().name)))
     }
 }
-
-/// Typed helpers over the byte-level trait.
-pub trait DeviceExt: Device {
-    fn upload_slice<T: bytemuck::Pod>(&self, data: &[T]) -> DeviceResult<Buffer> {
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        let mut buf = self.alloc(bytes.len().max(1))?;
-        self.upload(&mut buf, bytes)?;
-        Ok(buf)
-    }
-
-    fn download_vec<T: bytemuck::Pod + Default>(&self, src: &Buffer, len: usize) -> DeviceResult<Vec<T>> {
-        let mut out = vec![T::default(); len];
-        self.download(src, bytemuck::cast_slice_mut(&mut out))?;
-        Ok(out)
-    }
-}
-
-impl<D: Device + ?Sized> DeviceExt for D {}
 
 #[cfg(test)]
 mod tests {

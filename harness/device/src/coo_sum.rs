@@ -2,8 +2,24 @@
 //! second half of the COO route a user of a vendor library takes (the library sorts, these
 //! kernels sum). Shared by every paper module whose peer takes that route.
 
+use crate::kernels::COO_SUM;
 use crate::scan::{exclusive_scan, scan_sums_len, ScanKernels};
-use crate::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
+use crate::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+
+crate::kernel_args! {
+    /// The argument structs of coo_sum.kern.
+    pub const COO_SUM_ARGS in COO_SUM;
+    /// Flags each sorted pair that starts a run of equal pairs.
+    pub struct CooHeads<'a> = "coo_heads" { row: &'a Buffer, col: &'a Buffer, head: &'a Buffer, n: i64 }
+    /// Sums each run into its slot.
+    pub struct CooSegsum<'a> = "coo_segsum" {
+        col: &'a Buffer, perm: &'a Buffer, vals: &'a Buffer, head: &'a Buffer, slot: &'a Buffer, out_col: &'a Buffer, out: &'a Buffer, n: i64
+    }
+    /// Row offsets of the summed pairs.
+    pub struct CooCompactRows<'a> = "coo_compact_rows" { row_ptr: &'a Buffer, slot: &'a Buffer, out_ptr: &'a Buffer, rows: i64 }
+    /// Adds each element entry atomically into its CSR slot (PyTorch's `index_add_` route).
+    pub struct SlotScatter<'a> = "slot_scatter" { ke: &'a Buffer, slots: &'a Buffer, vals: &'a Buffer, n: i64 }
+}
 
 /// The three kernels of coo_sum.kern, compiled for one precision.
 pub struct CooSumKernels {
@@ -67,19 +83,14 @@ pub fn sum_duplicates(
 ) -> DeviceResult<()> {
     assert!(coo.pairs <= scratch.pairs, "scratch for {} pairs, {} to sum", scratch.pairs, coo.pairs);
     let (n, cover) = (coo.pairs as i64, Launch::cover(coo.pairs.max(1), 256));
-    dev.launch(&k.heads, cover, &[Arg::Buf(coo.row), Arg::Buf(coo.col), Arg::Buf(&scratch.head), Arg::I64(n)])?;
+    dev.launch_with(&k.heads, cover, &CooHeads { row: coo.row, col: coo.col, head: &scratch.head, n })?;
     exclusive_scan(dev, scan, &scratch.head, &scratch.slot, &scratch.sums, coo.pairs, coo.pairs + 1)?;
-    let args = [
-        Arg::Buf(coo.col),
-        Arg::Buf(coo.perm),
-        Arg::Buf(coo.vals),
-        Arg::Buf(&scratch.head),
-        Arg::Buf(&scratch.slot),
-        Arg::Buf(out.col),
-        Arg::Buf(out.val),
-        Arg::I64(n),
-    ];
-    dev.launch(&k.segsum, cover, &args)?;
+    let (head, slot) = (&scratch.head, &scratch.slot);
+    dev.launch_with(
+        &k.segsum,
+        cover,
+        &CooSegsum { col: coo.col, perm: coo.perm, vals: coo.vals, head, slot, out_col: out.col, out: out.val, n },
+    )?;
     let rows = Launch::cover(coo.rows + 1, 256);
-    dev.launch(&k.compact, rows, &[Arg::Buf(coo.row_ptr), Arg::Buf(&scratch.slot), Arg::Buf(out.row_ptr), Arg::I64(coo.rows as i64)])
+    dev.launch_with(&k.compact, rows, &CooCompactRows { row_ptr: coo.row_ptr, slot, out_ptr: out.row_ptr, rows: coo.rows as i64 })
 }

@@ -7,11 +7,13 @@
 //! reference side (each benchmark carries its own f64/rayon implementation).
 
 pub mod api;
+pub mod args;
 pub mod coo_sum;
 pub mod cpu;
 pub mod cuda;
 mod cuda_blas;
 mod cuda_sparse;
+mod ext;
 pub mod host_cache;
 pub mod kernel_cache;
 pub mod kernels;
@@ -25,6 +27,8 @@ pub mod telemetry;
 pub mod vendor;
 
 pub use api::*;
+pub use args::{KernelArgs, RealArg};
+pub use ext::DeviceExt;
 pub use fembench_core::{Backend, Precision};
 
 /// Opens device `index` of a GPU backend.

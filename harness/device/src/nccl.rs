@@ -21,7 +21,7 @@ use cudarc::driver::{CudaEvent, CudaStream};
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 
 use crate::cuda::CudaDevice;
-use crate::{Arg, Backend, Buffer, Device, DeviceError, DeviceResult, Kernel, Launch, Precision};
+use crate::{Backend, Buffer, Device, DeviceError, DeviceResult, Kernel, Launch, Precision};
 
 /// One transfer of an exchange: `count` values of the exchange's precision at byte `offset` of
 /// `buf`, to or from rank `peer`.
@@ -134,8 +134,9 @@ impl NodeGpus {
 
     /// A launch on rank `rank`'s exchange stream, beside its own stream (after a fork: the rows
     /// that the exchange then sends).
-    pub fn launch_beside(&self, rank: usize, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {
-        self.devices[rank].launch_on(&self.ranks[rank].exchange, kernel, launch, args)
+    pub fn launch_beside<A: crate::KernelArgs>(&self, rank: usize, kernel: &Kernel, launch: Launch, args: &A) -> DeviceResult<()> {
+        kernel.takes::<A>()?;
+        self.devices[rank].launch_on(&self.ranks[rank].exchange, kernel, launch, &args.args())
     }
 
     /// Queues one exchange on the exchange streams, after what they hold: every rank's sends and

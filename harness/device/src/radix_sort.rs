@@ -4,10 +4,31 @@
 //! wait, so that it may sit inside a gated timed region. Shared by every paper module whose peer
 //! takes the COO route.
 
+use crate::kernels::RADIX_SORT;
 use crate::scan::{exclusive_scan, scan_sums_len, ScanKernels};
 pub use crate::vendor::CooArrays;
 use crate::vendor::VendorOp;
-use crate::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
+use crate::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+
+crate::kernel_args! {
+    /// The argument structs of radix_sort.kern.
+    pub const RADIX_SORT_ARGS in RADIX_SORT;
+    /// perm[i] = i.
+    pub struct RadixIota<'a> = "radix_iota" { perm: &'a Buffer, n: i64 }
+    /// Each tile's count of each digit of the key at `shift`.
+    pub struct RadixCount<'a> = "radix_count" { key: &'a Buffer, counts: &'a Buffer, shift: i32, n: i64, tiles: i32 }
+    /// The key and what travels with it to their places by the digit's scanned offsets.
+    pub struct RadixScatter<'a> = "radix_scatter" {
+        key_in: &'a Buffer, a_in: &'a Buffer, b_in: &'a Buffer, key_out: &'a Buffer, a_out: &'a Buffer, b_out: &'a Buffer,
+        offsets: &'a Buffer, shift: i32, n: i64, tiles: i32
+    }
+    /// The row offsets of the sorted rows.
+    pub struct RadixRowPtr<'a> = "radix_row_ptr" { row: &'a Buffer, row_ptr: &'a Buffer, n: i64, rows: i32 }
+    /// Three arrays copied back after an odd number of passes.
+    pub struct RadixCopy3<'a> = "radix_copy3" {
+        a: &'a Buffer, b: &'a Buffer, c: &'a Buffer, a_out: &'a Buffer, b_out: &'a Buffer, c_out: &'a Buffer, n: i64
+    }
+}
 
 /// A planned COO sort of either kind: this module's radix sort, or a vendor library's
 /// ([`crate::vendor::VendorSparse::coo_sort_to_csr`]).
@@ -124,45 +145,39 @@ impl<'a> CooRadixSort<'a> {
     pub fn enqueue(&self) -> DeviceResult<()> {
         let (dev, n) = (self.dev, self.pairs as i64);
         let tiles = Self::tiles(self.pairs);
-        dev.launch(&self.k.iota, Launch::cover(self.pairs.max(1), 256), &[Arg::Buf(self.perm), Arg::I64(n)])?;
+        dev.launch_with(&self.k.iota, Launch::cover(self.pairs.max(1), 256), &RadixIota { perm: self.perm, n })?;
         let mut here = [self.row, self.col, self.perm];
         let mut there = [&self.alt[0], &self.alt[1], &self.alt[2]];
         let group = Launch { groups: tiles, group_size: 256 };
+        let tiles = tiles as i32;
         for &(by_col, shift) in &self.passes {
             // The key is the column or the row; the other and the permutation travel with it.
             let (key, other) = if by_col { (1, 0) } else { (0, 1) };
-            let count = [Arg::Buf(here[key]), Arg::Buf(&self.counts), Arg::I32(shift as i32), Arg::I64(n), Arg::I32(tiles as i32)];
-            dev.launch(&self.k.count, group, &count)?;
-            exclusive_scan(dev, self.scan, &self.counts, &self.offsets, &self.sums, DIGITS * tiles, DIGITS * tiles)?;
-            let scatter = [
-                Arg::Buf(here[key]),
-                Arg::Buf(here[other]),
-                Arg::Buf(here[2]),
-                Arg::Buf(there[key]),
-                Arg::Buf(there[other]),
-                Arg::Buf(there[2]),
-                Arg::Buf(&self.offsets),
-                Arg::I32(shift as i32),
-                Arg::I64(n),
-                Arg::I32(tiles as i32),
-            ];
-            dev.launch(&self.k.scatter, group, &scatter)?;
+            let shift = shift as i32;
+            dev.launch_with(&self.k.count, group, &RadixCount { key: here[key], counts: &self.counts, shift, n, tiles })?;
+            let digits = DIGITS * tiles as usize;
+            exclusive_scan(dev, self.scan, &self.counts, &self.offsets, &self.sums, digits, digits)?;
+            let scatter = RadixScatter {
+                key_in: here[key],
+                a_in: here[other],
+                b_in: here[2],
+                key_out: there[key],
+                a_out: there[other],
+                b_out: there[2],
+                offsets: &self.offsets,
+                shift,
+                n,
+                tiles,
+            };
+            dev.launch_with(&self.k.scatter, group, &scatter)?;
             std::mem::swap(&mut here, &mut there);
         }
         if self.passes.len() % 2 == 1 {
-            let args = [
-                Arg::Buf(here[0]),
-                Arg::Buf(here[1]),
-                Arg::Buf(here[2]),
-                Arg::Buf(self.row),
-                Arg::Buf(self.col),
-                Arg::Buf(self.perm),
-                Arg::I64(n),
-            ];
-            dev.launch(&self.k.copy3, Launch::cover(self.pairs.max(1), 256), &args)?;
+            let back = RadixCopy3 { a: here[0], b: here[1], c: here[2], a_out: self.row, b_out: self.col, c_out: self.perm, n };
+            dev.launch_with(&self.k.copy3, Launch::cover(self.pairs.max(1), 256), &back)?;
         }
-        let args = [Arg::Buf(self.row), Arg::Buf(self.row_ptr), Arg::I64(n), Arg::I32(self.rows as i32)];
-        dev.launch(&self.k.row_ptr, Launch::cover(self.pairs + 1, 256), &args)
+        let row_ptr = RadixRowPtr { row: self.row, row_ptr: self.row_ptr, n, rows: self.rows as i32 };
+        dev.launch_with(&self.k.row_ptr, Launch::cover(self.pairs + 1, 256), &row_ptr)
     }
 }
 

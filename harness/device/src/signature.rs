@@ -223,7 +223,8 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             for name in kernel_names(&text) {
                 for real in [Precision::F32, Precision::F64] {
-                    parse(&text, &name, real).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    let s = parse(&text, &name, real).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    assert!(s.params.len() <= crate::args::MAX_ARGS, "{name} takes {} parameters", s.params.len());
                 }
                 kernels += 1;
             }

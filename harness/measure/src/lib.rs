@@ -36,7 +36,8 @@ pub use stages::{run_staged, time_device, Pass, Staged};
 
 use fembench_core::NonEmpty;
 use fembench_device::kernels::{self, Defines};
-use fembench_device::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
+use fembench_device::scan::FlushCache;
+use fembench_device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 
 /// Whether caches are left warm between repetitions or flushed before each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -261,13 +262,18 @@ impl CacheFlusher {
         let words = 2 * cache / 4;
         let module = dev.compile(&kernels::CACHE_FLUSH, &Defines::new())?;
         let kernel = dev.kernel(&module, "fb_flush_cache")?;
+        kernel.accepts::<FlushCache>()?;
         let buf = dev.alloc(words * 4)?;
         Ok(Self { buf, kernel, words })
     }
 
     pub fn flush(&self, dev: &dyn Device, salt: u32) -> DeviceResult<()> {
         let groups = (dev.info().compute_units.max(1) as usize) * 4;
-        dev.launch(&self.kernel, Launch { groups, group_size: 256 }, &[Arg::Buf(&self.buf), Arg::U32(salt), Arg::I64(self.words as i64)])?;
+        dev.launch_with(
+            &self.kernel,
+            Launch { groups, group_size: 256 },
+            &FlushCache { buf: &self.buf, value: salt, n: self.words as i64 },
+        )?;
         dev.synchronize()
     }
 }
@@ -459,7 +465,7 @@ mod tests {
             fn kernel(&self, _: &fembench_device::Module, _: &str) -> DeviceResult<Kernel> {
                 unimplemented!()
             }
-            fn launch(&self, _: &Kernel, _: Launch, _: &[Arg]) -> DeviceResult<()> {
+            fn launch(&self, _: &Kernel, _: Launch, _: &[fembench_device::Arg]) -> DeviceResult<()> {
                 unimplemented!()
             }
             fn synchronize(&self) -> DeviceResult<()> {

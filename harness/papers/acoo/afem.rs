@@ -5,12 +5,13 @@
 use std::marker::PhantomData;
 
 use super::gpu::{cover, csr_error, fill_with, spmv, spmv_into, Cg, CgKernels, DeviceCsr, Memory, Stage};
+use super::kernel::{Bc, Consolidate, Push, SpmvCsr, ToCsr};
 use super::methods::{check, stages_of, Base, Checks, NODE_BYTES};
 use super::product::{self, Output, ProductRun};
 use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::{exclusive_scan, scan_sums_len, ScanKernels};
-use crate::device::{Arg, Buffer, DeviceExt, Kernel};
+use crate::device::{Buffer, DeviceExt, Kernel};
 use crate::lifecycle::PassMethod;
 use crate::measure::{Pass, Timer};
 use crate::real::Real;
@@ -69,12 +70,12 @@ impl<'a, T: Real> AFem<'a, T> {
         let cg = Cg::new::<T>(dev, mem, nf)?;
         let mut kk = base.kernels(ctx);
         let k = AFemKernels {
-            push: kk.get("acoo_push")?,
-            bc: kk.get("acoo_bc")?,
-            cons: kk.get("acoo_consolidate")?,
+            push: kk.get::<Push>()?,
+            bc: kk.get::<Bc>()?,
+            cons: kk.get::<Consolidate>()?,
             scan: kk.scan()?,
-            to_csr: kk.get("acoo_to_csr")?,
-            spmv: kk.get("cg_spmv_csr")?,
+            to_csr: kk.get::<ToCsr>()?,
+            spmv: kk.get::<SpmvCsr>()?,
             fill: kk.filler()?,
         };
         let cgk = kk.cg()?;
@@ -89,16 +90,15 @@ impl<'a, T: Real> AFem<'a, T> {
         let (l, a, k) = (&self.lists, &self.a, &self.k);
         pass.device(dev, "elements", &mut || {
             fill_with(dev, &k.fill, &l.head, u32::MAX, n)?;
-            let args = [Arg::Buf(&m.tris), Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&l.head), Arg::Buf(&l.node), Arg::I64(ne as i64)];
-            dev.launch(&k.push, cover(ne), &args)
+            dev.launch_with(&k.push, cover(ne), &Push { tris: &m.tris, x: &m.x, y: &m.y, head: &l.head, node: &l.node, ne: ne as i64 })
         })?;
-        let list = [Arg::Buf(&l.head), Arg::Buf(&l.node), Arg::Buf(&m.dof)];
+        let (head, node, dof, n_i) = (&l.head, &l.node, &m.dof, n as i64);
         pass.device(dev, "bc", &mut || {
             fill_with(dev, &k.fill, &l.rhs, 0, nf * s / 4)?;
-            dev.launch(&k.bc, cover(n), &[list[0], list[1], list[2], Arg::Buf(&m.g), Arg::Buf(&l.rhs), Arg::I64(n as i64)])
+            dev.launch_with(&k.bc, cover(n), &Bc { head, node, dof, g: &m.g, rhs: &l.rhs, n: n_i })
         })?;
         pass.device(dev, "consolidate", &mut || {
-            dev.launch(&k.cons, cover(n), &[list[0], list[1], list[2], Arg::Buf(&l.count), Arg::I64(n as i64)])
+            dev.launch_with(&k.cons, cover(n), &Consolidate { head, node, dof, count: &l.count, n: n_i })
         })?;
         // Checked before the conversion (untimed): a row the kernel could not hold would make
         // the row pointers wrong.
@@ -108,8 +108,7 @@ impl<'a, T: Real> AFem<'a, T> {
         }
         pass.device(dev, "convert", &mut || {
             exclusive_scan(dev, &k.scan, &l.count, &a.row_ptr, &l.sums, nf, nf + 1)?;
-            let args = [list[0], list[1], list[2], Arg::Buf(&a.row_ptr), Arg::Buf(&a.col), Arg::Buf(&a.val), Arg::I64(n as i64)];
-            dev.launch(&k.to_csr, cover(n), &args)
+            dev.launch_with(&k.to_csr, cover(n), &ToCsr { head, node, dof, row_ptr: &a.row_ptr, col: &a.col, val: &a.val, n: n_i })
         })?;
         Ok(())
     }

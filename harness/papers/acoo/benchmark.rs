@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::capacitor::{cg, spmv, Capacitor, Solve};
 use super::device_run::run_device;
-use super::gpu::ACOO;
+use super::kernel::ACOO;
 use super::methods::{stages_of, MethodRun, Reference};
 use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
@@ -86,6 +86,7 @@ impl Benchmark for AcooCapacitor {
         "unknowns",
     ];
     const KERNELS: &'static [KernelSource] = &[ACOO];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::ACOO_ARGS;
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

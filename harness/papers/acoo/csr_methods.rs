@@ -6,13 +6,15 @@
 
 use std::marker::PhantomData;
 
-use super::gpu::{cover, fill_with, spmv, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Stage, Vendor, VendorCgKernels, ACOO};
+use super::gpu::{cover, fill_with, spmv, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Stage, Vendor, VendorCgKernels};
+use super::kernel::ACOO;
+use super::kernel::{CsrAtomic, CsrColor, SpmvCsr};
 use super::methods::{check, color_ranges, stages_of, Base, Checks, MethodRun};
 use super::product::{self, Output, ProductRun};
 use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::vendor::{VendorBlas, VendorOp};
-use crate::device::{Arg, Buffer, Kernel};
+use crate::device::{Buffer, DeviceExt, Kernel};
 use crate::lifecycle::{drive, Driven, PassMethod};
 use crate::measure::{CacheMode, Pass, Timer};
 use crate::real::Real;
@@ -39,7 +41,11 @@ pub(crate) fn run<T: Real>(
     let rhs = mem.alloc(dev, s * nf)?;
     let cg = Cg::new::<T>(dev, &mut mem, nf)?;
     let solver = Solver::new::<T>(ctx, base, &mut mem, method, (&a, &cg))?;
-    let kernel = ctx.modules.kernel(dev, &ACOO, &base.defines, if colored { "csr_color" } else { "csr_atomic" })?;
+    let kernel = if colored {
+        ctx.modules.kernel_for::<CsrColor>(dev, &ACOO, &base.defines)?
+    } else {
+        ctx.modules.kernel_for::<CsrAtomic>(dev, &ACOO, &base.defines)?
+    };
     let fill = ctx.modules.filler(dev)?;
     let mut m =
         CsrMethod::<T> { base, method, inputs, a: &a, rhs, cg: &cg, solver, kernel, fill, checks: Checks::default(), real: PhantomData };
@@ -94,7 +100,7 @@ impl<'a> Solver<'a> {
         let dev = base.dev;
         let mut k = base.kernels(ctx);
         if !matches!(method, Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph) {
-            return Ok(Solver::Ours { spmv: k.get("cg_spmv_csr")?, k: k.cg()? });
+            return Ok(Solver::Ours { spmv: k.get::<SpmvCsr>()?, k: k.cg()? });
         }
         let op = dev.sparse()?.csr_spmv(a.compressed(T::PRECISION, base.c.pattern.nnz()), &cg.p, &cg.q)?;
         mem.count(op.workspace_bytes());
@@ -130,19 +136,15 @@ impl<T: Real> CsrMethod<'_, T> {
         let (a, rhs, inputs) = (self.a, &self.rhs, &self.inputs);
         fill_with(dev, &self.fill, &a.val, 0, c.pattern.nnz() * s / 4)?;
         fill_with(dev, &self.fill, rhs, 0, c.n_free * s / 4)?;
-        let common =
-            [Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&m.dof), Arg::Buf(&m.g), Arg::Buf(&inputs.slots), Arg::Buf(&a.val), Arg::Buf(rhs)];
+        let (x, y, dof, g, slots, vals) = (&m.x, &m.y, &m.dof, &m.g, &inputs.slots, &a.val);
         let Some(tris) = &inputs.color_tris else {
             let ne = c.num_elements();
-            let mut args = vec![Arg::Buf(&m.tris)];
-            args.extend(common);
-            args.push(Arg::I64(ne as i64));
-            return self.base.dev.launch(&self.kernel, cover(ne), &args);
+            let args = CsrAtomic { tris: &m.tris, x, y, dof, g, slots, vals, rhs, ne: ne as i64 };
+            return self.base.dev.launch_with(&self.kernel, cover(ne), &args);
         };
         for &(first, count) in &inputs.ranges {
-            let mut args = vec![Arg::I64(first as i64), Arg::I64(count as i64), Arg::Buf(tris)];
-            args.extend(common);
-            dev.launch(&self.kernel, cover(count), &args)?;
+            let args = CsrColor { first: first as i64, count: count as i64, tris, x, y, dof, g, slots, vals, rhs };
+            dev.launch_with(&self.kernel, cover(count), &args)?;
         }
         Ok(())
     }

@@ -6,11 +6,12 @@
 use std::marker::PhantomData;
 
 use super::gpu::{cover, Cg, CgKernels, Memory, Stage};
+use super::kernel::{EbeRhsFinish, EbeStore, MaskDot};
 use super::methods::{check, color_ranges, ebe_product, stages_of, Base, Checks};
 use super::product::{self, Output, ProductRun};
 use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::{Arg, Buffer, DeviceResult, Kernel};
+use crate::device::{Buffer, DeviceExt, DeviceResult, Kernel};
 use crate::lifecycle::PassMethod;
 use crate::measure::{Pass, Timer};
 use crate::real::Real;
@@ -59,9 +60,9 @@ impl<'a, T: Real> Ebe<'a, T> {
         let cg = Cg::new::<T>(dev, mem, n)?;
         let mut kk = base.kernels(ctx);
         let k = EbeKernels {
-            store: kk.get("ebe_store")?,
-            finish: kk.get("ebe_rhs_finish")?,
-            mask: kk.get("cg_mask_dot")?,
+            store: kk.get::<EbeStore>()?,
+            finish: kk.get::<EbeRhsFinish>()?,
+            mask: kk.get::<MaskDot>()?,
             product: kk.ebe(recompute)?,
             fill: kk.filler()?,
         };
@@ -73,7 +74,7 @@ impl<'a, T: Real> Ebe<'a, T> {
     fn masked_product(&self, p: &Buffer, q: &Buffer) -> DeviceResult<()> {
         let (dev, m, n) = (self.base.dev, self.base.mesh, self.base.c.num_nodes());
         self.product(p, q)?;
-        dev.launch(&self.k.mask, cover(n), &[Arg::Buf(&m.dof), Arg::Buf(p), Arg::Buf(q), Arg::Buf(&self.cg.partial), Arg::I64(n as i64)])
+        dev.launch_with(&self.k.mask, cover(n), &MaskDot { dof: &m.dof, p, q, partial: &self.cg.partial, n: n as i64 })
     }
 
     /// q = sum of A^e p over every color (q zeroed first).
@@ -114,12 +115,12 @@ impl<T: Real> PassMethod for Ebe<'_, T> {
         let (dev, m, c) = (self.base.dev, self.base.mesh, self.base.c);
         let (ne, n) = (c.num_elements(), c.num_nodes());
         if !self.recompute {
-            let args = [Arg::Buf(&m.tris), Arg::Buf(&m.x), Arg::Buf(&m.y), Arg::Buf(&self.ke), Arg::I64(ne as i64)];
-            pass.device(dev, "elements", &mut || dev.launch(&self.k.store, cover(ne), &args))?;
+            let args = EbeStore { tris: &m.tris, x: &m.x, y: &m.y, ke: &self.ke, ne: ne as i64 };
+            pass.device(dev, "elements", &mut || dev.launch_with(&self.k.store, cover(ne), &args))?;
         }
         pass.device(dev, "bc", &mut || {
             self.product(&m.g, &self.b)?;
-            dev.launch(&self.k.finish, cover(n), &[Arg::Buf(&self.b), Arg::Buf(&m.dof), Arg::I64(n as i64)])
+            dev.launch_with(&self.k.finish, cover(n), &EbeRhsFinish { b: &self.b, dof: &m.dof, n: n as i64 })
         })?;
         let run = self
             .cg

@@ -5,18 +5,17 @@
 use fembench_fem::csr::Pattern;
 
 use super::capacitor::Capacitor;
+use super::kernel::ACOO;
+use super::kernel::{EbeMatvec, Reduce, SpmvCsr, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
 use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
 use crate::device::vendor::{Compressed, VendorBlas, VendorOp};
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
-use crate::kernels::{Defines, KernelSource};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, KernelArgs, Launch};
+use crate::kernels::Defines;
 use crate::measure::Pass;
 use crate::real::Real;
 use crate::Precision;
-
-/// The kernel file.
-pub const ACOO: KernelSource = KernelSource { file: "acoo.kern", text: include_str!("../../../kernels/acoo.kern") };
 
 /// Work-group size of every kernel (the scan and reduction kernels assume it).
 pub(crate) const BLOCK: usize = 256;
@@ -62,12 +61,13 @@ pub(crate) struct Kernels<'a, 'm> {
 }
 
 impl<'a> Kernels<'a, '_> {
-    pub(crate) fn get(&mut self, name: &str) -> Result<Kernel, CaseError> {
-        Ok(self.modules.kernel(self.dev, &ACOO, &self.defines, name)?)
+    /// The kernel whose arguments are `A`.
+    pub(crate) fn get<A: KernelArgs>(&mut self) -> Result<Kernel, CaseError> {
+        Ok(self.modules.kernel_for::<A>(self.dev, &ACOO, &self.defines)?)
     }
     pub(crate) fn ebe(&mut self, recompute: bool) -> Result<Kernel, CaseError> {
         let d = self.defines.clone().with("EBE_RECOMPUTE", recompute as u8);
-        Ok(self.modules.kernel(self.dev, &ACOO, &d, "ebe_matvec")?)
+        Ok(self.modules.kernel_for::<EbeMatvec>(self.dev, &ACOO, &d)?)
     }
     /// The harness' `fb_fill_u32` kernel (for fills inside timed bodies: fetch it before).
     pub(crate) fn filler(&mut self) -> Result<Kernel, CaseError> {
@@ -80,16 +80,17 @@ impl<'a> Kernels<'a, '_> {
     /// The kernels of our CG ([`Cg::solve`]).
     pub(crate) fn cg(&mut self) -> Result<CgKernels<'a>, CaseError> {
         Ok(CgKernels {
-            start: self.get("cg_start")?,
-            reduce: self.get("cg_reduce")?,
-            xr: self.get("cg_xr")?,
-            p: self.get("cg_p")?,
+            start: self.get::<Start>()?,
+            reduce: self.get::<Reduce>()?,
+            xr: self.get::<Xr>()?,
+            p: self.get::<P>()?,
             dev: self.dev,
         })
     }
     /// The scalar steps of the library CG in device pointer mode ([`Cg::solve_vendor`]).
     pub(crate) fn vendor_cg(&mut self) -> Result<VendorCgKernels<'a>, CaseError> {
-        let (start, alpha, beta, fill) = (self.get("cgv_start")?, self.get("cgv_alpha")?, self.get("cgv_beta")?, self.filler()?);
+        let (start, alpha, beta) = (self.get::<VendorStart>()?, self.get::<VendorAlpha>()?, self.get::<VendorBeta>()?);
+        let fill = self.filler()?;
         Ok(VendorCgKernels { start, alpha, beta, fill, dev: self.dev })
     }
 }
@@ -196,34 +197,20 @@ impl Cg {
         let CgKernels { dev, start, reduce, xr, p: pk } = k;
         let dev = *dev;
         let (n, m) = (self.n as i64, self.groups() as i64);
-        let reduce_args = |what: i32, it: i32| {
-            [Arg::Buf(&self.partial), Arg::I64(m), Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(what), Arg::I32(it)]
-        };
+        let (x, r, p, q, scal, partial) = (&self.x, &self.r, &self.p, &self.q, &self.scal, &self.partial);
+        let reduce_args = |what: i32, it: i32| Reduce { partial, m, scal, history: &self.history, what, it };
         let one = Launch { groups: 1, group_size: BLOCK };
         let t = dev.time_events(&mut || {
-            dev.launch(
-                start,
-                cover(self.n),
-                &[Arg::Buf(b), Arg::Buf(&self.x), Arg::Buf(&self.r), Arg::Buf(&self.p), Arg::Buf(&self.partial), Arg::I64(n)],
-            )?;
-            dev.launch(reduce, one, &reduce_args(2, 0))
+            dev.launch_with(start, cover(self.n), &Start { b, x, r, p, partial, n })?;
+            dev.launch_with(reduce, one, &reduce_args(2, 0))
         })?;
         stage.pass.record(stage.name, t);
         let mut iteration = |j: usize| -> DeviceResult<()> {
             matvec(self)?;
-            dev.launch(reduce, one, &reduce_args(0, 0))?;
-            let args = [
-                Arg::Buf(&self.x),
-                Arg::Buf(&self.r),
-                Arg::Buf(&self.p),
-                Arg::Buf(&self.q),
-                Arg::Buf(&self.scal),
-                Arg::Buf(&self.partial),
-                Arg::I64(n),
-            ];
-            dev.launch(xr, cover(self.n), &args)?;
-            dev.launch(reduce, one, &reduce_args(1, j as i32))?;
-            dev.launch(pk, cover(self.n), &[Arg::Buf(&self.p), Arg::Buf(&self.r), Arg::Buf(&self.scal), Arg::I64(n)])
+            dev.launch_with(reduce, one, &reduce_args(0, 0))?;
+            dev.launch_with(xr, cover(self.n), &Xr { x, r, p, q, scal, partial, n })?;
+            dev.launch_with(reduce, one, &reduce_args(1, j as i32))?;
+            dev.launch_with(pk, cover(self.n), &P { p, r, scal, n })
         };
         self.batches::<T>(dev, stop, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
     }
@@ -293,16 +280,16 @@ impl Cg {
             blas.copy(p, n, b, &self.r)?;
             blas.copy(p, n, &self.r, &self.p)?;
             blas.dot_to(p, n, &self.r, &self.r, &self.scal, 0)?;
-            dev.launch(start, one, &[Arg::Buf(&self.scal)])
+            dev.launch_with(start, one, &VendorStart { scal: &self.scal })
         };
         let mut iteration = |j: usize| -> DeviceResult<()> {
             spmv.enqueue()?;
             blas.dot_to(p, n, &self.p, &self.q, &self.scal, 1)?;
-            dev.launch(alpha, one, &[Arg::Buf(&self.scal)])?;
+            dev.launch_with(alpha, one, &VendorAlpha { scal: &self.scal })?;
             blas.axpy_by(p, n, &self.scal, 2, &self.p, &self.x)?;
             blas.axpy_by(p, n, &self.scal, 5, &self.q, &self.r)?;
             blas.dot_to(p, n, &self.r, &self.r, &self.scal, 6)?;
-            dev.launch(beta, one, &[Arg::Buf(&self.scal), Arg::Buf(&self.history), Arg::I32(j as i32)])?;
+            dev.launch_with(beta, one, &VendorBeta { scal: &self.scal, history: &self.history, it: j as i32 })?;
             blas.scal_by(p, n, &self.scal, 3, &self.p)?;
             blas.axpy_by(p, n, &self.scal, 7, &self.r, &self.p)
         };
@@ -412,9 +399,8 @@ pub(crate) fn spmv(dev: &dyn Device, kern: &Kernel, a: &DeviceCsr, cg: &Cg) -> D
 
 /// q = A p with the block partials of p.q into `partial` (one per work-group of the rows).
 pub(crate) fn spmv_into(dev: &dyn Device, kern: &Kernel, a: &DeviceCsr, p: &Buffer, q: &Buffer, partial: &Buffer) -> DeviceResult<()> {
-    let args =
-        [Arg::Buf(&a.row_ptr), Arg::Buf(&a.col), Arg::Buf(&a.val), Arg::Buf(p), Arg::Buf(q), Arg::Buf(partial), Arg::I64(a.rows as i64)];
-    dev.launch(kern, cover(a.rows), &args)
+    let args = SpmvCsr { row_ptr: &a.row_ptr, col: &a.col, val: &a.val, p, q, partial, n: a.rows as i64 };
+    dev.launch_with(kern, cover(a.rows), &args)
 }
 
 /// The CSR arrays back on the host, checked against the reference pattern: the relative error

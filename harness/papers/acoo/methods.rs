@@ -5,10 +5,11 @@
 
 use super::capacitor::Capacitor;
 use super::gpu::{cover, fill_with, Cg, CgRun, Kernels, Memory, Mesh, Stop};
+use super::kernel::EbeMatvec;
 use super::product::ProductRun;
 use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::{Arg, Buffer, Device, DeviceExt};
+use crate::device::{Buffer, Device, DeviceExt};
 use crate::kernels::Defines;
 use crate::measure::{Staged, Timer};
 use crate::real::Real;
@@ -89,18 +90,8 @@ pub(crate) fn ebe_product(
     let ((mv, z), (elist, ranges, ke)) = (kernels, elements);
     fill_with(dev, z, q, 0, words)?;
     for &(first, count) in ranges {
-        let args = [
-            Arg::Buf(elist),
-            Arg::I64(first as i64),
-            Arg::I64(count as i64),
-            Arg::Buf(&m.tris),
-            Arg::Buf(&m.x),
-            Arg::Buf(&m.y),
-            Arg::Buf(ke),
-            Arg::Buf(p),
-            Arg::Buf(q),
-        ];
-        dev.launch(mv, cover(count), &args)?;
+        let args = EbeMatvec { elist, first: first as i64, count: count as i64, tris: &m.tris, x: &m.x, y: &m.y, ke, p, q };
+        dev.launch_with(mv, cover(count), &args)?;
     }
     Ok(())
 }

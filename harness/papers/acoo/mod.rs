@@ -22,6 +22,7 @@ mod csr_methods;
 mod device_run;
 mod ebe;
 pub mod gpu;
+pub mod kernel;
 pub mod methods;
 pub mod product;
 pub mod report;

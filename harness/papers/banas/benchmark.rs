@@ -4,7 +4,7 @@
 //! variant per degree, Fig. 2 (stacked stage times) and Fig. 3 (GFLOP/s against p).
 
 use super::elasticity::{element_dofs, element_flops, element_matrices_into, rigid_body_residual};
-use super::plan::BANAS;
+use super::kernel::BANAS;
 use super::prism::MAX_DEGREE;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
@@ -40,6 +40,7 @@ impl Benchmark for BanasIntegration {
         "threads",
     ];
     const KERNELS: &'static [KernelSource] = &[BANAS];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::BANAS_ARGS;
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

@@ -22,6 +22,7 @@ pub mod benchmark;
 pub mod claims;
 pub mod elasticity;
 pub mod inputs;
+pub mod kernel;
 pub mod paper;
 pub mod peer;
 pub mod plan;
@@ -32,4 +33,4 @@ mod staged;
 
 pub use benchmark::BanasIntegration;
 
-pub use plan::BANAS;
+pub use kernel::BANAS;

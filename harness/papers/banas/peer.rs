@@ -14,15 +14,17 @@
 //! lifecycle's checked pass first, [`crate::lifecycle`]).
 
 use super::elasticity::{element_dofs, element_flops};
+use super::kernel::{Bmatrix, SplitTf32};
 use std::marker::PhantomData;
 
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras, Prepared};
-use super::plan::{Plan, Tuning, Variant, BANAS};
+use super::kernel::BANAS;
+use super::plan::{Plan, Tuning, Variant};
 use super::spec::{Method, Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::device::scan::fill_words;
 use crate::device::vendor::{BatchedGemm, VendorBlas};
-use crate::device::{Arg, Buffer, Device, DeviceResult, HostBuffer, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, HostBuffer, Kernel, Launch};
 use crate::kernels::Defines;
 use crate::lifecycle::{checked, trials, PassMethod};
 use crate::measure::{CacheFlusher, CacheMode, Pass, Staged, Timer};
@@ -148,8 +150,8 @@ impl<'a, T: Real> GemmPeer<'a, T> {
             n,
             shape: (nsh, nq),
             b,
-            bmatrix: ctx.modules.kernel(dev, &BANAS, &defines, "banas_bmatrix")?,
-            splitter: if split { Some(ctx.modules.kernel(dev, &BANAS, &defines, "banas_split_tf32")?) } else { None },
+            bmatrix: ctx.modules.kernel_for::<Bmatrix>(dev, &BANAS, &defines)?,
+            splitter: if split { Some(ctx.modules.kernel_for::<SplitTf32>(dev, &BANAS, &defines)?) } else { None },
             fill: ctx.modules.filler(dev)?,
             host_out: dev.alloc_host(s * n * n * ne)?,
             input_bytes: (lengths[0] + lengths[2] + lengths[3]) * s,
@@ -180,8 +182,8 @@ impl<'a, T: Real> GemmPeer<'a, T> {
         let (Some(kern), Some((bl, el))) = (&self.splitter, &self.b.lows) else { return Ok(()) };
         let words = self.k * self.n * self.prep.mesh.len();
         let launch = Launch::cover(words, 256);
-        self.dev.launch(kern, launch, &[Arg::Buf(&self.b.bm), Arg::Buf(bl), Arg::I64(words as i64)])?;
-        self.dev.launch(kern, launch, &[Arg::Buf(&self.b.em), Arg::Buf(el), Arg::I64(words as i64)])
+        self.dev.launch_with(kern, launch, &SplitTf32 { x: &self.b.bm, lo: bl, n: words as i64 })?;
+        self.dev.launch_with(kern, launch, &SplitTf32 { x: &self.b.em, lo: el, n: words as i64 })
     }
 
     /// One row per stage and the kernel row (all stages), in each mode, with the case's figures.
@@ -244,9 +246,9 @@ impl<T: Real> PassMethod for GemmPeer<'_, T> {
             f.flush(dev, pass.index() as u32)?;
         }
         dev.synchronize()?;
-        let args = [Arg::Buf(&b.dphi), Arg::Buf(&b.jterms), Arg::Buf(&b.lame), Arg::Buf(&b.bm), Arg::Buf(&b.em), Arg::I32(ne as i32)];
+        let args = Bmatrix { dphi: &b.dphi, jterms: &b.jterms, lame: &b.lame, bm: &b.bm, em: &b.em, ne: ne as i32 };
         let launch = Launch::cover(ne * self.n * self.k, 256);
-        pass.device(dev, "bmatrix", &mut || dev.launch(&self.bmatrix, launch, &args))?;
+        pass.device(dev, "bmatrix", &mut || dev.launch_with(&self.bmatrix, launch, &args))?;
         if b.lows.is_some() {
             pass.device(dev, "split", &mut || self.split())?;
         }

@@ -9,10 +9,6 @@ use crate::device::DeviceInfo;
 use crate::kernels::Defines;
 use crate::Precision;
 
-/// The kernel file: the four variants by `-D` defines.
-pub const BANAS: crate::kernels::KernelSource =
-    crate::kernels::KernelSource { file: "banas.kern", text: include_str!("../../../kernels/banas.kern") };
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {

@@ -6,11 +6,13 @@
 
 use super::elasticity::{element_dofs, element_flops};
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras, Prepared};
-use super::plan::{Plan, Tuning, Variant, BANAS};
+use super::kernel::Integrate;
+use super::kernel::BANAS;
+use super::plan::{Plan, Tuning, Variant};
 use super::spec::{Point, Problem_, STAGES};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::device::scan::fill_words;
-use crate::device::{Arg, Buffer, Device, HostBuffer, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, HostBuffer, Kernel, Launch};
 use crate::lifecycle::{checked, trials, PassMethod};
 use crate::measure::{CacheFlusher, CacheMode, Pass, Staged, Timer};
 use crate::real::Real;
@@ -130,7 +132,7 @@ struct Integration<'a, T> {
 
 impl<'a, T: Real> Integration<'a, T> {
     fn new(ctx: &mut CaseCtx, dev: &'a dyn Device, plan: &'a Plan, prep: &'a Prepared, jac: bool) -> Result<Self, CaseError> {
-        let kernel = ctx.modules.kernel(dev, &BANAS, &plan.defines(T::PRECISION), "banas_integrate")?;
+        let kernel = ctx.modules.kernel_for::<Integrate>(dev, &BANAS, &plan.defines(T::PRECISION))?;
         let rb = plan.real_bytes;
         let lengths = input_lengths(prep, jac);
         let out_len = prep.mesh.len() * element_dofs(plan.nsh).pow(2);
@@ -210,10 +212,10 @@ impl<T: Real> PassMethod for Integration<'_, T> {
         }
         // The kernel reads vertices (JAC) or Jacobian terms (NOJAC): one buffer fills both slots.
         let b = &bufs;
-        let args = [&b[0], &b[1], &b[2], &b[2], &b[3], &b[4]].map(Arg::Buf);
-        let args = [&args[..], &[Arg::I32(ne as i32), Arg::I32(self.plan.parts as i32)]].concat();
+        let (ne, nparts) = (ne as i32, self.plan.parts as i32);
+        let args = Integrate { dphi: &b[0], quad: &b[1], geo: &b[2], jterms: &b[2], lame: &b[3], out: &b[4], ne, nparts };
         let launch = Launch { groups: self.plan.groups, group_size: self.plan.group_size };
-        pass.device(dev, "kernel", &mut || dev.launch(&self.kernel, launch, &args))?;
+        pass.device(dev, "kernel", &mut || dev.launch_with(&self.kernel, launch, &args))?;
         let out_bytes = self.sizes[4] * self.plan.real_bytes;
         let host_out = &mut self.host_out;
         pass.device(dev, "download", &mut || dev.download_async(&bufs[4], host_out, out_bytes))?;

@@ -6,7 +6,8 @@ use crate::kernels::KernelSource;
 
 use crate::Precision;
 
-use super::run::{run_typed, BANDWIDTH};
+use super::kernel::BANDWIDTH;
+use super::run::run_typed;
 use super::spec::{Outputs, Point, Problem, StreamKernel, Sweep};
 
 pub struct DeviceBandwidth;
@@ -14,6 +15,7 @@ pub struct DeviceBandwidth;
 impl Benchmark for DeviceBandwidth {
     const NAME: &'static str = "device-bandwidth";
     const KERNELS: &'static [KernelSource] = &[BANDWIDTH];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::BANDWIDTH_ARGS;
     type Sweep = Sweep;
     type Problem = Problem;
     type Outputs = Outputs;

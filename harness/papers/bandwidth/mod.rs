@@ -6,12 +6,14 @@
 //! As in BabelStream, each kernel has a bytes-moved weight and every result is checked after the
 //! timed repetitions: outputs start as NaN, so an element a kernel never wrote fails the check.
 
-pub mod benchmark;
+mod benchmark;
+pub mod kernel;
 pub mod report;
 pub mod run;
 pub mod spec;
 
 pub use benchmark::DeviceBandwidth;
+pub use kernel::BANDWIDTH;
 pub use report::attainable_gbs;
-pub use run::{cpu_kernel, relative_error, HostData, BANDWIDTH};
+pub use run::{cpu_kernel, relative_error, HostData};
 pub use spec::{Problem, StreamKernel};

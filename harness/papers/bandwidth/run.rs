@@ -4,18 +4,16 @@
 
 use rayon::prelude::*;
 
+use super::kernel as args;
+use super::kernel::BANDWIDTH;
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
-use crate::device::{Arg, Buffer, Device, DeviceExt, Launch};
+use crate::device::{Buffer, Device, DeviceExt, KernelArgs, Launch, RealArg};
 use crate::kernels::Defines;
 
 use super::spec::{Point, Problem, StreamKernel};
 use crate::lifecycle::drive_body;
 use crate::measure::{measure_device, measure_host, Gate, Timing};
 use crate::real::{permute, unit, Real};
-
-/// BabelStream's kernels plus gather and atomic scatter-add.
-pub const BANDWIDTH: crate::kernels::KernelSource =
-    crate::kernels::KernelSource { file: "bandwidth.kern", text: include_str!("../../../kernels/bandwidth.kern") };
 
 /// Host inputs of one case. Arrays a kernel does not use stay empty.
 pub struct HostData<T> {
@@ -183,50 +181,61 @@ pub(crate) fn run_gpu<T: Real>(
     let (gs, ept) = (p.group_size as usize, p.elements_per_thread as usize);
     let defines = Defines::for_precision(T::PRECISION).with("BLOCK", gs).with("EPT", ept);
     let stream_launch = Launch::cover(n.div_ceil(ept), gs);
-    let (scalar, nn) = (Arg::real(T::PRECISION, p.scalar), Arg::I64(n as i64));
+    let (scalar, nn) = (RealArg::new(T::PRECISION, p.scalar), n as i64);
     let read = |b, len| reader::<T>(dev, b, len);
-    if kernel == Memcpy {
-        return memcpy(ctx, dev, d);
-    }
-    let k = ctx.modules.kernel(dev, &BANDWIDTH, &defines, kernel.entry_point())?;
     match kernel {
+        Memcpy => memcpy(ctx, dev, d),
         Dot => {
+            let k = ctx.modules.kernel_for::<args::Dot>(dev, &BANDWIDTH, &defines)?;
             let groups = (dev.info().compute_units.max(1) * p.dot_groups_per_unit) as usize;
             let (a, b, partial) = (dev.upload_slice(&d.a)?, dev.upload_slice(&d.b)?, dev.alloc(groups * s)?);
             let launch = Launch { groups, group_size: gs };
-            let args = [Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&partial), nn];
+            let args = args::Dot { a: &a, b: &b, partial: &partial, n: nn };
             let (timings, partials) =
-                drive_body(ctx, dev, Gate::Closed, &[&partial], &mut || dev.launch(&k, launch, &args), &mut read(&partial, groups))?;
+                drive_body(ctx, dev, Gate::Closed, &[&partial], &mut || dev.launch_with(&k, launch, &args), &mut read(&partial, groups))?;
             let sum: f64 = partials.iter().map(|x| x.to_f64()).sum();
             let seq = n.div_ceil(groups * gs) + gs.ilog2() as usize + groups;
             Ok((timings, vec![T::from_f64(sum)], seq, 2 * n * s + groups * s))
         }
         Gather => {
             let (x, map, y) = (dev.upload_slice(&d.a)?, dev.upload_slice(&d.map)?, dev.alloc(n * s)?);
-            let args = [Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), nn];
-            let (timings, out) = drive_body(ctx, dev, Gate::Closed, &[&y], &mut || dev.launch(&k, stream_launch, &args), &mut read(&y, n))?;
+            let (timings, out) = stream(ctx, dev, (&defines, stream_launch), &args::Gather { x: &x, map: &map, y: &y, n: nn }, &y, n)?;
             Ok((timings, out, 0, 2 * n * s + 4 * n))
         }
         ScatterAdd => {
-            let fill = (ctx.modules.kernel(dev, &BANDWIDTH, &defines, "bw_fill")?, Launch::cover(d.targets.div_ceil(ept), gs));
+            let k = ctx.modules.kernel_for::<args::ScatterAdd>(dev, &BANDWIDTH, &defines)?;
+            let fill = (ctx.modules.kernel_for::<args::Fill>(dev, &BANDWIDTH, &defines)?, Launch::cover(d.targets.div_ceil(ept), gs));
             scatter_add(ctx, dev, (&k, stream_launch), fill, d)
         }
-        _ => {
+        Copy | Mul | Add | Triad => {
             // An array the kernel does not read (an output) is allocated and poisoned on the
             // device, not filled on the host and uploaded.
             let upload = |v: &[T]| -> Result<Buffer, CaseError> { Ok(if v.is_empty() { dev.alloc(n * s)? } else { dev.upload_slice(v)? }) };
             let (a, b, c) = (upload(&d.a)?, upload(&d.b)?, upload(&d.c)?);
-            let (args, out): (Vec<Arg>, &Buffer) = match kernel {
-                Copy => (vec![Arg::Buf(&a), Arg::Buf(&c), nn], &c),
-                Mul => (vec![Arg::Buf(&b), Arg::Buf(&c), scalar, nn], &b),
-                Add => (vec![Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), nn], &c),
-                _ => (vec![Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), scalar, nn], &a),
+            let on = (&defines, stream_launch);
+            let (timings, got) = match kernel {
+                Copy => stream(ctx, dev, on, &args::Copy { a: &a, c: &c, n: nn }, &c, n)?,
+                Mul => stream(ctx, dev, on, &args::Mul { b: &b, c: &c, scalar, n: nn }, &b, n)?,
+                Add => stream(ctx, dev, on, &args::Add { a: &a, b: &b, c: &c, n: nn }, &c, n)?,
+                _ => stream(ctx, dev, on, &args::Triad { a: &a, b: &b, c: &c, scalar, n: nn }, &a, n)?,
             };
-            let (timings, got) =
-                drive_body(ctx, dev, Gate::Closed, &[out], &mut || dev.launch(&k, stream_launch, &args), &mut read(out, n))?;
             Ok((timings, got, 0, 3 * n * s))
         }
     }
+}
+
+/// One streaming kernel's lifecycle: `out` poisoned, one checked launch, its `n` outputs read,
+/// then the launch timed in every mode.
+fn stream<T: Real, A: KernelArgs>(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    (defines, launch): (&Defines, Launch),
+    args: &A,
+    out: &Buffer,
+    n: usize,
+) -> Result<(Vec<Timing>, Vec<T>), CaseError> {
+    let k = ctx.modules.kernel_for::<A>(dev, &BANDWIDTH, defines)?;
+    drive_body(ctx, dev, Gate::Closed, &[out], &mut || dev.launch_with(&k, launch, args), &mut reader::<T>(dev, out, n))
 }
 
 /// A checked pass's output, read back.
@@ -260,14 +269,14 @@ fn scatter_add<T: Real>(
 ) -> Result<CaseOutput<T>, CaseError> {
     let (n, s) = (d.n, std::mem::size_of::<T>());
     let (x, map, y) = (dev.upload_slice(&d.a)?, dev.upload_slice(&d.map)?, dev.alloc(d.targets * s)?);
-    let args = [Arg::Buf(&x), Arg::Buf(&map), Arg::Buf(&y), Arg::I64(n as i64)];
-    dev.launch(&fill_k, fill_launch, &[Arg::Buf(&y), Arg::real(T::PRECISION, 0.0), Arg::I64(d.targets as i64)])?;
-    dev.launch(k, launch, &args)?;
+    let args = args::ScatterAdd { x: &x, map: &map, y: &y, n: n as i64 };
+    dev.launch_with(&fill_k, fill_launch, &args::Fill { y: &y, value: RealArg::new(T::PRECISION, 0.0), n: d.targets as i64 })?;
+    dev.launch_with(k, launch, &args)?;
     dev.synchronize()?;
     let out = dev.download_vec::<T>(&y, d.targets)?;
     let mut timings = Vec::new();
     for &mode in ctx.policy.modes.iter() {
-        timings.push(measure_device(dev, ctx.policy, mode, Gate::Closed, ctx.flusher, &mut || dev.launch(k, launch, &args))?);
+        timings.push(measure_device(dev, ctx.policy, mode, Gate::Closed, ctx.flusher, &mut || dev.launch_with(k, launch, &args))?);
     }
     Ok((timings, out, 0, n * s + 4 * n + d.targets * s))
 }

@@ -44,19 +44,6 @@ impl StreamKernel {
         }
     }
 
-    pub(crate) fn entry_point(self) -> &'static str {
-        match self {
-            StreamKernel::Memcpy => "",
-            StreamKernel::Copy => "bw_copy",
-            StreamKernel::Mul => "bw_mul",
-            StreamKernel::Add => "bw_add",
-            StreamKernel::Triad => "bw_triad",
-            StreamKernel::Dot => "bw_dot",
-            StreamKernel::Gather => "bw_gather",
-            StreamKernel::ScatterAdd => "bw_scatter_add",
-        }
-    }
-
     /// The cost model: bytes each kernel must move for arrays of `n` elements of `s` bytes (each
     /// input read once, each output written once; a scatter target read and written once).
     pub fn bytes(self, n: usize, s: usize, fan_in: usize) -> f64 {

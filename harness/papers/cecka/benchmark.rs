@@ -3,7 +3,7 @@
 
 use super::cost::{cost, sizes};
 use super::dispatch::run_gpu;
-use super::gpu::CECKA;
+use super::kernel::CECKA;
 use super::prepared::{prepared, Prepared};
 use super::python::python_rows;
 use super::spec::{Family, Method, Outputs, Point, Problem_, Sweep};
@@ -21,6 +21,7 @@ impl Benchmark for CeckaAssembly {
     const NAME: &'static str = "cecka-assembly";
     const COLUMNS: &'static [&'static str] = super::spec::COLUMNS;
     const KERNELS: &'static [KernelSource] = &[CECKA];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::CECKA_ARGS;
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

@@ -6,21 +6,19 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::cost::{cost, element_flops};
+use super::kernel::CECKA;
+use super::kernel::{Elements, GlobalElements, Local, Reduce, Shared, SharedAtomic, Zero};
 use super::nz_plans;
 use super::plans::{global_plan_for, local_plan_for, shared_atomic_plan_for, shared_plan_for};
 use super::prepared::Prepared;
 use super::spec::{Family, Point, Problem_};
 use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Target};
-use crate::device::{Arg, Device, DeviceExt, Launch};
+use crate::device::{Device, DeviceExt, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::lifecycle::drive_body;
 use crate::measure::{Gate, Timing};
 use crate::real::Real;
-
-/// The kernel file: every method, selected by `-D` defines.
-pub const CECKA: crate::kernels::KernelSource =
-    crate::kernels::KernelSource { file: "cecka.kern", text: include_str!("../../../kernels/cecka.kern") };
 
 /// What one GPU method's run leaves for verification and the row.
 pub(crate) struct GpuRun<T> {
@@ -65,11 +63,6 @@ pub(crate) fn read_split<'a, T: Real>(
     p: &'a Problem,
 ) -> impl FnMut() -> Result<(Vec<T>, Vec<T>), CaseError> + 'a {
     move || Ok(split_output::<T>(dev, out, p)?)
-}
-
-/// Buffers as a kernel's arguments, in order (the list is made before any timed body).
-fn buffers<'a>(bufs: &[&'a crate::device::Buffer]) -> Vec<Arg<'a>> {
-    bufs.iter().map(|&b| Arg::Buf(b)).collect()
 }
 
 /// Each color's (first, count) in the elements listed color after color; all elements at once
@@ -159,20 +152,31 @@ pub(crate) fn run_elem<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Pr
     let gs = problem.group_size(Family::Elem);
     let defines =
         Defines::for_precision(T::PRECISION).with("EN", en).with("ATOMIC", (!colored) as u8).with("DUMMY", point.method.dummy() as u8);
-    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_elements")?;
-    let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
+    let k = ctx.modules.kernel_for::<Elements>(dev, &CECKA, &defines)?;
+    let zero = ctx.modules.kernel_for::<Zero>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?;
     let ranges = color_ranges(colors.as_deref().map(|c| &c[..]), ne);
-    let f = Arg::real(T::PRECISION, SOURCE_F);
-    let args = |first: usize, count: usize| {
-        let mut a = buffers(&[&nodal.x, &nodal.y, &conn_b, &dof, &nodal.g, &nodal.refs, &slots_b, &vals, &rhs]);
-        a.extend([f, Arg::I32(ne as i32), Arg::I32(first as i32), Arg::I32(count as i32)]);
-        a
+    let f = RealArg::new(T::PRECISION, SOURCE_F);
+    let (x, y, g, refs) = (&nodal.x, &nodal.y, &nodal.g, &nodal.refs);
+    let args = |first: usize, count: usize| Elements {
+        x,
+        y,
+        conn: &conn_b,
+        dof: &dof,
+        g,
+        refs,
+        slots: &slots_b,
+        vals: &vals,
+        rhs: &rhs,
+        f,
+        ne: ne as i32,
+        first: first as i32,
+        count: count as i32,
     };
-    let launches: Vec<(Launch, Vec<Arg>)> = ranges.iter().map(|&(first, count)| (Launch::cover(count, gs), args(first, count))).collect();
+    let launches: Vec<(Launch, Elements)> = ranges.iter().map(|&(first, count)| (Launch::cover(count, gs), args(first, count))).collect();
     let body = &mut || {
-        dev.launch(&zero, Launch::cover(p.nnz(), 256), &[Arg::Buf(&vals), Arg::I32(p.nnz() as i32)])?;
-        dev.launch(&zero, Launch::cover(p.n_free, 256), &[Arg::Buf(&rhs), Arg::I32(p.n_free as i32)])?;
-        launches.iter().try_for_each(|(l, a)| dev.launch(&k, *l, a))
+        dev.launch_with(&zero, Launch::cover(p.nnz(), 256), &Zero { v: &vals, n: p.nnz() as i32 })?;
+        dev.launch_with(&zero, Launch::cover(p.n_free, 256), &Zero { v: &rhs, n: p.n_free as i32 })?;
+        launches.iter().try_for_each(|(l, a)| dev.launch_with(&k, *l, a))
     };
     let read = &mut || Ok((dev.download_vec::<T>(&vals, p.nnz())?, dev.download_vec::<T>(&rhs, p.n_free)?));
     let (timings, (vals_h, rhs_h)) = time_modes(ctx, dev, &[&vals, &rhs], body, read)?;
@@ -214,16 +218,28 @@ pub(crate) fn run_global_nz<T: Real>(
     let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
     let defines =
         Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8).with("NK_MAX", plan.max_nodes.max(1));
-    let elements = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_global_elements")?;
-    let reduce = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_reduce")?;
-    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let elements = ctx.modules.kernel_for::<GlobalElements>(dev, &CECKA, &defines)?;
+    let reduce = ctx.modules.kernel_for::<Reduce>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?;
+    let f = RealArg::new(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
-    let mut args = buffers(&[&nodal.x, &nodal.y, &nodal.g, &node_ptr, &nodes, &elem_ptr, &lconn, &nodal.refs, &element_data]);
-    args.extend([f, Arg::I32(ne as i32)]);
-    let reduce_args = buffers(&[&red, &red_ptr, &element_data, &out]);
+    let (x, y, g, refs, element_data) = (&nodal.x, &nodal.y, &nodal.g, &nodal.refs, &element_data);
+    let args = GlobalElements {
+        x,
+        y,
+        g,
+        node_ptr: &node_ptr,
+        nodes: &nodes,
+        elem_ptr: &elem_ptr,
+        lconn: &lconn,
+        refs,
+        element_data,
+        f,
+        ne: ne as i32,
+    };
+    let reduce_args = Reduce { red: &red, red_ptr: &red_ptr, element_data, out: &out };
     let body = &mut || {
-        dev.launch(&elements, Launch { groups: plan.parts, group_size: gs }, &args)?;
-        dev.launch(&reduce, Launch { groups: plan.reduction.blocks(), group_size: gs }, &reduce_args)
+        dev.launch_with(&elements, Launch { groups: plan.parts, group_size: gs }, &args)?;
+        dev.launch_with(&reduce, Launch { groups: plan.reduction.blocks(), group_size: gs }, &reduce_args)
     };
     let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let fetched = plan.nodes.len();
@@ -281,12 +297,13 @@ pub(crate) fn run_shared_nz<T: Real>(
     let counts = dev.upload_slice(&plan.block_elements)?;
     let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
     let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8).with("STRIDE", plan.stride);
-    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared")?;
-    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let k = ctx.modules.kernel_for::<Shared>(dev, &CECKA, &defines)?;
+    let f = RealArg::new(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
-    let mut args = buffers(&[&nodal.x, &nodal.y, &nodal.g, &scat, &scat_ptr, &red, &red_ptr, &counts, &nodal.refs, &out]);
-    args.push(f);
-    let body = &mut || dev.launch(&k, Launch { groups: plan.parts, group_size: gs }, &args);
+    let (x, y, g, refs) = (&nodal.x, &nodal.y, &nodal.g, &nodal.refs);
+    let args =
+        Shared { x, y, g, scat: &scat, scat_ptr: &scat_ptr, red: &red, red_ptr: &red_ptr, block_elements: &counts, refs, out: &out, f };
+    let body = &mut || dev.launch_with(&k, Launch { groups: plan.parts, group_size: gs }, &args);
     let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let sources = plan.reduction.sources();
     let bytes = plan.scatter.data.len() * 4
@@ -356,26 +373,27 @@ pub(crate) fn run_shared_atomic<T: Real>(
         .with("WG", gs)
         .with("MIN_BLOCKS", problem.min_blocks_per_sm.unwrap_or(0))
         .with("SA_BATCH", problem.load_batch.unwrap_or(8).clamp(1, 16));
-    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_shared_atomic")?;
-    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let k = ctx.modules.kernel_for::<SharedAtomic>(dev, &CECKA, &defines)?;
+    let f = RealArg::new(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1 + color_secs;
-    let mut args = buffers(&[
-        &nodal.x,
-        &nodal.y,
-        &nodal.g,
-        &node_ptr,
-        &nodes,
-        &node_targets,
-        &call_ptr,
-        &lconn,
-        &lslot,
-        &slot_ptr,
-        &targets,
-        &nodal.refs,
-        &out,
-    ]);
-    args.extend([f, Arg::I32(calls as i32)]);
-    let body = &mut || dev.launch(&k, Launch { groups: plan.parts, group_size: gs }, &args);
+    let args = SharedAtomic {
+        x: &nodal.x,
+        y: &nodal.y,
+        g: &nodal.g,
+        node_ptr: &node_ptr,
+        nodes: &nodes,
+        node_targets: &node_targets,
+        call_ptr: &call_ptr,
+        lconn: &lconn,
+        lslot: &lslot,
+        slot_ptr: &slot_ptr,
+        targets: &targets,
+        refs: &nodal.refs,
+        out: &out,
+        f,
+        calls: calls as i32,
+    };
+    let body = &mut || dev.launch_with(&k, Launch { groups: plan.parts, group_size: gs }, &args);
     let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let fetched = plan.nodes.len();
     let index_bytes =
@@ -414,12 +432,12 @@ pub(crate) fn run_local_nz<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep:
     let lst_ptr = dev.upload_slice(&plan.ptr)?;
     let out = dev.upload_slice(&vec![T::nan(); nz_plans::num_targets(p)])?;
     let defines = Defines::for_precision(T::PRECISION).with("EN", en).with("DUMMY", point.method.dummy() as u8);
-    let k = ctx.modules.kernel(dev, &CECKA, &defines, "cecka_local")?;
-    let f = Arg::real(T::PRECISION, SOURCE_F);
+    let k = ctx.modules.kernel_for::<Local>(dev, &CECKA, &defines)?;
+    let f = RealArg::new(T::PRECISION, SOURCE_F);
     let setup_s = setup_start.elapsed().as_secs_f64() + cached_plan.1;
-    let mut args = buffers(&[&nodal.x, &nodal.y, &nodal.g, &conn_b, &lst, &lst_ptr, &nodal.refs, &out]);
-    args.extend([f, Arg::I32(ne as i32)]);
-    let body = &mut || dev.launch(&k, Launch { groups: plan.blocks(), group_size: gs }, &args);
+    let (x, y, g, refs) = (&nodal.x, &nodal.y, &nodal.g, &nodal.refs);
+    let args = Local { x, y, g, conn: &conn_b, lst: &lst, lst_ptr: &lst_ptr, refs, out: &out, f, ne: ne as i32 };
+    let body = &mut || dev.launch_with(&k, Launch { groups: plan.blocks(), group_size: gs }, &args);
     let (timings, (vals, rhs)) = time_modes(ctx, dev, &[&out], body, &mut read_split::<T>(dev, &out, p))?;
     let calls = plan.sources();
     // Compulsory traffic: the lists once, the connectivity and the nodal data once, every output

@@ -42,6 +42,7 @@ pub mod cost;
 pub mod dispatch;
 pub mod export;
 pub mod gpu;
+pub mod kernel;
 pub mod mesh;
 pub mod nz_plans;
 pub mod nz_search;
@@ -56,4 +57,4 @@ pub mod system;
 
 pub use benchmark::CeckaAssembly;
 
-pub use gpu::CECKA;
+pub use kernel::CECKA;

@@ -18,14 +18,16 @@ use rayon::prelude::*;
 
 use super::checked::same_pattern;
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
-use super::gpu::{gpu_of, time_modes, upload_nodal, GpuRun, Nodal, CECKA};
+use super::gpu::{gpu_of, time_modes, upload_nodal, GpuRun, Nodal};
+use super::kernel::CECKA;
+use super::kernel::{CooElements, Zero};
 use super::prepared::Prepared;
 use super::spec::{Family, Method, Problem_};
 use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SortedCoo};
+use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SlotScatter, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::lifecycle::drive_body;
 use crate::measure::Gate;
@@ -120,13 +122,13 @@ fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared
     let setup_s = setup_start.elapsed().as_secs_f64();
     let memory = stage.bytes + entries * 4 + nnz * s;
     let elements = stage.kernels::<T>(ctx, dev, problem)?;
-    let zero = ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?;
+    let zero = ctx.modules.kernel_for::<Zero>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?;
     let scatter = ctx.modules.slot_scatter(dev, T::PRECISION)?;
     let (ke, rhs) = (&stage.ke, &stage.rhs);
     let body = &mut || {
-        dev.launch(&zero, Launch::cover(nnz.max(1), 256), &[Arg::Buf(&vals), Arg::I32(nnz as i32)])?;
+        dev.launch_with(&zero, Launch::cover(nnz.max(1), 256), &Zero { v: &vals, n: nnz as i32 })?;
         stage.enqueue(dev, &elements)?;
-        dev.launch(&scatter, Launch::cover(entries, 256), &[Arg::Buf(ke), Arg::Buf(&slots_b), Arg::Buf(&vals), Arg::I64(entries as i64)])
+        dev.launch_with(&scatter, Launch::cover(entries, 256), &SlotScatter { ke, slots: &slots_b, vals: &vals, n: entries as i64 })
     };
     let read = &mut || Ok((dev.download_vec::<T>(&vals, nnz)?, dev.download_vec::<T>(rhs, p.n_free)?));
     let (timings, (vals, rhs)) = time_modes(ctx, dev, &[ke, &vals, rhs], body, read)?;
@@ -196,9 +198,9 @@ impl ElementStage {
     fn kernels<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, problem: &Problem_) -> Result<ElementKernels, CaseError> {
         let defines = Defines::for_precision(T::PRECISION).with("EN", self.en).with("DUMMY", 0).with("COO_PAIRS", self.pairs as u8);
         Ok(ElementKernels {
-            elements: ctx.modules.kernel(dev, &CECKA, &defines, "cecka_coo_elements")?,
+            elements: ctx.modules.kernel_for::<CooElements>(dev, &CECKA, &defines)?,
             precision: T::PRECISION,
-            zero: ctx.modules.kernel(dev, &CECKA, &Defines::for_precision(T::PRECISION), "cecka_zero")?,
+            zero: ctx.modules.kernel_for::<Zero>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?,
             group_size: problem.group_size(Family::Elem),
         })
     }
@@ -206,22 +208,22 @@ impl ElementStage {
     /// Zeroes the right-hand side, then launches the element kernel.
     fn enqueue(&self, dev: &dyn Device, k: &ElementKernels) -> DeviceResult<()> {
         let n_free = self.n_free;
-        dev.launch(&k.zero, Launch::cover(n_free.max(1), 256), &[Arg::Buf(&self.rhs), Arg::I32(n_free as i32)])?;
-        let args = [
-            Arg::Buf(&self.nodal.x),
-            Arg::Buf(&self.nodal.y),
-            Arg::Buf(&self.conn),
-            Arg::Buf(&self.dof),
-            Arg::Buf(&self.nodal.g),
-            Arg::Buf(&self.nodal.refs),
-            Arg::Buf(&self.ke),
-            Arg::Buf(&self.row),
-            Arg::Buf(&self.col),
-            Arg::Buf(&self.rhs),
-            Arg::real(k.precision, SOURCE_F),
-            Arg::I32(self.ne as i32),
-            Arg::I32(n_free as i32),
-        ];
-        dev.launch(&k.elements, Launch::cover(self.ne, k.group_size), &args)
+        dev.launch_with(&k.zero, Launch::cover(n_free.max(1), 256), &Zero { v: &self.rhs, n: n_free as i32 })?;
+        let args = CooElements {
+            x: &self.nodal.x,
+            y: &self.nodal.y,
+            conn: &self.conn,
+            dof: &self.dof,
+            g: &self.nodal.g,
+            refs: &self.nodal.refs,
+            ke: &self.ke,
+            row: &self.row,
+            col: &self.col,
+            rhs: &self.rhs,
+            f: RealArg::new(k.precision, SOURCE_F),
+            ne: self.ne as i32,
+            nfree: n_free as i32,
+        };
+        dev.launch_with(&k.elements, Launch::cover(self.ne, k.group_size), &args)
     }
 }

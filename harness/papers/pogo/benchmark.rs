@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::gpu::{CheckedFullRun, StepRun, POGO};
+use super::gpu::{CheckedFullRun, StepRun};
+use super::kernel::POGO;
 use super::prepared::Prepared;
 use super::spec::{Method, ModelName, Outputs, Point, Problem_, Sweep};
 use super::stepper::run_device;
@@ -66,6 +67,7 @@ impl Benchmark for PogoStepping {
     const NAME: &'static str = "pogo-stepping";
     const COLUMNS: &'static [&'static str] = super::spec::COLUMNS;
     const KERNELS: &'static [KernelSource] = &[POGO];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::POGO_ARGS;
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

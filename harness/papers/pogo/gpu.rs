@@ -6,12 +6,8 @@
 use super::spec::Method;
 use crate::device::vendor::{Compressed, Sliced, VendorOp, VendorSparse};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult};
-use crate::kernels::KernelSource;
 use crate::measure::Timing;
 use crate::real::Real;
-
-/// The kernel file.
-pub const POGO: KernelSource = KernelSource { file: "pogo.kern", text: include_str!("../../../kernels/pogo.kern") };
 
 /// The matrix of a vendor step (CSR, or sliced ELL of 32-row slices) and its shape.
 pub(crate) struct VendorMatrix {

@@ -22,6 +22,7 @@ pub mod export;
 pub mod gear;
 pub mod gpu;
 pub mod import;
+pub mod kernel;
 pub mod model;
 pub mod paper;
 mod paper_tables;

@@ -24,7 +24,8 @@ pub struct PogoScaling;
 impl Benchmark for PogoScaling {
     const NAME: &'static str = "pogo-multigpu";
     const COLUMNS: &'static [&'static str] = super::scaling_spec::COLUMNS;
-    const KERNELS: &'static [crate::kernels::KernelSource] = &[super::gpu::POGO];
+    const KERNELS: &'static [crate::kernels::KernelSource] = &[super::kernel::POGO];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::POGO_ARGS;
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

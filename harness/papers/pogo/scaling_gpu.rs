@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use super::scaling_ready::{Outcome, Ready};
-pub use super::scaling_stepper::SellRows;
 use super::scaling_stepper::{OnGpu, Stepper, Writes};
 use super::spec::Method;
 use super::split::Split;

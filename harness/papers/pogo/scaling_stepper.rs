@@ -3,59 +3,16 @@
 //! their packing and the NCCL exchange on each GPU's exchange stream, the interior rows beside
 //! them on its own stream) and joins before the next. One GPU steps every row in one launch.
 
+use super::kernel::{Pack, Rotation, SellArrays, Sources, StepSellRows, TraceRow};
 use super::sell::SlicedEll;
 use super::spec::Method;
 use super::split::{Link, Part, Split};
 use crate::benchmark::{CaseCtx, CaseError, ModuleCache};
 use crate::device::nccl::{NodeGpus, Transfer};
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::real::Real;
 use crate::Precision;
-
-/// The arguments of `pogo_step_sell_rows` (kernels/pogo.kern), named, in the kernel's order.
-pub struct SellRows<'a> {
-    /// The sliced ELL (slice pointers, columns, K') and C'.
-    pub sell: [&'a Buffer; 4],
-    /// U_prev, U_curr, U_next.
-    pub u: [&'a Buffer; 3],
-    /// The positions first..last stepped.
-    pub rows: (usize, usize),
-    /// The sources' dofs, coefficients and count.
-    pub src: (&'a Buffer, &'a Buffer, u32),
-    /// The force's amplitude, in the kernel's precision.
-    pub amp: Arg<'static>,
-    /// The receivers' dofs and count.
-    pub rec: (&'a Buffer, u32),
-    /// The trace and the row this increment writes.
-    pub trace: (&'a Buffer, i64),
-}
-
-impl<'a> SellRows<'a> {
-    pub fn args(&self) -> [Arg<'a>; 17] {
-        let [slice_ptr, col, kvals, cp] = self.sell;
-        let [prev, curr, next] = self.u;
-        [
-            Arg::Buf(slice_ptr),
-            Arg::Buf(col),
-            Arg::Buf(kvals),
-            Arg::Buf(cp),
-            Arg::Buf(prev),
-            Arg::Buf(curr),
-            Arg::Buf(next),
-            Arg::I64(self.rows.0 as i64),
-            Arg::I64(self.rows.1 as i64),
-            Arg::Buf(self.src.0),
-            Arg::Buf(self.src.1),
-            Arg::U32(self.src.2),
-            self.amp,
-            Arg::Buf(self.rec.0),
-            Arg::U32(self.rec.1),
-            Arg::Buf(self.trace.0),
-            Arg::I64(self.trace.1),
-        ]
-    }
-}
 
 /// What an increment writes besides U: the force's amplitude and the trace row.
 #[derive(Clone, Copy)]
@@ -217,8 +174,8 @@ fn upload_part<T: Real>(
         trace_rows,
         sends_from,
         packed,
-        rows: modules.kernel(dev, &super::gpu::POGO, &defines, "pogo_step_sell_rows")?,
-        pack: modules.kernel(dev, &super::gpu::POGO, &Defines::for_precision(T::PRECISION), "pogo_pack")?,
+        rows: modules.kernel_for::<StepSellRows>(dev, &super::kernel::POGO, &defines)?,
+        pack: modules.kernel_for::<Pack>(dev, &super::kernel::POGO, &Defines::for_precision(T::PRECISION))?,
     };
     Ok((on, col16))
 }
@@ -266,17 +223,20 @@ impl<'a, T: Real> Stepper<'a, T> {
     }
 
     /// Part r's step of rows first..last in increment k.
-    fn rows(&self, r: usize, k: usize, at: Writes, first: usize, last: usize) -> SellRows<'_> {
+    fn rows(&self, r: usize, k: usize, at: Writes, first: usize, last: usize) -> StepSellRows<'_> {
         let on = &self.parts[r];
-        SellRows {
-            sell: [&on.slice_ptr, &on.col, &on.kvals, &on.cp],
-            u: [&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]],
-            rows: (first, last),
-            src: (&on.src_dof, &on.src_coef, on.nsrc as u32),
-            amp: Arg::real(T::PRECISION, at.amp),
-            rec: (&on.rec_dof, on.nrec as u32),
-            trace: (&on.trace, at.row),
-        }
+        let sell = SellArrays { slice_ptr: &on.slice_ptr, col: &on.col, kp: &on.kvals, cp: &on.cp };
+        let sources = Sources {
+            src_dof: &on.src_dof,
+            src_coef: &on.src_coef,
+            nsrc: on.nsrc as u32,
+            amp: RealArg::new(T::PRECISION, at.amp),
+            rec_dof: &on.rec_dof,
+            nrec: on.nrec as u32,
+        };
+        let u = Rotation { u_prev: &on.u[k % 3], u_curr: &on.u[(k + 1) % 3], u_next: &on.u[(k + 2) % 3] };
+        let (first, last, trace) = (first as i64, last as i64, TraceRow { trace: &on.trace, row: at.row });
+        StepSellRows { sell, u, first, last, sources, trace }
     }
 
     /// Part r's interior rows (every row on one GPU), on its GPU's own stream.
@@ -287,7 +247,7 @@ impl<'a, T: Real> Stepper<'a, T> {
             return Ok(());
         }
         let step = self.rows(r, k, at, 0, last);
-        self.gpus.dev(r).launch(&self.parts[r].rows, Launch::cover(last, 256), &step.args())
+        self.gpus.dev(r).launch_with(&self.parts[r].rows, Launch::cover(last, 256), &step)
     }
 
     /// Part r's sent rows and the packing of its sends that are not contiguous, on its exchange
@@ -296,10 +256,10 @@ impl<'a, T: Real> Stepper<'a, T> {
         let (part, on) = (&self.split.parts[r], &self.parts[r]);
         if part.owned > part.interior {
             let step = self.rows(r, k, at, part.interior, part.owned);
-            nodes.launch_beside(r, &on.rows, Launch::cover(part.owned - part.interior, 256), &step.args())?;
+            nodes.launch_beside(r, &on.rows, Launch::cover(part.owned - part.interior, 256), &step)?;
         }
         if let Some(p) = &on.packed {
-            let args = [Arg::Buf(&p.at), Arg::Buf(&on.u[(k + 2) % 3]), Arg::Buf(&p.out), Arg::U32(p.count as u32)];
+            let args = Pack { at: &p.at, u: &on.u[(k + 2) % 3], out: &p.out, count: p.count as u32 };
             nodes.launch_beside(r, &on.pack, Launch::cover(p.count, 256), &args)?;
         }
         Ok(())

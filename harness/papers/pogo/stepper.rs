@@ -6,14 +6,16 @@
 use std::marker::PhantomData;
 
 use super::blocked::BlockData;
-use super::gpu::{receiver_discrepancy, FullRun, StepRun, VendorMatrix, POGO};
+use super::gpu::{receiver_discrepancy, FullRun, StepRun, VendorMatrix};
+use super::kernel::POGO;
+use super::kernel::{PeerUpdate, Rotation, SellArrays, Sources, StepBlock, StepSell, TraceRow};
 use super::prepared::Prepared;
 use super::spec::Method;
 use super::system::Placed;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
 use crate::device::vendor::VendorOp;
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::lifecycle::{drive, Driven, PassMethod};
 use crate::measure::{CacheMode, Pass, Timer, Timing};
@@ -97,17 +99,16 @@ impl Fields {
         (&self.u[k % 3], &self.u[(k + 1) % 3], &self.u[(k + 2) % 3])
     }
 
-    /// The kernels' last arguments before the trace: the sources, the force's amplitude and
-    /// the receivers.
-    fn tail(&self, precision: crate::Precision, amp: f64) -> [Arg<'_>; 6] {
-        [
-            Arg::Buf(&self.src_dof),
-            Arg::Buf(&self.src_coef),
-            Arg::U32(self.nsrc as u32),
-            Arg::real(precision, amp),
-            Arg::Buf(&self.rec_dof),
-            Arg::U32(self.nrec as u32),
-        ]
+    /// The sources at the force's amplitude `amp`, and the receivers.
+    fn sources(&self, precision: crate::Precision, amp: f64) -> Sources<'_> {
+        Sources {
+            src_dof: &self.src_dof,
+            src_coef: &self.src_coef,
+            nsrc: self.nsrc as u32,
+            amp: RealArg::new(precision, amp),
+            rec_dof: &self.rec_dof,
+            nrec: self.nrec as u32,
+        }
     }
 }
 
@@ -141,7 +142,7 @@ impl<'a> Step<'a> {
         };
         let double_k = T::PRECISION == crate::Precision::F64 && !method.kf32();
         let defines = Defines::for_precision(T::PRECISION).with("KVAL_IS_DOUBLE", double_k as u8).with("COL16", col16 as u8);
-        let kernel = ctx.modules.kernel(dev, &POGO, &defines, "pogo_step_sell")?;
+        let kernel = ctx.modules.kernel_for::<StepSell>(dev, &POGO, &defines)?;
         Ok((
             Step::Sell { kernel, kvals: upload_k::<T>(dev, method, &sell.vals)?, slice_ptr: dev.upload_slice(&sell.slice_ptr)?, col },
             col16,
@@ -157,7 +158,7 @@ impl<'a> Step<'a> {
             .with("KVAL_IS_DOUBLE", double_k as u8)
             .with("PB_MIN_BLOCKS", 4 - double_k as u8);
         Ok(Step::Block {
-            kernel: ctx.modules.kernel(dev, &POGO, &defines, "pogo_step_block")?,
+            kernel: ctx.modules.kernel_for::<StepBlock>(dev, &POGO, &defines)?,
             kvals: upload_k::<T>(dev, method, &b.kvals)?,
             lptr: dev.upload_slice(&b.lptr)?,
             table: dev.upload_slice(&b.arr.table)?,
@@ -179,7 +180,7 @@ impl<'a> Step<'a> {
                 matrix.shape.spmv(lib, T::PRECISION, &matrix.buffers, curr, next)
             })
             .collect::<DeviceResult<Vec<_>>>()?;
-        let update = ctx.modules.kernel(dev, &POGO, &Defines::for_precision(T::PRECISION), "pogo_peer_update")?;
+        let update = ctx.modules.kernel_for::<PeerUpdate>(dev, &POGO, &Defines::for_precision(T::PRECISION))?;
         Ok(Step::Vendor { ops, update })
     }
 
@@ -212,26 +213,23 @@ impl<T: Real> Stepper<'_, T> {
     /// Step k with the force's amplitude `amp`, the receivers into row `row` of `trace`.
     pub(crate) fn launch(&self, k: usize, amp: f64, trace: &Buffer, row: i64) -> DeviceResult<()> {
         let (dev, f, n, ndof) = (self.dev, self.fields, self.prep.sys.nodes, self.layout.ndof);
-        let (prev, curr, next) = f.rotation(k);
+        let (u_prev, u_curr, u_next) = f.rotation(k);
+        let (cp, u) = (&f.cp, Rotation { u_prev, u_curr, u_next });
         // Every kernel ends with the sources, the amplitude, the receivers and the trace's row.
-        let (tail, trace_row) = (f.tail(T::PRECISION, amp), [Arg::Buf(trace), Arg::I64(row)]);
-        let (cp, prev, curr, next) = (Arg::Buf(&f.cp), Arg::Buf(prev), Arg::Buf(curr), Arg::Buf(next));
+        let (sources, trace) = (f.sources(T::PRECISION, amp), TraceRow { trace, row });
         match &self.step {
-            Step::Sell { kernel, kvals, slice_ptr, col } => {
-                let head = [Arg::Buf(slice_ptr), Arg::Buf(col), Arg::Buf(kvals), cp, prev, curr, next, Arg::I64(n as i64)];
-                dev.launch(kernel, Launch::cover(n.max(1), 256), &[&head[..], &tail, &trace_row].concat())
+            Step::Sell { kernel, kvals: kp, slice_ptr, col } => {
+                let args = StepSell { sell: SellArrays { slice_ptr, col, kp, cp }, u, nn: n as i64, sources, trace };
+                dev.launch_with(kernel, Launch::cover(n.max(1), 256), &args)
             }
-            Step::Block { kernel, kvals, lptr, table, blocks } => {
-                let head = [Arg::Buf(table), Arg::Buf(lptr), Arg::Buf(kvals), cp, prev, curr, next, Arg::U32(*blocks as u32)];
-                dev.launch(kernel, Launch { groups: *blocks, group_size: super::arrange::BLOCK }, &[&head[..], &tail, &trace_row].concat())
+            Step::Block { kernel, kvals: kp, lptr, table, blocks } => {
+                let args = StepBlock { table, lptr, kp, cp, u, nblocks: *blocks as u32, sources, trace };
+                dev.launch_with(kernel, Launch { groups: *blocks, group_size: super::arrange::BLOCK }, &args)
             }
             Step::Vendor { ops, update } => {
                 ops[k % 3].enqueue()?;
-                dev.launch(
-                    update,
-                    Launch::cover(ndof, 256),
-                    &[&[cp, prev, next, Arg::I64(ndof as i64)][..], &tail, &[curr], &trace_row].concat(),
-                )
+                let args = PeerUpdate { cp, u_prev, u_next, ndof: ndof as i64, sources, u_curr, trace };
+                dev.launch_with(update, Launch::cover(ndof, 256), &args)
             }
         }
     }

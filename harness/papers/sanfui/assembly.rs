@@ -10,12 +10,13 @@ use std::marker::PhantomData;
 
 use super::formats::{self, Check};
 use super::gpu::{check_on_device, converts, cover, node_elements, stages_of, DeviceRun, Elements, CHECK_ENTRIES, SANFUI};
+use super::kernel::{ElemAtomic, GatherArgs, GatherPlan, Numeric, Symbolic, ToCsr};
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words as fill;
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel};
 use crate::kernels::Defines;
 use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::trace::mark;
@@ -109,7 +110,7 @@ impl<'a, T: Real> Formats<'a, T> {
                 row_ptr: dev.alloc(4 * (3 * nn + 1))?,
                 col: dev.alloc(4 * nnz)?,
                 vals: dev.alloc(s * nnz)?,
-                kernel: ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_to_csr")?,
+                kernel: ctx.modules.kernel_for::<ToCsr>(dev, &SANFUI, &defines)?,
             })
         } else {
             None
@@ -118,7 +119,7 @@ impl<'a, T: Real> Formats<'a, T> {
         let gather = if method == Method::EllmGather { Some(Gather::new(ctx, dev, prep, &defines)?) } else { None };
         bytes += gather.as_ref().map_or(0, |g| g.bytes);
         let kernels =
-            (ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_symbolic")?, ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_numeric")?);
+            (ctx.modules.kernel_for::<Symbolic>(dev, &SANFUI, &defines)?, ctx.modules.kernel_for::<Numeric>(dev, &SANFUI, &defines)?);
         Ok(Formats {
             dev,
             prep,
@@ -139,8 +140,8 @@ impl<'a, T: Real> Formats<'a, T> {
 
     fn symbolic(&self) -> DeviceResult<()> {
         let (nn, o) = (self.prep.mesh.num_nodes(), &self.out);
-        let args = [Arg::Buf(&self.nptr), Arg::Buf(&self.nbr), Arg::Buf(&o.idx_r), Arg::Buf(&o.idx_c), Arg::I64(nn as i64)];
-        self.dev.launch(&self.kernels.0, cover(nn), &args)?;
+        let args = Symbolic { nptr: &self.nptr, nbr: &self.nbr, idx_r: &o.idx_r, idx_c: &o.idx_c, nn: nn as i64 };
+        self.dev.launch_with(&self.kernels.0, cover(nn), &args)?;
         match &self.gather {
             Some(g) => g.plan(self.dev, &self.el.conn, &o.idx_c, nn),
             None => Ok(()),
@@ -157,19 +158,19 @@ impl<'a, T: Real> Formats<'a, T> {
         // COO's numeric kernel finds a node's rows through the node offsets (its R has none).
         let row_side = if self.method.format() == Format::Coo { &self.nptr } else { &o.idx_r };
         for &(first, count) in &self.ranges {
-            let args = [
-                Arg::Buf(&self.el.order),
-                Arg::I64(first as i64),
-                Arg::I64(count as i64),
-                Arg::Buf(&self.el.conn),
-                Arg::Buf(&self.el.ke),
-                Arg::I64(ne as i64),
-                Arg::Buf(row_side),
-                Arg::Buf(&o.idx_c),
-                Arg::Buf(&o.vals),
-                Arg::I64(nn as i64),
-            ];
-            dev.launch(&self.kernels.1, cover(count), &args)?;
+            let args = Numeric {
+                elist: &self.el.order,
+                first: first as i64,
+                count: count as i64,
+                conn: &self.el.conn,
+                ke: &self.el.ke,
+                ne: ne as i64,
+                idx_r: row_side,
+                idx_c: &o.idx_c,
+                vals: &o.vals,
+                nn: nn as i64,
+            };
+            dev.launch_with(&self.kernels.1, cover(count), &args)?;
         }
         Ok(())
     }
@@ -177,16 +178,9 @@ impl<'a, T: Real> Formats<'a, T> {
     fn convert(&self, c: &Converted) -> DeviceResult<()> {
         let nn = self.prep.mesh.num_nodes();
         let o = &self.out;
-        let args = [
-            Arg::Buf(&self.nptr),
-            Arg::Buf(&o.idx_c),
-            Arg::Buf(&o.vals),
-            Arg::Buf(&c.row_ptr),
-            Arg::Buf(&c.col),
-            Arg::Buf(&c.vals),
-            Arg::I64(nn as i64),
-        ];
-        self.dev.launch(&c.kernel, cover(formats::ELLM_WIDTH * nn), &args)
+        let args =
+            ToCsr { nptr: &self.nptr, idx_c: &o.idx_c, vals: &o.vals, row_ptr: &c.row_ptr, col: &c.col, out: &c.vals, nn: nn as i64 };
+        self.dev.launch_with(&c.kernel, cover(formats::ELLM_WIDTH * nn), &args)
     }
 
     /// The assembled matrix, and the arrays cuSPARSE multiplies where it has the format.
@@ -313,7 +307,7 @@ impl<'a, T: Real> Baseline<'a, T> {
             bytes: el.bytes + 4 * 576 * ne + nnz * s,
             el,
             zero: ctx.modules.filler(dev)?,
-            kernel: ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_elem_atomic")?,
+            kernel: ctx.modules.kernel_for::<ElemAtomic>(dev, &SANFUI, &defines)?,
             slot,
             vals: dev.alloc(nnz * s)?,
             pattern,
@@ -325,7 +319,7 @@ impl<'a, T: Real> Baseline<'a, T> {
     fn numeric(&self) -> DeviceResult<()> {
         let (dev, ne, nnz) = (self.dev, self.prep.mesh.num_elements(), self.prep.pattern.nnz());
         fill(dev, &self.zero, &self.vals, 0, nnz * std::mem::size_of::<T>() / 4)?;
-        dev.launch(&self.kernel, cover(ne), &[Arg::Buf(&self.slot), Arg::Buf(&self.el.ke), Arg::Buf(&self.vals), Arg::I64(ne as i64)])
+        dev.launch_with(&self.kernel, cover(ne), &ElemAtomic { slot: &self.slot, ke: &self.el.ke, vals: &self.vals, ne: ne as i64 })
     }
 
     fn assembled(&self) -> Assembled<'_> {
@@ -424,18 +418,17 @@ impl Gather {
         Ok(Gather {
             nadj: dev.upload_slice(&nadj)?,
             plan: dev.alloc(4 * 2 * formats::ELLM_WIDTH * nn)?,
-            plan_kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_gather_plan")?,
-            numeric_kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_gather")?,
+            plan_kernel: ctx.modules.kernel_for::<GatherPlan>(dev, &SANFUI, defines)?,
+            numeric_kernel: ctx.modules.kernel_for::<GatherArgs>(dev, &SANFUI, defines)?,
             bytes: 4 * nadj.len() + 8 * formats::ELLM_WIDTH * nn,
             setup_s,
         })
     }
     fn plan(&self, dev: &dyn Device, conn: &Buffer, gamma: &Buffer, nn: usize) -> DeviceResult<()> {
-        let args = [Arg::Buf(&self.nadj), Arg::Buf(conn), Arg::Buf(gamma), Arg::Buf(&self.plan), Arg::I64(nn as i64)];
-        dev.launch(&self.plan_kernel, cover(nn), &args)
+        dev.launch_with(&self.plan_kernel, cover(nn), &GatherPlan { nadj: &self.nadj, conn, idx_c: gamma, plan: &self.plan, nn: nn as i64 })
     }
     fn numeric(&self, dev: &dyn Device, ke: &Buffer, ne: usize, vals: &Buffer, nn: usize) -> DeviceResult<()> {
-        let args = [Arg::Buf(&self.nadj), Arg::Buf(&self.plan), Arg::Buf(ke), Arg::I64(ne as i64), Arg::Buf(vals), Arg::I64(nn as i64)];
-        dev.launch(&self.numeric_kernel, cover(formats::ELLM_WIDTH * nn), &args)
+        let args = GatherArgs { nadj: &self.nadj, plan: &self.plan, ke, ne: ne as i64, vals, nn: nn as i64 };
+        dev.launch_with(&self.numeric_kernel, cover(formats::ELLM_WIDTH * nn), &args)
     }
 }

@@ -42,6 +42,7 @@ impl Benchmark for SanfuiAssembly {
     const NAME: &'static str = "sanfui-assembly";
     const COLUMNS: &'static [&'static str] = super::spec::COLUMNS;
     const KERNELS: &'static [KernelSource] = &[SANFUI];
+    const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::SANFUI_ARGS;
     type Sweep = Sweep;
     type Problem = Problem_;
     type Outputs = Outputs;

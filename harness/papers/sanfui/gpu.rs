@@ -4,11 +4,12 @@
 //! themselves are in [`super::assembly`], [`super::peer`] and [`super::shared_nz`].
 
 use super::formats::{self, Check, Span, Window};
+use super::kernel::ElementsArgs;
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::SpmvRun;
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::measure::{Staged, Timer};
 use crate::real::Real;
@@ -182,7 +183,7 @@ impl Elements {
             dn: dev.upload_slice(&real(&super::hex8::derivative_table()))?,
             ke: dev.alloc(576 * ne * s)?,
             order: dev.upload_slice(&order)?,
-            kernel: ctx.modules.kernel(dev, &SANFUI, defines, "sanfui_elements")?,
+            kernel: ctx.modules.kernel_for::<ElementsArgs>(dev, &SANFUI, defines)?,
             lame: (prep.lambda, prep.mu),
             precision: T::PRECISION,
             ne,
@@ -190,18 +191,18 @@ impl Elements {
         })
     }
     pub(crate) fn launch(&self, dev: &dyn Device) -> DeviceResult<()> {
-        let (lambda, mu) = (Arg::real(self.precision, self.lame.0), Arg::real(self.precision, self.lame.1));
-        let args = [
-            Arg::Buf(&self.conn),
-            Arg::Buf(&self.xyz),
-            Arg::Buf(&self.dn),
+        let (lambda, mu) = (RealArg::new(self.precision, self.lame.0), RealArg::new(self.precision, self.lame.1));
+        let args = ElementsArgs {
+            conn: &self.conn,
+            xyz: &self.xyz,
+            dn: &self.dn,
             lambda,
             mu,
-            Arg::Buf(&self.ke),
-            Arg::I64(self.ne as i64),
-            Arg::Buf(&self.order),
-        ];
-        dev.launch(&self.kernel, cover(self.ne), &args)
+            ke: &self.ke,
+            ne: self.ne as i64,
+            order: &self.order,
+        };
+        dev.launch_with(&self.kernel, cover(self.ne), &args)
     }
 }
 

@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use super::assembly::WARM_ONLY;
 use super::formats::{self, Check};
 use super::gpu::{check_on_device, stages_of, DeviceRun, Elements, CHECK_ENTRIES, SANFUI};
+use super::kernel::Triplets;
 use super::reference::Prepared;
 use super::spec::{Format, Method};
 use super::spmv::{self, Assembled, VendorInput};
@@ -17,7 +18,7 @@ use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::coo_sum::{sum_duplicates, CooSumKernels, CooSumScratch, CsrOut, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
 use crate::device::scan::ScanKernels;
-use crate::device::{Arg, Buffer, Device, DeviceResult, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
 use crate::kernels::Defines;
 use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::{Pass, Timer};
@@ -52,7 +53,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         + CooSumScratch::bytes(pairs)
         + formats::storage_bytes(Format::Csr, nb, s)
         + sort.workspace_bytes();
-    let kernels = (ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_triplets")?, ctx.modules.coo_sum(dev, T::PRECISION)?);
+    let kernels = (ctx.modules.kernel_for::<Triplets>(dev, &SANFUI, &defines)?, ctx.modules.coo_sum(dev, T::PRECISION)?);
     let mut route = CooRoute::<T> { dev, prep, method, el: &el, b: &b, sort, scan: &scan, kernels, real: PhantomData };
     let Driven { staged, verdict: check } = drive(ctx, dev, &mut route, mode)?;
     let a = Assembled {
@@ -135,8 +136,8 @@ impl<T: Real> PassMethod for CooRoute<'_, T> {
         let ne = self.prep.mesh.num_elements();
         let (rows, pairs) = (3 * self.prep.nb.nodes(), 576 * ne);
         pass.device(dev, "elements", &mut || el.launch(dev))?;
-        let args = [Arg::Buf(&el.conn), Arg::Buf(&b.row), Arg::Buf(&b.col), Arg::I64(ne as i64)];
-        pass.device(dev, "triplets", &mut || dev.launch(&self.kernels.0, Launch::cover(pairs.max(1), 256), &args))?;
+        let args = Triplets { conn: &el.conn, row: &b.row, col: &b.col, ne: ne as i64 };
+        pass.device(dev, "triplets", &mut || dev.launch_with(&self.kernels.0, Launch::cover(pairs.max(1), 256), &args))?;
         // cuSPARSE's sorts wait on the stream inside (seen on an H200: a gated region
         // deadlocks), so its sort stage is timed with an open gate: its host gaps count, as for
         // a user. The radix sort does not wait: device events time it like every other stage.

@@ -34,11 +34,12 @@ use super::cost::{self, Cost};
 use super::formats::{self, Neighbours};
 use super::gpu::{check_on_device, stages_of, DeviceRun, CHECK_ENTRIES, SANFUI};
 use super::hex8;
+use super::kernel::{SharedNzArgs, Symbolic};
 use super::reference::Prepared;
 use super::spec::{Format, Method, Problem_};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::trace::mark;
@@ -295,8 +296,8 @@ impl<'a, T: Real> OnDevice<'a, T> {
             row_ptr: dev.alloc(4 * (3 * nn + 1))?,
             col: dev.alloc(4 * nnz)?,
             vals: dev.alloc(s * nnz)?,
-            symbolic: ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_symbolic")?,
-            kernel: ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_shared_nz")?,
+            symbolic: ctx.modules.kernel_for::<Symbolic>(dev, &SANFUI, &defines)?,
+            kernel: ctx.modules.kernel_for::<SharedNzArgs>(dev, &SANFUI, &defines)?,
             real: PhantomData,
         })
     }
@@ -304,26 +305,15 @@ impl<'a, T: Real> OnDevice<'a, T> {
     fn symbolic(&self) -> DeviceResult<()> {
         let nn = self.prep.mesh.num_nodes();
         let (nptr, nbr) = &self.neighbours;
-        let args = [Arg::Buf(nptr), Arg::Buf(nbr), Arg::Buf(&self.row_ptr), Arg::Buf(&self.col), Arg::I64(nn as i64)];
-        self.dev.launch(&self.symbolic, Launch::cover(nn.max(1), 256), &args)
+        let args = Symbolic { nptr, nbr, idx_r: &self.row_ptr, idx_c: &self.col, nn: nn as i64 };
+        self.dev.launch_with(&self.symbolic, Launch::cover(nn.max(1), 256), &args)
     }
 
     fn numeric(&self) -> DeviceResult<()> {
         let [xyz, scat, scat_ptr, red, red_ptr, counts, dn] = &self.inputs;
-        let (lambda, mu) = (Arg::real(T::PRECISION, self.prep.lambda), Arg::real(T::PRECISION, self.prep.mu));
-        let args = [
-            Arg::Buf(xyz),
-            Arg::Buf(scat),
-            Arg::Buf(scat_ptr),
-            Arg::Buf(red),
-            Arg::Buf(red_ptr),
-            Arg::Buf(counts),
-            Arg::Buf(dn),
-            lambda,
-            mu,
-            Arg::Buf(&self.vals),
-        ];
-        self.dev.launch(&self.kernel, Launch { groups: self.parts, group_size: GROUP }, &args)
+        let (lambda, mu) = (RealArg::new(T::PRECISION, self.prep.lambda), RealArg::new(T::PRECISION, self.prep.mu));
+        let args = SharedNzArgs { xyz, scat, scat_ptr, red, red_ptr, block_elements: counts, dn, lambda, mu, vals: &self.vals };
+        self.dev.launch_with(&self.kernel, Launch { groups: self.parts, group_size: GROUP }, &args)
     }
 }
 

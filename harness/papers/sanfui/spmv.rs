@@ -6,13 +6,13 @@
 //! against the f64 reference matrix times the same x.
 
 use super::formats::storage_bytes;
-use super::kernel::SANFUI;
+use super::kernel::{Spmv, SANFUI};
 use super::reference::Prepared;
 use super::spec::Format;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
 use crate::device::vendor::Compressed;
-use crate::device::{Arg, Buffer, Device, DeviceExt, DeviceResult, Launch};
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Launch};
 use crate::kernels::Defines;
 use crate::measure::{time_device, Timing};
 // The input vector (both signs, no two neighbours alike) and max_i |y_i - ref_i| / scale_i.
@@ -76,7 +76,7 @@ pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepa
     let y = dev.alloc(s * rows)?;
     let vectors = 2.0 * (s * rows) as f64;
     let defines = Defines::for_precision(T::PRECISION).with("FORMAT", a.format.code());
-    let kern = ctx.modules.kernel(dev, &SANFUI, &defines, "sanfui_spmv")?;
+    let kern = ctx.modules.kernel_for::<Spmv>(dev, &SANFUI, &defines)?;
     let fill = ctx.modules.filler(dev)?;
     let threads = match a.format {
         Format::Coo => nnz,
@@ -87,9 +87,8 @@ pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepa
         if a.format == Format::Coo {
             fill_words(dev, &fill, &y, 0, rows * s / 4)?;
         }
-        let args =
-            [Arg::Buf(a.idx_r), Arg::Buf(a.idx_c), Arg::Buf(a.vals), Arg::Buf(&x), Arg::Buf(&y), Arg::I64(nn as i64), Arg::I64(nnz as i64)];
-        dev.launch(&kern, Launch::cover(threads.max(1), 256), &args)
+        let args = Spmv { idx_r: a.idx_r, idx_c: a.idx_c, vals: a.vals, x: &x, y: &y, nn: nn as i64, nnz: nnz as i64 };
+        dev.launch_with(&kern, Launch::cover(threads.max(1), 256), &args)
     };
     let mut out = vec![SpmvRun {
         name: "spmv",

@@ -53,22 +53,23 @@ pub fn nvrtc_available() -> bool {
 /// the region must leave the sleep out (under `limit_s`), refuse a synchronising call, and
 /// leave the device usable with the fills done. Shared by the PoCL and the CUDA tests.
 pub fn check_gated_timing(dev: &dyn Device, sleep_ms: u64, limit_s: f64) {
-    use fembench::device::{Arg, DeviceExt, Launch};
+    use fembench::device::scan::FillU32;
+    use fembench::device::{DeviceExt, Launch};
     use fembench::kernels::Defines;
     let module = dev.compile(&fembench::kernels::CACHE_FLUSH, &Defines::new()).unwrap();
     let fill = dev.kernel(&module, "fb_fill_u32").unwrap();
     let buf = dev.alloc(4096).unwrap();
-    let args = [Arg::Buf(&buf), Arg::U32(7), Arg::I64(1024)];
+    let args = FillU32 { buf: &buf, value: 7, n: 1024 };
     let t = dev
         .time_events(&mut || {
-            dev.launch(&fill, Launch::cover(1024, 64), &args)?;
+            dev.launch_with(&fill, Launch::cover(1024, 64), &args)?;
             std::thread::sleep(std::time::Duration::from_millis(sleep_ms));
-            dev.launch(&fill, Launch::cover(1024, 64), &args)
+            dev.launch_with(&fill, Launch::cover(1024, 64), &args)
         })
         .unwrap();
     assert!(t < limit_s, "the region counted the host's {sleep_ms} ms sleep: {t} s");
     let r = dev.time_events(&mut || {
-        dev.launch(&fill, Launch::cover(1024, 64), &args)?;
+        dev.launch_with(&fill, Launch::cover(1024, 64), &args)?;
         dev.synchronize()
     });
     assert!(r.is_err(), "a synchronising call inside a region was allowed");

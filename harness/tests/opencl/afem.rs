@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use fembench::acoo::capacitor::element_matrix;
-use fembench::acoo::gpu::ACOO;
-use fembench::device::{Arg, Device, DeviceExt, Launch};
+use fembench::acoo::kernel::ACOO;
+use fembench::acoo::kernel::{Bc, Consolidate, Push, ToCsr};
+use fembench::device::{Device, DeviceExt, Launch};
 use fembench::kernels::Defines;
 use fembench::Precision;
 
@@ -58,10 +59,10 @@ fn lists_to_csr(dev: &dyn Device, rim: usize, regs: usize) -> (Vec<i32>, Option<
         (dev.upload_slice(&vec![-1i32; n]).unwrap(), dev.alloc(9 * ne * 16).unwrap(), dev.upload_slice(&dof).unwrap());
     let count = dev.upload_slice(&vec![-7i32; n]).unwrap();
     let cover = |items: usize| Launch::cover(items, 256);
-    let args = [Arg::Buf(&tris_b), Arg::Buf(&x_b), Arg::Buf(&y_b), Arg::Buf(&head), Arg::Buf(&node), Arg::I64(ne as i64)];
-    dev.launch(&k("acoo_push"), cover(ne), &args).unwrap();
-    let args = [Arg::Buf(&head), Arg::Buf(&node), Arg::Buf(&dof_b), Arg::Buf(&count), Arg::I64(n as i64)];
-    dev.launch(&k("acoo_consolidate"), cover(n), &args).unwrap();
+    let args = Push { tris: &tris_b, x: &x_b, y: &y_b, head: &head, node: &node, ne: ne as i64 };
+    dev.launch_with(&k("acoo_push"), cover(ne), &args).unwrap();
+    let args = Consolidate { head: &head, node: &node, dof: &dof_b, count: &count, n: n as i64 };
+    dev.launch_with(&k("acoo_consolidate"), cover(n), &args).unwrap();
     let counts: Vec<i32> = dev.download_vec(&count, n).unwrap();
     if counts.iter().any(|&c| c < 0) {
         return (counts, None);
@@ -69,9 +70,8 @@ fn lists_to_csr(dev: &dyn Device, rim: usize, regs: usize) -> (Vec<i32>, Option<
     let row_ptr: Vec<i32> = std::iter::once(0).chain(counts.iter().scan(0, |s, &c| Some(*s + c).inspect(|v| *s = *v))).collect();
     let nnz = row_ptr[n] as usize;
     let (ptr_b, col_b, val_b) = (dev.upload_slice(&row_ptr).unwrap(), dev.alloc(4 * nnz).unwrap(), dev.alloc(8 * nnz).unwrap());
-    let args =
-        [Arg::Buf(&head), Arg::Buf(&node), Arg::Buf(&dof_b), Arg::Buf(&ptr_b), Arg::Buf(&col_b), Arg::Buf(&val_b), Arg::I64(n as i64)];
-    dev.launch(&k("acoo_to_csr"), cover(n), &args).unwrap();
+    let args = ToCsr { head: &head, node: &node, dof: &dof_b, row_ptr: &ptr_b, col: &col_b, val: &val_b, n: n as i64 };
+    dev.launch_with(&k("acoo_to_csr"), cover(n), &args).unwrap();
     (counts, Some((row_ptr, dev.download_vec(&col_b, nnz).unwrap(), dev.download_vec(&val_b, nnz).unwrap())))
 }
 
@@ -133,10 +133,10 @@ fn afem_bc_moves_prescribed_rows_into_the_free_right_hand_sides_on_opencl() {
     let (dof_b, g_b, rhs) =
         (dev.upload_slice(&dof).unwrap(), dev.upload_slice(&g).unwrap(), dev.upload_slice(&vec![0.0f64; nf as usize]).unwrap());
     let cover = |items: usize| Launch::cover(items, 256);
-    let args = [Arg::Buf(&tris_b), Arg::Buf(&x_b), Arg::Buf(&y_b), Arg::Buf(&head), Arg::Buf(&node), Arg::I64(ne as i64)];
-    dev.launch(&k("acoo_push"), cover(ne), &args).unwrap();
-    let args = [Arg::Buf(&head), Arg::Buf(&node), Arg::Buf(&dof_b), Arg::Buf(&g_b), Arg::Buf(&rhs), Arg::I64(n as i64)];
-    dev.launch(&k("acoo_bc"), cover(n), &args).unwrap();
+    let args = Push { tris: &tris_b, x: &x_b, y: &y_b, head: &head, node: &node, ne: ne as i64 };
+    dev.launch_with(&k("acoo_push"), cover(ne), &args).unwrap();
+    let args = Bc { head: &head, node: &node, dof: &dof_b, g: &g_b, rhs: &rhs, n: n as i64 };
+    dev.launch_with(&k("acoo_bc"), cover(n), &args).unwrap();
     let got: Vec<f64> = dev.download_vec(&rhs, nf as usize).unwrap();
     for v in (0..n).filter(|&v| !prescribed(v)) {
         // Row v's own prescribed columns (what a row-wise pass would read).

@@ -63,8 +63,9 @@ fn banas_variants_match_the_reference_on_opencl() {
 #[test]
 fn banas_bmatrix_gives_the_element_matrices_on_opencl() {
     use fembench::banas::elasticity::{element_matrices, PrismMesh};
+    use fembench::banas::kernel::Bmatrix;
     use fembench::banas::prism::{jacobian_terms, Reference};
-    use fembench::device::{Arg, DeviceExt, Launch};
+    use fembench::device::{DeviceExt, Launch};
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     let (re, mesh) = (Reference::new(2).unwrap(), PrismMesh::with_elements(3));
@@ -86,8 +87,8 @@ fn banas_bmatrix_gives_the_element_matrices_on_opencl() {
         .with("FB_ONLY_banas_bmatrix", 1);
     let m = dev.compile(&fembench::banas::BANAS, &defines).unwrap();
     let kernel = dev.kernel(&m, "banas_bmatrix").unwrap();
-    let args = [Arg::Buf(&dphi), Arg::Buf(&jt_b), Arg::Buf(&lame_b), Arg::Buf(&bm), Arg::Buf(&em), Arg::I32(ne as i32)];
-    dev.launch(&kernel, Launch::cover(ne * n * k, 256), &args).unwrap();
+    let args = Bmatrix { dphi: &dphi, jterms: &jt_b, lame: &lame_b, bm: &bm, em: &em, ne: ne as i32 };
+    dev.launch_with(&kernel, Launch::cover(ne * n * k, 256), &args).unwrap();
     dev.synchronize().unwrap();
     let (b, e): (Vec<f64>, Vec<f64>) = (dev.download_vec(&bm, k * n * ne).unwrap(), dev.download_vec(&em, k * n * ne).unwrap());
     let want = element_matrices(&re, &mesh, &(0..ne).collect::<Vec<_>>());

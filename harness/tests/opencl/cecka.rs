@@ -53,8 +53,9 @@ fn cecka_methods_match_the_reference_on_opencl() {
 /// every pair that touches a prescribed dof in the sentinel row. Order 2, f64.
 #[test]
 fn cecka_coo_element_triplets_sum_to_the_reference_on_opencl() {
+    use fembench::cecka::kernel::CooElements;
     use fembench::cecka::system::{assemble_serial, Problem, SOURCE_F};
-    use fembench::device::{Arg, DeviceExt, Launch};
+    use fembench::device::{DeviceExt, Launch, RealArg};
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     let p = Problem::new(1, 2);
@@ -68,22 +69,22 @@ fn cecka_coo_element_triplets_sum_to_the_reference_on_opencl() {
         (dev.alloc(8 * pairs).unwrap(), dev.alloc(4 * pairs).unwrap(), dev.alloc(4 * pairs).unwrap(), up(&vec![0.0; nf]));
     let m = dev.compile(&fembench::cecka::CECKA, &Defines::for_precision(fembench::Precision::F64).with("EN", en)).unwrap();
     let k = dev.kernel(&m, "cecka_coo_elements").unwrap();
-    let args = [
-        Arg::Buf(&x),
-        Arg::Buf(&y),
-        Arg::Buf(&conn_b),
-        Arg::Buf(&dof),
-        Arg::Buf(&g),
-        Arg::Buf(&refs),
-        Arg::Buf(&ke),
-        Arg::Buf(&row),
-        Arg::Buf(&col),
-        Arg::Buf(&rhs),
-        Arg::real(fembench::Precision::F64, SOURCE_F),
-        Arg::I32(ne as i32),
-        Arg::I32(nf as i32),
-    ];
-    dev.launch(&k, Launch::cover(ne, 128), &args).unwrap();
+    let args = CooElements {
+        x: &x,
+        y: &y,
+        conn: &conn_b,
+        dof: &dof,
+        g: &g,
+        refs: &refs,
+        ke: &ke,
+        row: &row,
+        col: &col,
+        rhs: &rhs,
+        f: RealArg::new(fembench::Precision::F64, SOURCE_F),
+        ne: ne as i32,
+        nfree: nf as i32,
+    };
+    dev.launch_with(&k, Launch::cover(ne, 128), &args).unwrap();
     dev.synchronize().unwrap();
     let (v, r, c): (Vec<f64>, Vec<i32>, Vec<i32>) =
         (dev.download_vec(&ke, pairs).unwrap(), dev.download_vec(&row, pairs).unwrap(), dev.download_vec(&col, pairs).unwrap());

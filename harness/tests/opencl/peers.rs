@@ -69,15 +69,15 @@ fn radix_sort_orders_coo_pairs_like_a_stable_host_sort() {
 /// and hi + lo is the input exactly.
 #[test]
 fn the_tf32_split_keeps_ten_mantissa_bits_and_loses_nothing() {
-    use fembench::banas::plan::BANAS;
+    use fembench::banas::kernel::BANAS;
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     let m = dev.compile(&BANAS, &Defines::for_precision(fembench::Precision::F32)).unwrap();
     let k = dev.kernel(&m, "banas_split_tf32").unwrap();
     let x: Vec<f32> = (0..3000).map(|i| ((i as f32) * 0.7713).sin() * 10f32.powi(i % 7 - 3)).collect();
     let (hi_b, lo_b) = (dev.upload_slice(&x).unwrap(), dev.alloc(4 * x.len()).unwrap());
-    let args = [fembench::device::Arg::Buf(&hi_b), fembench::device::Arg::Buf(&lo_b), fembench::device::Arg::I64(x.len() as i64)];
-    dev.launch(&k, fembench::device::Launch::cover(x.len(), 256), &args).unwrap();
+    let args = fembench::banas::kernel::SplitTf32 { x: &hi_b, lo: &lo_b, n: x.len() as i64 };
+    dev.launch_with(&k, fembench::device::Launch::cover(x.len(), 256), &args).unwrap();
     dev.synchronize().unwrap();
     let (hi, lo): (Vec<f32>, Vec<f32>) = (dev.download_vec(&hi_b, x.len()).unwrap(), dev.download_vec(&lo_b, x.len()).unwrap());
     for i in 0..x.len() {

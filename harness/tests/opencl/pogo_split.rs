@@ -5,13 +5,14 @@
 
 use super::common;
 use fembench::device::kernels::Defines;
-use fembench::device::{Arg, Buffer, Device, DeviceExt, Launch};
+use fembench::device::{Buffer, Device, DeviceExt, Launch, RealArg};
 use fembench::fem::elements::Elements;
 use fembench::fem::partition;
-use fembench::pogo::gpu::POGO;
+use fembench::pogo::kernel::POGO;
+use fembench::pogo::kernel::{Pack, Rotation, SellArrays, Sources, StepSellRows, TraceRow};
 use fembench::pogo::model::weld;
 use fembench::pogo::prepared::in_run_order;
-use fembench::pogo::scaling_gpu::{start_state, SellRows};
+use fembench::pogo::scaling_gpu::start_state;
 use fembench::pogo::sell::SlicedEll;
 use fembench::pogo::split::Split;
 use fembench::pogo::system::System;
@@ -81,22 +82,24 @@ fn a_split_steps_on_pocl_as_the_one_part_host_step() {
                 let part = &split.parts[p];
                 let step = |first: usize, last: usize| {
                     let (prev, curr, next) = (&on.u[k % 3], &on.u[(k + 1) % 3], &on.u[(k + 2) % 3]);
-                    let args = SellRows {
-                        sell: [&on.slice_ptr, &on.col, &on.kvals, &on.cp],
-                        u: [prev, curr, next],
-                        rows: (first, last),
-                        src: (&on.src.0, &on.src.1, on.src.2),
-                        amp: Arg::F64(amp),
-                        rec: (&on.rec.0, 0),
-                        trace: (&on.rec.1, 0),
-                    }
-                    .args();
-                    dev.launch(&rows, Launch::cover((last - first).max(1), 64), &args).unwrap();
+                    let sell = SellArrays { slice_ptr: &on.slice_ptr, col: &on.col, kp: &on.kvals, cp: &on.cp };
+                    let sources = Sources {
+                        src_dof: &on.src.0,
+                        src_coef: &on.src.1,
+                        nsrc: on.src.2,
+                        amp: RealArg::new(Precision::F64, amp),
+                        rec_dof: &on.rec.0,
+                        nrec: 0,
+                    };
+                    let u = Rotation { u_prev: prev, u_curr: curr, u_next: next };
+                    let trace = TraceRow { trace: &on.rec.1, row: 0 };
+                    let args = StepSellRows { sell, u, first: first as i64, last: last as i64, sources, trace };
+                    dev.launch_with(&rows, Launch::cover((last - first).max(1), 64), &args).unwrap();
                 };
                 step(part.interior, part.owned);
                 for (l, (at, out)) in part.sends.iter().zip(&on.packs) {
-                    let args = [Arg::Buf(at), Arg::Buf(&on.u[(k + 2) % 3]), Arg::Buf(out), Arg::U32(l.at.len() as u32)];
-                    dev.launch(&pack, Launch::cover(l.at.len(), 64), &args).unwrap();
+                    let args = Pack { at, u: &on.u[(k + 2) % 3], out, count: l.at.len() as u32 };
+                    dev.launch_with(&pack, Launch::cover(l.at.len(), 64), &args).unwrap();
                 }
                 step(0, part.interior);
             }
