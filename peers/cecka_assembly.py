@@ -153,5 +153,4 @@ def scipy_tocsr(p):
 ROUTES = {"cupy-tocsr": cupy_tocsr, "torch-index-add": torch_index_add, "scipy-tocsr": scipy_tocsr}
 
 if __name__ == "__main__":
-    problem = fp.load()
-    ROUTES[problem.route](problem)
+    fp.main(ROUTES)

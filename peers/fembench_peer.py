@@ -1,17 +1,26 @@
 """The protocol between fembench and a Python peer (the `external` peer kind).
 
-fembench writes a folder with `problem.json` and one raw little-endian file per input array, then
-runs `python3 <script> <folder>` on the case's device, one case at a time. The script reads the
-problem with `load`, runs its route once on poisoned outputs (the checked pass), times the route
-with `time_gpu` (CUDA events around each repetition) or `time_host` (the host clock), and hands
-back the samples, its library versions and the checked pass's outputs with `finish`. fembench
-checks the outputs against its f64 reference like any method's. A missing package is `skip`:
-the row says why.
+fembench writes a folder with `problem.json` and one raw little-endian file per input array for
+each case. A script ends with `main(ROUTES)`: run as `python3 <script> --serve`, it is fembench's
+worker for the whole run, reading one case folder a line on its standard input and answering
+`done <folder>` on its standard output once the case's `result.json` is written (importing CuPy
+or PyTorch and making a CUDA context is paid once a run, not once a case); run as
+`python3 <script> <folder>`, it runs that one case. Cases run one at a time, never beside a
+method of fembench's.
+
+A route runs once on poisoned outputs (the checked pass), times itself with `time_gpu` (CUDA
+events around each repetition) or `time_host` (the host clock), and hands back the samples, its
+library versions and the checked pass's outputs with `finish`. fembench checks the outputs
+against its f64 reference like any method's. A missing package is `skip`: the row says why. An
+exception becomes `{"error": traceback}`, a failed row. After each case the worker frees what
+CuPy and PyTorch keep cached on the device.
 """
+import gc
 import json
 import os
 import sys
 import time
+import traceback
 
 DTYPES = {"f64": "<f8", "f32": "<f4", "i32": "<i4", "i64": "<i8", "u32": "<u4"}
 
@@ -43,13 +52,63 @@ class Problem:
         return np.float32 if self.precision == "f32" else np.float64
 
 
-def load():
-    """The case fembench handed over; a host without NumPy skips it."""
+class Skip(Exception):
+    """A route that cannot run here; its message is the row's reason."""
+
+
+def _write_result(folder, result):
+    with open(os.path.join(folder, "result.json"), "w") as f:
+        json.dump(result, f)
+
+
+def _release():
+    """Frees what the libraries keep cached on the device, so that the next case (of fembench's
+    own methods, between peer cases) finds the memory free."""
+    gc.collect()
+    cupy, torch = sys.modules.get("cupy"), sys.modules.get("torch")
     try:
-        import numpy  # noqa: F401
-    except ImportError as e:
-        skip(sys.argv[1], f"NumPy is not installed ({e})")
-    return Problem(sys.argv[1])
+        if cupy is not None:
+            cupy.get_default_memory_pool().free_all_blocks()
+            cupy.get_default_pinned_memory_pool().free_all_blocks()
+        if torch is not None and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001 (a failed release must not fail the finished case)
+        traceback.print_exc()
+
+
+def run_case(routes, folder):
+    """One case: its route on the problem in `folder`, the result written whatever happens."""
+    try:
+        try:
+            import numpy  # noqa: F401
+        except ImportError as e:
+            raise Skip(f"NumPy is not installed ({e})")
+        problem = Problem(folder)
+        if problem.route not in routes:
+            raise RuntimeError(f"no route {problem.route!r} in this script")
+        routes[problem.route](problem)
+    except Skip as s:
+        _write_result(folder, {"skipped": str(s)})
+    except Exception:  # noqa: BLE001 (any failure is the case's, reported in its row)
+        _write_result(folder, {"error": traceback.format_exc(limit=6)})
+    finally:
+        _release()
+
+
+def main(routes):
+    """`--serve`: fembench's worker (one case folder a line, `done <folder>` once written);
+    otherwise the one case in the folder named by the first argument."""
+    if len(sys.argv) > 1 and sys.argv[1] == "--serve":
+        answers, sys.stdout = sys.stdout, sys.stderr
+        for line in sys.stdin:
+            folder = line.strip()
+            if folder:
+                run_case(routes, folder)
+                answers.write(f"done {folder}\n")
+                answers.flush()
+    else:
+        run_case(routes, sys.argv[1])
 
 
 def _enough(samples, m):
@@ -106,12 +165,10 @@ def finish(problem, library, timer, samples, outputs):
         a.tofile(os.path.join(problem.folder, f"out_{name}.bin"))
         described[name] = {"dtype": dtype, "len": int(a.size), "file": f"out_{name}.bin"}
     result = {"library": library, "timer": timer, "samples_s": [float(s) for s in samples], "outputs": described}
-    with open(os.path.join(problem.folder, "result.json"), "w") as f:
-        json.dump(result, f)
+    _write_result(problem.folder, result)
 
 
 def skip(folder, reason):
     """The route cannot run here (a package is missing): fembench records the row as skipped."""
-    with open(os.path.join(folder, "result.json"), "w") as f:
-        json.dump({"skipped": reason}, f)
-    sys.exit(0)
+    del folder  # the case's folder, where `run_case` writes the result
+    raise Skip(reason)

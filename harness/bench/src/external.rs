@@ -1,25 +1,27 @@
 //! Python peers (the `external` peer kind): a script that ships with the project (`peers/*.py`)
-//! runs a library's route on the case's device as a subprocess, one case at a time, and hands
-//! back its timed repetitions, its library's versions and the outputs of its checked pass; the
-//! benchmark checks the outputs against its f64 reference like any method's.
+//! runs a library's route on the case's device in a Python process of its own, one case at a
+//! time, and hands back its timed repetitions, its library's versions and the outputs of its
+//! checked pass; the benchmark checks the outputs against its f64 reference like any method's.
 //!
 //! The protocol (`peers/fembench_peer.py` is the Python side): fembench writes a folder with
 //! `problem.json` (route, precision, device, the repetition rule, scalars, and per input array
-//! its dtype, length and raw little-endian file) and runs `python3 <script> <folder>`. The script
-//! writes `result.json`: `{"library", "timer", "samples_s", "outputs"}` (outputs described as the
-//! inputs are), or `{"skipped": reason}` where Python lacks a package. A missing Python is a
-//! skip too; a script that fails is a failed row with the end of what it printed.
+//! its dtype, length and raw little-endian file) and hands it to the script's worker, which runs
+//! for the whole run ([`crate::peer_worker`]). The script writes `result.json`:
+//! `{"library", "timer", "samples_s", "outputs"}` (outputs described as the inputs are),
+//! `{"skipped": reason}` where Python lacks a package, or `{"error": traceback}`. A missing
+//! Python is a skip too; a route that fails, or a worker that dies, is a failed row with the end
+//! of what it printed.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::benchmark::CaseError;
+use crate::peer_worker::Workers;
 use fembench_core::Precision;
 use fembench_measure::{CacheMode, MeasurePolicy, Timer, Timing};
 
@@ -115,6 +117,7 @@ struct ArrayFile {
 #[serde(untagged)]
 enum ScriptResult {
     Skipped { skipped: String },
+    Error { error: String },
     Done { library: String, timer: String, samples_s: Vec<f64>, outputs: BTreeMap<String, ArrayFile> },
 }
 
@@ -123,12 +126,10 @@ fn python() -> String {
     std::env::var("FEMBENCH_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-/// Runs `route` of `script` on `inputs` and reads back what it returned.
-pub fn run(script: &Script, route: &str, inputs: Inputs, at: &Placement) -> Result<Outcome, CaseError> {
+/// Runs `route` of `script` on `inputs` and reads back what it returned, on the run's worker for
+/// the script and device (started at the first case that needs it: [`crate::peer_worker`]).
+pub fn run(workers: &Mutex<Workers>, script: &Script, route: &str, inputs: Inputs, at: &Placement) -> Result<Outcome, CaseError> {
     let dir = inputs.dir.path();
-    for s in [&HELPER, script] {
-        std::fs::write(dir.join(s.file), s.text).map_err(|e| io_failed(s.file, e))?;
-    }
     let p = at.policy;
     let problem = json!({
         "route": route,
@@ -139,54 +140,26 @@ pub fn run(script: &Script, route: &str, inputs: Inputs, at: &Placement) -> Resu
         "arrays": inputs.arrays,
     });
     std::fs::write(dir.join("problem.json"), problem.to_string()).map_err(|e| io_failed("problem.json", e))?;
-    run_script(&python(), &dir.join(script.file), dir)?;
+    let files = [(HELPER.file, HELPER.text), (script.file, script.text)];
+    workers.lock().unwrap_or_else(|e| e.into_inner()).call(&python(), &files, at.device, dir, DEADLINE)?;
     let text = std::fs::read_to_string(dir.join("result.json")).map_err(|e| io_failed("result.json", e))?;
     let result: ScriptResult =
         serde_json::from_str(&text).map_err(|e| CaseError::Failed(format!("external peer: result.json does not parse: {e}")))?;
     outcome(result, dir)
 }
 
-/// Runs the script to its end (or the deadline); a failure keeps the end of what it printed.
-fn run_script(python: &str, file: &Path, dir: &Path) -> Result<(), CaseError> {
-    let mut child =
-        match Command::new(python).arg(file).arg(dir).env("PYTHONPATH", dir).stdout(Stdio::null()).stderr(Stdio::piped()).spawn() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CaseError::Skipped(format!("no Python here ({python} not found; FEMBENCH_PYTHON names another)")))
-            }
-            Err(e) => return Err(io_failed(python, e)),
-        };
-    let mut stderr = child.stderr.take().map(|mut s| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = s.read_to_string(&mut text);
-            text
-        })
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| io_failed(python, e))? {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(CaseError::Failed(format!("external peer: {} ran past {} s and was stopped", file.display(), DEADLINE.as_secs())));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let printed = stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
-    if status.success() {
-        return Ok(());
-    }
-    let tail: Vec<&str> = printed.lines().rev().take(6).collect();
-    let tail: Vec<&str> = tail.into_iter().rev().collect();
-    Err(CaseError::Failed(format!("external peer {} exited with {status}: {}", file.display(), tail.join(" | "))))
+/// The run's Python workers ([`crate::peer_worker`]), kept in its context.
+pub fn workers(run: &crate::context::RunContext) -> std::sync::Arc<Mutex<Workers>> {
+    run.state("python peer workers", || Mutex::new(Workers::default()))
 }
 
 fn outcome(result: ScriptResult, dir: &Path) -> Result<Outcome, CaseError> {
     let (library, timer, samples, files) = match result {
         ScriptResult::Skipped { skipped } => return Err(CaseError::Skipped(skipped)),
+        ScriptResult::Error { error } => {
+            let tail: Vec<&str> = error.lines().rev().take(4).collect();
+            return Err(CaseError::Failed(format!("external peer: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | "))));
+        }
         ScriptResult::Done { library, timer, samples_s, outputs } => (library, timer, samples_s, outputs),
     };
     let timer = match timer.as_str() {
@@ -232,27 +205,32 @@ mod tests {
 
     const ECHO: Script = Script {
         file: "echo_peer.py",
-        text: "import fembench_peer as fp\n\
-               p = fp.load()\n\
-               if p.route == 'skip':\n    fp.skip(p.folder, 'no such library here')\n\
-               if p.route == 'crash':\n    raise RuntimeError('the route broke')\n\
-               x = p.arrays['x'] * p.scalars['k']\n\
-               s = fp.time_host(p, lambda: x.sum())\n\
-               fp.finish(p, 'NumPy test', 'host-wall', s, {'y': x, 'n': p.arrays['n'] + 1})\n",
+        text: "import os, sys\n\
+               import fembench_peer as fp\n\
+               def route(p):\n\
+               \x20   if p.route == 'skip':\n        fp.skip(p.folder, 'no such library here')\n\
+               \x20   if p.route == 'crash':\n        raise RuntimeError('the route broke')\n\
+               \x20   if p.route == 'die':\n        print('dying now', file=sys.stderr)\n        os._exit(3)\n\
+               \x20   x = p.arrays['x'] * p.scalars['k']\n\
+               \x20   s = fp.time_host(p, lambda: x.sum())\n\
+               \x20   fp.finish(p, f'NumPy test {os.getpid()}', 'host-wall', s, {'y': x, 'n': p.arrays['n'] + 1})\n\
+               fp.main({r: route for r in ('double', 'skip', 'crash', 'die')})\n",
     };
 
     fn python_with_numpy() -> bool {
-        Command::new(python()).args(["-c", "import numpy"]).status().is_ok_and(|s| s.success())
+        std::process::Command::new(python()).args(["-c", "import numpy"]).status().is_ok_and(|s| s.success())
     }
 
-    fn call(route: &str) -> Result<Outcome, CaseError> {
+    fn call(workers: &Mutex<Workers>, route: &str) -> Result<Outcome, CaseError> {
         let policy = MeasurePolicy { warmup: 1, min_reps: 3, max_reps: 3, min_time_s: 0.0, ..MeasurePolicy::default() };
         let inputs = Inputs::new()?.f64s("x", &[1.0, 2.5, -4.0])?.i32s("n", &[7, -1])?.scalar("k", 2.0);
-        run(&ECHO, route, inputs, &Placement { precision: Precision::F64, device: None, policy: &policy })
+        run(workers, &ECHO, route, inputs, &Placement { precision: Precision::F64, device: None, policy: &policy })
     }
 
     /// The protocol both ways: arrays and scalars in, outputs and samples back; a skip is a skip,
-    /// a crash a failure that quotes the script. Needs Python with NumPy (CI installs it).
+    /// a crash a failure that quotes the script, and the cases of a run share one worker, which
+    /// goes on after a skip or a crash. A worker that dies fails its case with what it printed,
+    /// and the next case starts another. Needs Python with NumPy (CI installs it).
     #[test]
     fn a_script_gets_its_inputs_and_returns_outputs_samples_skips_and_failures() {
         if !python_with_numpy() {
@@ -263,21 +241,29 @@ mod tests {
             eprintln!("skipped: no Python with NumPy");
             return;
         }
-        let out = call("double").unwrap();
+        let workers = Mutex::new(Workers::default());
+        let out = call(&workers, "double").unwrap();
         assert_eq!(out.output("y").unwrap(), &[2.0, 5.0, -8.0]);
         assert_eq!(out.output("n").unwrap(), &[8.0, 0.0]);
-        assert_eq!(out.library, "NumPy test");
+        assert!(out.library.starts_with("NumPy test"), "{}", out.library);
         assert_eq!(out.timing.samples.len(), 3);
         assert_eq!(out.timing.timer, Timer::HostWall);
         assert!(out.output("z").is_err());
-        assert!(matches!(call("skip"), Err(CaseError::Skipped(r)) if r == "no such library here"));
-        assert!(matches!(call("crash"), Err(CaseError::Failed(r)) if r.contains("the route broke")));
+        assert!(matches!(call(&workers, "skip"), Err(CaseError::Skipped(r)) if r == "no such library here"));
+        assert!(matches!(call(&workers, "crash"), Err(CaseError::Failed(r)) if r.contains("the route broke")));
+        let again = call(&workers, "double").unwrap();
+        assert_eq!(again.library, out.library, "one worker (one process id) for the run's cases");
+        let died = call(&workers, "die").unwrap_err();
+        assert!(matches!(&died, CaseError::Failed(r) if r.contains("dying now")), "{died:?}");
+        assert_eq!(workers.lock().unwrap().running(), 0, "a dead worker is forgotten");
+        let next = call(&workers, "double").unwrap();
+        assert_ne!(next.library, out.library, "the next case starts another worker");
     }
 
     #[test]
     fn a_missing_python_is_a_skip() {
         let dir = tempfile::tempdir().unwrap();
-        let r = run_script("/nonexistent/python3", &dir.path().join("x.py"), dir.path());
+        let r = Workers::default().call("/nonexistent/python3", &[("x.py", "")], None, dir.path(), DEADLINE);
         assert!(matches!(r, Err(CaseError::Skipped(why)) if why.contains("no Python")));
     }
 }

@@ -21,6 +21,7 @@ pub mod interrupt;
 pub mod lifecycle;
 pub mod merge;
 pub mod meta;
+pub mod peer_worker;
 pub mod precompile;
 pub mod publish;
 pub mod registry;

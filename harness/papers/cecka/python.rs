@@ -42,7 +42,8 @@ fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Re
     let setup_s = setup_start.elapsed().as_secs_f64();
     // The script's host work is inside its timer: nothing may share the cores meanwhile.
     ctx.run.background().quiet();
-    let out = external::run(&SCRIPT, method.as_str(), inputs, &Placement { precision: ctx.precision, device, policy: ctx.policy })?;
+    let at = Placement { precision: ctx.precision, device, policy: ctx.policy };
+    let out = external::run(&external::workers(ctx.run), &SCRIPT, method.as_str(), inputs, &at)?;
     if method != Method::TorchIndexAdd {
         same_pattern(p, out.output("indptr")?, out.output("indices")?)?;
     }
