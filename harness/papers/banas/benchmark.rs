@@ -13,7 +13,7 @@ use crate::kernels::KernelSource;
 use crate::Precision;
 
 use super::inputs::prepared;
-use super::spec::{Outputs, Point, Problem_, Sweep};
+use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 
 pub struct BanasIntegration;
 
@@ -87,6 +87,7 @@ impl Benchmark for BanasIntegration {
     /// f32 and f64.
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
         match (backend, point.method) {
+            (Backend::Cpu, Method::NumpyMatmul) => precision == Precision::F64,
             (Backend::Cuda, m) if m.is_peer() => !m.tf32() || precision == Precision::F32,
             (_, m) if m.is_peer() => false,
             (Backend::Cpu, _) => point.method.variant().is_none() && precision == Precision::F64,
@@ -103,6 +104,7 @@ impl Benchmark for BanasIntegration {
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         match (point.method.variant(), &ctx.target, ctx.precision) {
+            (None, _, _) if point.method.is_python() => super::python::run_python_peer(ctx, problem, point),
             (None, Target::Gpu(dev), Precision::F32) if point.method.is_peer() => {
                 super::peer::run_gemm_peer::<f32>(ctx, *dev, problem, point)
             }

@@ -27,6 +27,7 @@ pub mod paper;
 pub mod peer;
 pub mod plan;
 pub mod prism;
+mod python;
 pub mod report;
 pub mod spec;
 mod staged;

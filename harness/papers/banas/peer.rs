@@ -16,6 +16,7 @@
 use super::elasticity::{element_dofs, element_flops};
 use super::kernel::{Bmatrix, SplitTf32};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras, Prepared};
 use super::kernel::BANAS;
@@ -36,7 +37,7 @@ const SPLIT_STAGES: [(&str, Timer); 3] = [("bmatrix", Timer::DeviceEvent), ("spl
 
 /// The error a peer's output may have against the f64 reference: f64's and f32's as the paper's
 /// variants; TF32's (10 stored mantissa bits) for the plain TF32 GEMM.
-fn tolerance(method: Method, precision: Precision) -> f64 {
+pub(crate) fn tolerance(method: Method, precision: Precision) -> f64 {
     match (method, precision) {
         (Method::CublasGemmTf32, _) => 1e-2,
         (_, Precision::F32) => 1e-4,
@@ -50,13 +51,7 @@ pub(crate) fn run_gemm_peer<T: Real>(
     problem: &Problem_,
     point: &Point,
 ) -> Result<Vec<Measured>, CaseError> {
-    let p = point.degree as usize;
-    let nsh = super::prism::shape_functions(p);
-    let nq = super::prism::quadrature(p).map_err(CaseError::Failed)?.len();
-    // The same elements as REG_NOJAC's launch: the same output size, so the same work.
-    let tuning = Tuning { output_bytes: (problem.output_mib * (1u64 << 20) as f64) as usize, ..Default::default() };
-    let plan = Plan::new(Variant::RegNojac, nsh, nq, T::PRECISION, dev.info(), &tuning).map_err(CaseError::Failed)?;
-    let prep = prepared(ctx.run, point.degree, plan.elements, problem.verify_fraction)?;
+    let (prep, nsh, nq) = peer_problem(ctx, dev, problem, point, T::PRECISION)?;
     let mut m = GemmPeer::<T>::new(ctx, dev, &prep, (nsh, nq), point.method)?;
     // The checked pass; its error is in `m.worst` with every timed pass's.
     checked(ctx, dev, &mut m)?;
@@ -71,6 +66,23 @@ pub(crate) fn run_gemm_peer<T: Real>(
         runs.push(staged);
     }
     Ok(m.rows(runs, m.worst, passes))
+}
+
+/// A peer's problem at `point`'s degree and its shape (N_sh, N_Q): the same elements as
+/// REG_NOJAC's launch, the same output size, so the same work.
+pub(crate) fn peer_problem(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    problem: &Problem_,
+    point: &Point,
+    precision: Precision,
+) -> Result<(Arc<Prepared>, usize, usize), CaseError> {
+    let p = point.degree as usize;
+    let nsh = super::prism::shape_functions(p);
+    let nq = super::prism::quadrature(p).map_err(CaseError::Failed)?.len();
+    let tuning = Tuning { output_bytes: (problem.output_mib * (1u64 << 20) as f64) as usize, ..Default::default() };
+    let plan = Plan::new(Variant::RegNojac, nsh, nq, precision, dev.info(), &tuning).map_err(CaseError::Failed)?;
+    Ok((prepared(ctx.run, point.degree, plan.elements, problem.verify_fraction)?, nsh, nq))
 }
 
 /// The inputs on the device (the NOJAC variant's: shape derivatives, Jacobian terms, Lamé

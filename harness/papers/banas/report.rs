@@ -362,7 +362,7 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
 
 /// The peers whose output meets the variants' own accuracy (f32's or f64's): the strongest of
 /// them is the one a variant is judged against.
-pub(crate) const SAME_ACCURACY_PEERS: [Method; 2] = [Method::CublasGemm, Method::CublasGemm3xTf32];
+pub(crate) const SAME_ACCURACY_PEERS: [Method; 4] = [Method::CublasGemm, Method::CublasGemm3xTf32, Method::TorchBmm, Method::CupyMatmul];
 
 /// The best variant's row of group `g` at degree `d` (None where no variant verified there).
 fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Vec<String>> {
@@ -513,6 +513,8 @@ pub(crate) fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
             (Method::CublasGemm, "kernel", "(B + GEMM)"),
             (Method::CublasGemm3xTf32, "kernel", "(B + GEMM)"),
             (Method::CublasGemmTf32, "kernel", "(B + GEMM, TF32 accuracy)"),
+            (Method::TorchBmm, "kernel", "(einsum + bmm)"),
+            (Method::CupyMatmul, "kernel", "(einsum + matmul)"),
         ];
         for (method, metric, label) in peers {
             let pts: Vec<(f64, f64)> = r

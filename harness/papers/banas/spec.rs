@@ -25,6 +25,14 @@ pub enum Method {
     /// kernel, then three TF32 GEMMs accumulated, keeping about f32's accuracy.
     #[serde(rename = "cublas-gemm-3xtf32")]
     CublasGemm3xTf32,
+    /// Beyond the paper, an external peer (CUDA, through Python, `peers/banas_gemm.py`): B with
+    /// PyTorch's einsum, then `torch.bmm` (PyTorch's default math: FP32 without TF32).
+    TorchBmm,
+    /// The same with CuPy: `cupy.einsum`, then `cupy.matmul` over the batch.
+    CupyMatmul,
+    /// The same with NumPy on the host, f64 (`numpy.einsum`, `numpy.matmul`): the CPU
+    /// reference's peer, on the same elements.
+    NumpyMatmul,
 }
 
 impl Method {
@@ -34,14 +42,23 @@ impl Method {
             (Method::CublasGemm, None) => "cublas-gemm",
             (Method::CublasGemmTf32, None) => "cublas-gemm-tf32",
             (Method::CublasGemm3xTf32, None) => "cublas-gemm-3xtf32",
+            (Method::TorchBmm, None) => "torch-bmm",
+            (Method::CupyMatmul, None) => "cupy-matmul",
+            (Method::NumpyMatmul, None) => "numpy-matmul",
             _ => "cpu-reference",
         }
     }
-    /// The cuBLAS peers, in the order reports list them.
-    pub const PEERS: [Method; 3] = [Method::CublasGemm, Method::CublasGemm3xTf32, Method::CublasGemmTf32];
-    /// A cuBLAS peer (CUDA only).
+    /// The peers, in the order reports list them: cuBLAS through our code, then the Python
+    /// libraries' routes.
+    pub const PEERS: [Method; 5] =
+        [Method::CublasGemm, Method::CublasGemm3xTf32, Method::CublasGemmTf32, Method::TorchBmm, Method::CupyMatmul];
+    /// A peer (CUDA only).
     pub fn is_peer(self) -> bool {
         Self::PEERS.contains(&self)
+    }
+    /// A peer run by a Python script (the `external` kind).
+    pub fn is_python(self) -> bool {
+        matches!(self, Method::TorchBmm | Method::CupyMatmul | Method::NumpyMatmul)
     }
     /// A peer on the TF32 tensor cores (f32 only).
     pub fn tf32(self) -> bool {
@@ -49,7 +66,13 @@ impl Method {
     }
     pub(crate) fn variant(self) -> Option<Variant> {
         match self {
-            Method::CpuReference | Method::CublasGemm | Method::CublasGemmTf32 | Method::CublasGemm3xTf32 => None,
+            Method::CpuReference
+            | Method::CublasGemm
+            | Method::CublasGemmTf32
+            | Method::CublasGemm3xTf32
+            | Method::TorchBmm
+            | Method::CupyMatmul
+            | Method::NumpyMatmul => None,
             Method::RegJac => Some(Variant::RegJac),
             Method::RegNojac => Some(Variant::RegNojac),
             Method::ShmJac => Some(Variant::ShmJac),
@@ -133,9 +156,17 @@ mod tests {
 
     #[test]
     fn every_method_is_written_in_yaml_as_its_name() {
-        for m in
-            [Method::CpuReference, Method::RegJac, Method::ShmNojac, Method::CublasGemm, Method::CublasGemmTf32, Method::CublasGemm3xTf32]
-        {
+        for m in [
+            Method::CpuReference,
+            Method::RegJac,
+            Method::ShmNojac,
+            Method::CublasGemm,
+            Method::CublasGemmTf32,
+            Method::CublasGemm3xTf32,
+            Method::TorchBmm,
+            Method::CupyMatmul,
+            Method::NumpyMatmul,
+        ] {
             let parsed: Method = serde_json::from_str(&format!("\"{}\"", m.as_str())).unwrap_or_else(|e| panic!("{}: {e}", m.as_str()));
             assert_eq!(parsed, m);
         }
