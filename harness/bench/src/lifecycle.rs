@@ -14,6 +14,20 @@ use fembench_measure::{measure_device, run_staged, CacheMode, Gate, MeasurePolic
 
 use crate::benchmark::{CaseCtx, CaseError};
 
+impl<'a> CaseCtx<'a> {
+    /// A case on `target` with nothing around it (no flusher, no upcoming cases): what a test
+    /// or a tool runs one method in.
+    pub fn alone(
+        target: crate::benchmark::Target<'a>,
+        run: &'a std::sync::Arc<crate::context::RunContext>,
+        precision: fembench_core::Precision,
+        policy: &'a MeasurePolicy,
+        modules: &'a mut crate::benchmark::ModuleCache,
+    ) -> Self {
+        CaseCtx { target, run, precision, policy, flusher: None, modules, upcoming: &[], deferred: None }
+    }
+}
+
 /// A method that runs in whole passes of its stages.
 pub trait PassMethod {
     /// What verifying the checked pass found (errors, a structure check).

@@ -131,16 +131,7 @@ mod tests {
         let run = Arc::new(RunContext::default());
         let policy = MeasurePolicy { warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0.0, ..MeasurePolicy::default() };
         let mut modules = ModuleCache::default();
-        let mut ctx = CaseCtx {
-            target: Target::Cpu,
-            run: &run,
-            precision: Precision::F64,
-            policy: &policy,
-            flusher: None,
-            modules: &mut modules,
-            upcoming: &[],
-            deferred: None,
-        };
+        let mut ctx = CaseCtx::alone(Target::Cpu, &run, Precision::F64, &policy, &mut modules);
         let problem = Problem_ { cpu_elements: Some(3), ..Problem_::default() };
         for degree in [1, 3] {
             let rows = run_python_peer(&mut ctx, &problem, &Point { method: Method::NumpyMatmul, degree }).unwrap();

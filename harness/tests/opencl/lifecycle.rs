@@ -62,16 +62,7 @@ fn drive_ones(skip: bool) -> (Driven<bool>, Vec<&'static str>) {
     let out = dev.upload_slice(&[1.0f32; 64]).unwrap();
     let scratch = dev.alloc(4 * 64).unwrap();
     let mut m = Ones { dev: &*dev, filler, out, scratch, skip, calls: Vec::new() };
-    let mut ctx = CaseCtx {
-        target: Target::Gpu(&*dev),
-        run: &run,
-        precision: Precision::F32,
-        policy: &policy,
-        flusher: None,
-        modules: &mut modules,
-        upcoming: &[],
-        deferred: None,
-    };
+    let mut ctx = CaseCtx::alone(Target::Gpu(&*dev), &run, Precision::F32, &policy, &mut modules);
     let mode = warm_only(ctx.policy, "warm only").unwrap();
     let driven = drive(&mut ctx, &*dev, &mut m, mode).unwrap();
     let calls = std::mem::take(&mut m.calls);
