@@ -182,7 +182,7 @@ def gemm_route(p, make):
     jt, lame = xp.array(p.arrays["jterms"].reshape(ne, nq, 10)), xp.array(p.arrays["lame"].reshape(ne, 2))
     checked = p.arrays["checked"].astype(np.int64)
     out = xp.empty((ne, ndof, ndof))
-    width = np.dtype(xp.real).itemsize
+    width = 4 if p.precision == "f32" else 8
     per_element = (2 * 6 * nq * ndof + 3 * nq * nsh) * width
     batch = max(1, min(ne, BATCH_BYTES // per_element))
 

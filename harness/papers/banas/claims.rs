@@ -274,9 +274,12 @@ fn against_cublas(on: &On) -> Option<Claim> {
     };
     Some(Claim {
         on: on.on.clone(),
-        quote: Quote::goal("the best variant beats cuBLAS batched GEMM, B^T (w D B) with B computed, at every degree, at the same accuracy"),
+        quote: Quote::goal(
+            "the best variant beats cuBLAS batched GEMM, B^T (w D B) with B computed, at every degree, at the same accuracy",
+        ),
         rule: format!(
-            "per degree, the fastest variant's kernel faster than the fastest of cublas-gemm and cublas-gemm-3xtf32 (B + GEMM) outside both intervals; {}",
+            "per degree, the fastest variant's kernel faster than the fastest of {} (B + GEMM) outside both intervals; {}",
+            SAME_ACCURACY_PEERS.map(|m| m.as_str()).join(", "),
             Need::All.words()
         ),
         verdict: Verdict::of_cases(peer.iter().filter(|p| Order::of(p.1, p.2 .1) == Order::Faster).count(), peer.len(), Need::All),

@@ -401,6 +401,7 @@ fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Ve
         cell(gemm.map(|i| r.time[i] / r.time[k])),
         cell(b_gemm.map(|i| r.time[i] / r.time[k])),
         cell(tf32.map(|i| r.time[i] / r.time[k])),
+        [Method::TorchBmm, Method::CupyMatmul].map(|m| cell(peer_of(m, "kernel").map(|i| r.time[i] / r.time[k]))).join(" / "),
         [Some(k), peer_of(Method::CublasGemm3xTf32, "kernel"), tf32]
             .map(|i| i.map_or("-".to_string(), |i| format!("{:.1e}", r.error[i])))
             .join(" / "),
@@ -409,7 +410,7 @@ fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Ve
 }
 
 /// The best-variant table's columns.
-const BEST_HEADER: [&str; 20] = [
+const BEST_HEADER: [&str; 21] = [
     "backend",
     "device",
     "precision (cache)",
@@ -428,6 +429,7 @@ const BEST_HEADER: [&str; 20] = [
     "best vs cublas-gemm (GEMM only)",
     "best vs cublas-gemm (B + GEMM)",
     "best vs cublas-gemm-tf32 (B + GEMM, TF32 accuracy)",
+    "best vs torch-bmm / cupy-matmul (einsum + GEMM)",
     "error vs f64: best / cublas-gemm-3xtf32 / cublas-gemm-tf32",
     "paper GTX580 best (% of 1581)",
 ];
@@ -449,7 +451,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
         notes: vec![
             "Best: the shortest kernel time. Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
             "kernel vs cpu: the GPU kernel alone (f32 or f64, as the row) against the f64 CPU reference, rayon-parallel over elements on every core of the host the run was on, its output allocated once outside the timer; total vs cpu: every stage of the GPU pass (prepare, allocate, upload, kernel, download).".into(),
-            "The peers (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements, B and w D B from our kernel. cublas-gemm: cuBLAS' default math (FP32 without TF32; f64 on the FP64 tensor cores where the GPU has them); cublas-gemm-3xtf32 (f32): B and w D B split into TF32 high and low parts, three TF32 GEMMs, about f32's accuracy; cublas-gemm-tf32 (f32): one TF32 GEMM, TF32's accuracy (its rows are checked to 1e-2, the others to the variants' bounds). 'vs' columns are a peer's time over the best variant's kernel time (above 1: the variant is faster); the strongest peer is the fastest of those at the row's own accuracy (cublas-gemm, cublas-gemm-3xtf32), named.".into(),
+            "The peers (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements, B and w D B from our kernel. cublas-gemm: cuBLAS' default math (FP32 without TF32; f64 on the FP64 tensor cores where the GPU has them); cublas-gemm-3xtf32 (f32): B and w D B split into TF32 high and low parts, three TF32 GEMMs, about f32's accuracy; cublas-gemm-tf32 (f32): one TF32 GEMM, TF32's accuracy (its rows are checked to 1e-2, the others to the variants' bounds). 'vs' columns are a peer's time over the best variant's kernel time (above 1: the variant is faster); the strongest peer is the fastest of those at the row's own accuracy, named. torch-bmm and cupy-matmul (CUDA, run from Python by the harness on the same GPU and elements): the same matrices as a PyTorch or CuPy user writes them, B and w D B by the library's einsum, then torch.bmm or cupy.matmul (the libraries' default math: FP32 without TF32), checked like the others and counted among the same-accuracy peers.".into(),
         ],
     }
 }
