@@ -95,19 +95,19 @@ pub(crate) fn check_pass<T: Real>(out: &[T], prep: &Prepared, size: usize) -> f6
     if out.par_iter().any(|v| v.to_f64().is_nan()) {
         return f64::NAN;
     }
-    checked_error(prep, size, |_, e| out[e * size..(e + 1) * size].iter().map(|v| v.to_f64()).collect())
+    checked_error(prep, size, |_, e| &out[e * size..(e + 1) * size])
 }
 
 /// The largest relative Frobenius error of the checked elements, element k of `prep.checked`
 /// (element e of the mesh) read by `got(k, e)`.
-pub(crate) fn checked_error(prep: &Prepared, size: usize, got: impl Fn(usize, usize) -> Vec<f64>) -> f64 {
+pub(crate) fn checked_error<'a, T: Real>(prep: &Prepared, size: usize, got: impl Fn(usize, usize) -> &'a [T]) -> f64 {
     let expected = prep.expected();
     let mut error: f64 = 0.0;
     for (k, &e) in prep.checked.iter().enumerate() {
         let want = &expected[k * size..(k + 1) * size];
         let (mut diff, mut norm) = (0.0, 0.0);
         for (g, w) in got(k, e).iter().zip(want) {
-            diff += (g - w).powi(2);
+            diff += (g.to_f64() - w).powi(2);
             norm += w * w;
         }
         let rel = (diff / norm).sqrt();

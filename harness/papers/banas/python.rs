@@ -80,7 +80,7 @@ fn error_of(prep: &Prepared, a: &[f64], nan: &[f64], size: usize) -> Result<f64,
     if nan.first().is_none_or(|&c| c != 0.0) {
         return Ok(f64::NAN);
     }
-    Ok(checked_error(prep, size, |k, _| a[k * size..(k + 1) * size].to_vec()))
+    Ok(checked_error(prep, size, |k, _| &a[k * size..(k + 1) * size]))
 }
 
 /// The NOJAC inputs in f64 (the script casts them to the case's precision): the reference
