@@ -366,3 +366,11 @@ fn a_read_only_run_is_reported_elsewhere() {
     let link = first.split("](").nth(1).unwrap().trim_end_matches(')');
     assert!(out.join(link).is_file(), "{link}");
 }
+
+#[test]
+fn a_banas_mma_tiling_that_is_not_square_is_refused_at_its_line() {
+    let (_d, path) = variant_of("banas-integration.yaml", "  verify_fraction:", "  verify_fraction: 0.01\n  mma_tiling: [2, 2, 2, 1]");
+    let e = refused(&path);
+    assert_eq!(e.line, Some(line_of(&path, "mma_tiling")), "{e}");
+    assert!(e.message.contains("square tile"), "{e}");
+}

@@ -79,6 +79,16 @@ impl Benchmark for BanasIntegration {
             if p.group_size == Some(0) {
                 return Err((format!("{at}.group_size"), format!("{at}.group_size must be at least 1")));
             }
+            if let Some(t @ [wy, wx, sr, ss]) = p.mma_tiling {
+                // Square in f64 (8 x 8 sub-tiles) or in f32 (16 x 8).
+                if t.contains(&0) || (wy * sr != wx * ss && 2 * wy * sr != wx * ss) || wy * wx > 32 {
+                    let why = "warps and sub-tiles of at least 1, a square tile (rows x sub-tiles x 8 in f64, x 16 in f32 = columns x sub-tiles x 8), at most 32 warps";
+                    return Err((format!("{at}.mma_tiling"), format!("{at}.mma_tiling {t:?}: {why}")));
+                }
+            }
+            if p.mma_points.is_some_and(|k| k == 0 || k % 4 != 0) {
+                return Err((format!("{at}.mma_points"), format!("{at}.mma_points must be a positive multiple of 4")));
+            }
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 use crate::device::Buffer;
 use crate::kernels::KernelSource;
 
-/// The kernel file: the four variants by `-D` defines.
+/// The kernel file: the paper's four variants and GRAM by `-D` defines, MMA's own kernel.
 pub const BANAS: KernelSource = KernelSource { file: "banas.kern", text: include_str!("../../../kernels/banas.kern") };
 
 crate::device::kernel_args! {
@@ -15,6 +15,10 @@ crate::device::kernel_args! {
     pub struct Integrate<'a> = "banas_integrate" {
         dphi: &'a Buffer, quad: &'a Buffer, geo: &'a Buffer, jterms: &'a Buffer, lame: &'a Buffer, out: &'a Buffer, ne: i32,
         nparts: i32,
+    }
+    /// MMA's element stiffness matrices (NOJAC inputs; f64 on the tensor cores).
+    pub struct IntegrateMma<'a> = "banas_mma" {
+        dphi: &'a Buffer, jterms: &'a Buffer, lame: &'a Buffer, out: &'a Buffer, ne: i32, nparts: i32,
     }
     /// The GEMM peers' B and E matrices of every element.
     pub struct Bmatrix<'a> = "banas_bmatrix" {

@@ -16,16 +16,28 @@ pub enum Variant {
     RegNojac,
     ShmJac,
     ShmNojac,
+    /// Beyond the paper: REG_NOJAC's tiles, each 3x3 block accumulating the Gram sum of the two
+    /// functions' gradients (9 multiply-adds per point against 22), finished by the element's
+    /// Lamé constants when it is written (kernels/banas.kern, GRAM).
+    GramNojac,
+    /// Beyond the paper: the Gram sums on the tensor cores (CUDA on sm_80+): DMMA in f64,
+    /// 3xTF32 in f32.
+    MmaNojac,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [Variant::RegJac, Variant::RegNojac, Variant::ShmJac, Variant::ShmNojac];
+    pub const ALL: [Variant; 6] =
+        [Variant::RegJac, Variant::RegNojac, Variant::ShmJac, Variant::ShmNojac, Variant::GramNojac, Variant::MmaNojac];
+    /// The paper's four variants, which its observations are about.
+    pub const PAPER: [Variant; 4] = [Variant::RegJac, Variant::RegNojac, Variant::ShmJac, Variant::ShmNojac];
     pub fn as_str(self) -> &'static str {
         match self {
             Variant::RegJac => "reg-jac",
             Variant::RegNojac => "reg-nojac",
             Variant::ShmJac => "shm-jac",
             Variant::ShmNojac => "shm-nojac",
+            Variant::GramNojac => "gram-nojac",
+            Variant::MmaNojac => "mma-nojac",
         }
     }
     pub fn shm(self) -> bool {
@@ -33,6 +45,14 @@ impl Variant {
     }
     pub fn jac(self) -> bool {
         matches!(self, Variant::RegJac | Variant::ShmJac)
+    }
+    /// Accumulates Gram sums, finished by the Lamé constants (GRAM and MMA).
+    pub fn gram(self) -> bool {
+        matches!(self, Variant::GramNojac | Variant::MmaNojac)
+    }
+    /// Runs on the tensor cores (its own kernel, `banas_mma`).
+    pub fn mma(self) -> bool {
+        self == Variant::MmaNojac
     }
 }
 
@@ -46,6 +66,10 @@ pub struct Tuning {
     pub reg_blocks: Option<[usize; 2]>,
     /// SHM: shared memory for the part of A^e (default and ceiling: the device's limit).
     pub shared_bytes: Option<usize>,
+    /// MMA: [warp rows, warp columns, sub-tiles per warp in a row, in a column].
+    pub mma_tiling: Option<[usize; 4]>,
+    /// MMA: quadrature points staged at once.
+    pub mma_points: Option<usize>,
     /// Registers one work-group may hold (default: NVIDIA's 64K per block, which the OpenCL API
     /// does not report); the paper's devices had 32K (GTX580) and 16K (HD5870).
     pub register_file: Option<usize>,
@@ -110,10 +134,12 @@ impl Plan {
             elements: 0,
             groups: 0,
         };
-        if variant.shm() {
+        if variant.mma() {
+            plan.mma_tiles(precision, shared_limit, tuning)?;
+        } else if variant.shm() {
             plan.shm_parts(tuning, max_wg, shared_limit)?;
         } else {
-            let [ty, tx, rb, cb] = best_tiling(nsh, s, max_wg, tuning)?;
+            let [ty, tx, rb, cb] = best_tiling(nsh, s, max_wg, tuning, variant.gram())?;
             plan.ty = ty;
             plan.tx = tx;
             plan.rb = rb;
@@ -155,6 +181,43 @@ impl Plan {
         Ok(())
     }
 
+    /// MMA: square tiles of functions, 8 x 8 sub-tiles per mma; ty x tx warps of rb x cb
+    /// sub-tiles each (one warp of 1 or 2 x 2 up to 16 functions, 2 x 2 warps of 2 x 2 beyond),
+    /// and chunks of `qc` points staged in shared memory (a multiple of the mma's 4).
+    fn mma_tiles(&mut self, precision: Precision, shared_limit: usize, tuning: &Tuning) -> Result<(), String> {
+        let f64 = precision == Precision::F64;
+        let [ty, tx, rb, cb] = tuning.mma_tiling.unwrap_or_else(|| mma_tiling(self.nsh, f64));
+        let sub_m = if f64 { 8 } else { 16 };
+        if sub_m * ty * rb != 8 * tx * cb {
+            return Err(format!("MMA tiling {:?} is not square ({sub_m}-row sub-tiles in {precision})", [ty, tx, rb, cb]));
+        }
+        let tile = sub_m * ty * rb;
+        let s = self.real_bytes;
+        self.qc = tuning.mma_points.unwrap_or(16);
+        let k = if f64 { 4 } else { 8 };
+        if self.qc % k != 0 {
+            return Err(format!("MMA stages points in multiples of {k} in {precision}, not {}", self.qc));
+        }
+        self.shared_bytes = (2 * 3 * tile * (self.qc + 4) + 10 * self.qc) * s;
+        if self.shared_bytes > shared_limit {
+            return Err(format!(
+                "{} bytes of shared memory for the staged gradients exceed the {shared_limit} available",
+                self.shared_bytes
+            ));
+        }
+        (self.ty, self.tx, self.rb, self.cb) = (ty, tx, rb, cb);
+        self.group_size = 32 * ty * tx;
+        self.part_blocks = tile * tile;
+        self.blocks_per_thread = self.part_blocks / self.group_size;
+        self.parts = self.nsh.div_ceil(tile).pow(2);
+        Ok(())
+    }
+
+    /// The side of an MMA tile, in functions (sub-tiles of 8 rows in f64, 16 in f32).
+    pub fn mma_tile(&self) -> usize {
+        8 * self.tx * self.cb
+    }
+
     pub fn output_bytes_per_element(&self) -> usize {
         (3 * self.nsh).pow(2) * self.real_bytes
     }
@@ -181,6 +244,15 @@ impl Plan {
     /// block, padding blocks skipped).
     pub fn executed_flops_per_element(&self) -> f64 {
         let (nq, nsh, parts, wg) = (self.nq as f64, self.nsh as f64, self.parts as f64, self.group_size as f64);
+        if self.variant.mma() {
+            return self.mma_flops_per_element();
+        }
+        if self.variant.gram() {
+            // Per point and part: the derivatives of every function, then per thread 3 scalings
+            // by |det J| w per row of its tile and 18 per block; once per block, the finish (33).
+            let blocks = parts * wg * (self.rb * self.cb) as f64;
+            return nq * (parts * 15.0 * nsh + parts * wg * self.rb as f64 * 3.0 + blocks * 18.0) + blocks * 33.0;
+        }
         let per_part_point = 15.0 * nsh + 2.0 * wg + if self.variant.jac() { 107.0 } else { 0.0 };
         let blocks = if self.variant.shm() {
             nsh * nsh * (44.0 + 6.0)
@@ -188,6 +260,17 @@ impl Plan {
             parts * wg * (self.rb as f64 * 6.0 + (self.rb * self.cb) as f64 * 44.0)
         };
         nq * (parts * per_part_point + blocks)
+    }
+
+    /// MMA's flops per element, padding included: per chunk of points (padded to `qc`), the
+    /// staged gradients of both sides of every tile (15 each, 3 more for the scaled side), and
+    /// the mma's 2 per multiply-add of the nine tile products (three products each in f32's
+    /// 3xTF32); the finish (33 per block).
+    fn mma_flops_per_element(&self) -> f64 {
+        let (tile, parts) = (self.mma_tile() as f64, self.parts as f64);
+        let points = self.nq.div_ceil(self.qc) as f64 * self.qc as f64;
+        let products = if self.real_bytes == 8 { 1.0 } else { 3.0 };
+        parts * (points * (tile * 33.0 + products * 9.0 * 2.0 * tile * tile) + tile * tile * 33.0)
     }
 
     pub fn defines(&self, precision: Precision) -> Defines {
@@ -198,24 +281,50 @@ impl Plan {
             .with("QC", self.qc)
             .with("JAC", self.variant.jac() as u8)
             .with("SHM", self.variant.shm() as u8);
-        if self.variant.shm() {
+        if self.variant.mma() {
+            d = d.with("MMA", 1).with("MWY", self.ty).with("MWX", self.tx).with("MSR", self.rb).with("MSS", self.cb).with("KC", self.qc);
+        } else if self.variant.shm() {
             d = d.with("PART", self.part_blocks).with("BPT", self.blocks_per_thread);
         } else {
-            d = d.with("TY", self.ty).with("TX", self.tx).with("RB", self.rb).with("CB", self.cb);
+            d = d.with("TY", self.ty).with("TX", self.tx).with("RB", self.rb).with("CB", self.cb).with("GRAM", self.variant.gram() as u8);
         }
         d
     }
 }
 
+/// MMA: one tile of 8 up to 8 functions; beyond, of tiles of 16 and 32 functions, the one of least
+/// padded area, each weighted by its staging work (1 + 2.5 / side). Measured on an H200 in f64 at p = 3, 5, 6, 7: 16 (2 x 2 warps
+/// of one sub-tile) won where 32 pads more (p = 3, 6), 32 (4 x 2 warps of 1 x 2) where neither
+/// pads (p = 5, 7), by 3-10%; 2 x 2 warps of 2 x 2 and 4 x 4 of one ran 5-20% slower. In f32
+/// (3xTF32, 16 x 8 sub-tiles): 16 (1 x 2 warps of one) at p = 3, 32 (2 x 2 warps of 1 x 2) at
+/// p = 5-7, 2-6% ahead of 2 x 4 warps of one, 12-20% of 4 x 4 of 1 x 2 (a tile of 64).
+fn mma_tiling(nsh: usize, f64: bool) -> [usize; 4] {
+    let cost = |side: usize| (nsh.div_ceil(side) * side).pow(2) as f64 * (1.0 + 2.5 / side as f64);
+    let side = if nsh <= 8 { 8 } else { [16, 32].into_iter().min_by(|&a, &b| cost(a).total_cmp(&cost(b))).unwrap_or(16) };
+    // [warp rows, warp columns, sub-tiles per warp in a row, in a column]; f32's sub-tiles have
+    // 16 rows.
+    match (f64, side) {
+        (true, 8) => [1, 1, 1, 1],
+        (true, 16) => [2, 2, 1, 1],
+        (true, _) => [4, 2, 1, 2],
+        (false, 8 | 16) => [1, 2, 1, 1],
+        (false, _) => [2, 2, 1, 2],
+    }
+}
+
 /// REG: the register tiling (ty x tx threads, rb x cb blocks each) of least modelled cost that
 /// fits the device's work-group and register limits.
-fn best_tiling(nsh: usize, s: usize, max_wg: usize, tuning: &Tuning) -> Result<[usize; 4], String> {
+fn best_tiling(nsh: usize, s: usize, max_wg: usize, tuning: &Tuning, gram: bool) -> Result<[usize; 4], String> {
     let words = s / 4;
     let register_file = tuning.register_file.unwrap_or(REGISTER_FILE);
     let mut best: Option<(f64, [usize; 4])> = None;
     let dims = [4usize, 8, 16, 32];
     let rbs: Vec<[usize; 2]> = match tuning.reg_blocks {
         Some(b) => vec![b],
+        // GRAM from p = 5 (100 functions and more): the blocks per thread measured fastest on an
+        // H200 at p = 5-7 (2 x 2 in f64, 4 x 2 in f32; the model's choice, made for the paper's
+        // 22 multiply-adds per block, ran up to 1.35x slower on GRAM's 9).
+        None if gram && nsh >= 100 => vec![if words == 2 { [2, 2] } else { [4, 2] }],
         None => (1..=4).flat_map(|r| (1..=4).map(move |c| [r, c])).collect(),
     };
     for &ty in &dims {
@@ -263,11 +372,19 @@ mod tests {
             let nsh = crate::banas::prism::shape_functions(p);
             let nq = crate::banas::prism::quadrature(p).unwrap().len();
             let paper = crate::banas::elasticity::element_flops(nsh, nq);
-            for v in Variant::ALL {
+            for v in Variant::PAPER {
                 let plan = Plan::new(v, nsh, nq, Precision::F32, &dev, &tuning).unwrap();
                 let ratio = paper / plan.executed_flops_per_element();
                 // 63 against 44 per block update, padding and per-part work aside.
                 assert!((1.05..1.5).contains(&ratio), "p = {p} {v:?}: paper / executed = {ratio}");
+            }
+            // The Gram sums: 63 against 18 per block update, less the padding and per-part work
+            // (MMA's tiles pad more at p = 3: 40 functions in two tiles of 32).
+            for (v, precision, low) in [(Variant::GramNojac, Precision::F32, 2.0), (Variant::MmaNojac, Precision::F64, 1.0)] {
+                // (f32's MMA counts three products per multiply-add: 3xTF32.)
+                let plan = Plan::new(v, nsh, nq, precision, &dev, &tuning).unwrap();
+                let ratio = paper / plan.executed_flops_per_element();
+                assert!((low..3.5).contains(&ratio), "p = {p} {v:?}: paper / executed = {ratio}");
             }
             let cpu = paper / cpu_executed_flops(nsh, nq);
             assert!((1.3..1.5).contains(&cpu), "cpu: {cpu}");

@@ -15,6 +15,11 @@ pub enum Method {
     RegNojac,
     ShmJac,
     ShmNojac,
+    /// Beyond the paper: REG_NOJAC accumulating Gram sums, finished by Lamé's constants.
+    GramNojac,
+    /// Beyond the paper: the Gram sums on the tensor cores (CUDA on sm_80+): DMMA in f64,
+    /// 3xTF32 in f32 (about f32's accuracy).
+    MmaNojac,
     /// Beyond the paper, the peer (CUDA only): A^e = B^T (w D B) as one cuBLAS strided-batched
     /// GEMM, B computed by our kernel (what a user of cuBLAS or torch writes). cuBLAS' default
     /// math: FP32 without TF32, f64 on the FP64 tensor cores where the GPU has them.
@@ -77,6 +82,8 @@ impl Method {
             Method::RegNojac => Some(Variant::RegNojac),
             Method::ShmJac => Some(Variant::ShmJac),
             Method::ShmNojac => Some(Variant::ShmNojac),
+            Method::GramNojac => Some(Variant::GramNojac),
+            Method::MmaNojac => Some(Variant::MmaNojac),
         }
     }
 }
@@ -107,11 +114,26 @@ pub struct Problem_ {
     pub reg_blocks: Option<[usize; 2]>,
     /// SHM: shared memory for a part of A^e, in bytes (ceiling: the device's limit).
     pub shared_bytes: Option<usize>,
+    /// MMA: override the planner's tiling, as [warp rows, warp columns, 8x8 sub-tiles per warp
+    /// in a row, in a column]; the tile must be square (sub-tiles have 8 columns, and 8 rows in
+    /// f64, 16 in f32).
+    pub mma_tiling: Option<[usize; 4]>,
+    /// MMA: quadrature points staged at once (a multiple of 4 in f64, of 8 in f32; default 16).
+    pub mma_points: Option<usize>,
 }
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { output_mib: 256.0, verify_fraction: 0.01, cpu_elements: None, group_size: None, reg_blocks: None, shared_bytes: None }
+        Problem_ {
+            output_mib: 256.0,
+            verify_fraction: 0.01,
+            cpu_elements: None,
+            group_size: None,
+            reg_blocks: None,
+            shared_bytes: None,
+            mma_tiling: None,
+            mma_points: None,
+        }
     }
 }
 
@@ -160,6 +182,8 @@ mod tests {
             Method::CpuReference,
             Method::RegJac,
             Method::ShmNojac,
+            Method::GramNojac,
+            Method::MmaNojac,
             Method::CublasGemm,
             Method::CublasGemmTf32,
             Method::CublasGemm3xTf32,

@@ -6,8 +6,8 @@
 
 use super::elasticity::{element_dofs, element_flops};
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras, Prepared};
-use super::kernel::Integrate;
 use super::kernel::BANAS;
+use super::kernel::{Integrate, IntegrateMma};
 use super::plan::{Plan, Tuning, Variant};
 use super::spec::{Point, Problem_, STAGES};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
@@ -34,12 +34,17 @@ pub(crate) fn run_gpu<T: Real>(
     point: &Point,
     variant: Variant,
 ) -> Result<Vec<Measured>, CaseError> {
+    if let Some(reason) = unsupported(variant, dev) {
+        return Err(CaseError::Skipped(reason));
+    }
     let nsh = super::prism::shape_functions(point.degree as usize);
     let nq = super::prism::quadrature(point.degree as usize).map_err(CaseError::Failed)?.len();
     let tuning = Tuning {
         output_bytes: (problem.output_mib * (1u64 << 20) as f64) as usize,
         group_size: problem.group_size,
         reg_blocks: problem.reg_blocks,
+        mma_tiling: problem.mma_tiling,
+        mma_points: problem.mma_points,
         shared_bytes: problem.shared_bytes,
         register_file: None,
     };
@@ -62,6 +67,22 @@ pub(crate) fn run_gpu<T: Real>(
     }
     dev.release_pooled_memory()?;
     Ok(rows::<T>(&m, runs, m.worst, passes_checked))
+}
+
+/// Why `variant` cannot run on `dev`: MMA's inline PTX needs CUDA and the FP64 and TF32 tensor
+/// cores (compute capability 8.0 or above).
+fn unsupported(variant: Variant, dev: &dyn Device) -> Option<String> {
+    let name = variant.as_str();
+    let info = dev.info();
+    let major = info.compute_capability.as_deref().and_then(|c| c.split('.').next()?.parse::<u32>().ok());
+    match () {
+        _ if !variant.mma() => None,
+        _ if info.backend != Some(crate::device::Backend::Cuda) => {
+            Some(format!("{name} issues NVIDIA's mma.sync through inline PTX: CUDA only"))
+        }
+        _ if major.is_none_or(|m| m < 8) => Some(format!("{name} needs the FP64 and TF32 tensor cores (compute capability 8.0 or above)")),
+        _ => None,
+    }
 }
 
 /// One row per stage and the total, in each mode, with the case's figures.
@@ -87,6 +108,8 @@ fn rows<T: Real>(m: &Integration<T>, runs: Vec<Staged>, worst: f64, passes_check
         ("input_mb", plan.input_bytes(m.jac) as f64 / 1e6),
         ("output_mb", (plan.elements * plan.output_bytes_per_element()) as f64 / 1e6),
         ("performed_blocks", plan.performed_blocks() as f64),
+        // 3xTF32's flops run on the TF32 tensor cores: their peak is the row's ceiling.
+        (crate::report::physics::TF32_COLUMN, (plan.variant.mma() && T::PRECISION == Precision::F32) as u8 as f64),
     ];
     let mut out = Vec::new();
     for staged in runs {
@@ -132,7 +155,12 @@ struct Integration<'a, T> {
 
 impl<'a, T: Real> Integration<'a, T> {
     fn new(ctx: &mut CaseCtx, dev: &'a dyn Device, plan: &'a Plan, prep: &'a Prepared, jac: bool) -> Result<Self, CaseError> {
-        let kernel = ctx.modules.kernel_for::<Integrate>(dev, &BANAS, &plan.defines(T::PRECISION))?;
+        let defines = plan.defines(T::PRECISION);
+        let kernel = if plan.variant.mma() {
+            ctx.modules.kernel_for::<IntegrateMma>(dev, &BANAS, &defines)?
+        } else {
+            ctx.modules.kernel_for::<Integrate>(dev, &BANAS, &defines)?
+        };
         let rb = plan.real_bytes;
         let lengths = input_lengths(prep, jac);
         let out_len = prep.mesh.len() * element_dofs(plan.nsh).pow(2);
@@ -213,9 +241,14 @@ impl<T: Real> PassMethod for Integration<'_, T> {
         // The kernel reads vertices (JAC) or Jacobian terms (NOJAC): one buffer fills both slots.
         let b = &bufs;
         let (ne, nparts) = (ne as i32, self.plan.parts as i32);
-        let args = Integrate { dphi: &b[0], quad: &b[1], geo: &b[2], jterms: &b[2], lame: &b[3], out: &b[4], ne, nparts };
         let launch = Launch { groups: self.plan.groups, group_size: self.plan.group_size };
-        pass.device(dev, "kernel", &mut || dev.launch_with(&self.kernel, launch, &args))?;
+        if self.plan.variant.mma() {
+            let args = IntegrateMma { dphi: &b[0], jterms: &b[2], lame: &b[3], out: &b[4], ne, nparts };
+            pass.device(dev, "kernel", &mut || dev.launch_with(&self.kernel, launch, &args))?;
+        } else {
+            let args = Integrate { dphi: &b[0], quad: &b[1], geo: &b[2], jterms: &b[2], lame: &b[3], out: &b[4], ne, nparts };
+            pass.device(dev, "kernel", &mut || dev.launch_with(&self.kernel, launch, &args))?;
+        }
         let out_bytes = self.sizes[4] * self.plan.real_bytes;
         let host_out = &mut self.host_out;
         pass.device(dev, "download", &mut || dev.download_async(&bufs[4], host_out, out_bytes))?;

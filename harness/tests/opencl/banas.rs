@@ -29,8 +29,8 @@ fn banas_runs_cold_when_asked() {
     let col = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|v| v.unwrap_or("").to_string()).collect::<Vec<_>>();
     let (metric, mode, status) = (col("metric"), col("mode"), col("status"));
     let kernels = |m: &str| (0..df.height()).filter(|&i| metric[i] == "kernel" && mode[i] == m && status[i] == "ok").count();
-    // 4 variants x 2 degrees x 2 precisions, in each mode.
-    assert_eq!((kernels("warm"), kernels("cold")), (16, 16));
+    // 5 variants (the paper's four and gram-nojac) x 2 degrees x 2 precisions, in each mode.
+    assert_eq!((kernels("warm"), kernels("cold")), (20, 20));
 }
 
 #[test]
@@ -47,12 +47,22 @@ fn banas_variants_match_the_reference_on_opencl() {
     let col = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|v| v.unwrap_or("").to_string()).collect::<Vec<_>>();
     let (metric, status, precision, method) = (col("metric"), col("status"), col("precision"), col("method"));
     let error: Vec<f64> = df.column("error").unwrap().f64().unwrap().iter().map(|v| v.unwrap_or(f64::NAN)).collect();
-    // 4 variants x p = 1..4 x f32 and f64, each verified (the kernel rows), the CPU reference,
-    // and NumPy's route on the host (p = 1..4, f64) where Python has NumPy.
+    // 5 variants (the paper's four and gram-nojac) x p = 1..4 x f32 and f64, each verified (the
+    // kernel rows), the CPU reference, and NumPy's route on the host (p = 1..4, f64) where Python
+    // has NumPy. mma-nojac (tensor cores, CUDA) is skipped on OpenCL, with its reason.
     let host = ["cpu-reference", "numpy-matmul"];
     let checked: Vec<usize> =
         (0..df.height()).filter(|&i| metric[i] == "kernel" && status[i] == "ok" && !host.contains(&method[i].as_str())).collect();
-    assert_eq!(checked.len(), 4 * 4 * 2);
+    assert_eq!(checked.len(), 5 * 4 * 2);
+    assert!(checked.iter().filter(|&&i| method[i] == "gram-nojac").count() == 8);
+    let reason = col("reason");
+    let mma: Vec<usize> = (0..df.height()).filter(|&i| method[i] == "mma-nojac").collect();
+    assert_eq!(mma.len(), 8, "mma-nojac's rows: p = 1..4, f32 and f64");
+    assert!(
+        mma.iter().all(|&i| status[i] == "skipped" && reason[i].contains("CUDA only")),
+        "{:?}",
+        mma.iter().map(|&i| &reason[i]).collect::<Vec<_>>()
+    );
     let numpy = (0..df.height()).filter(|&i| method[i] == "numpy-matmul" && status[i] == "ok").count();
     assert!(numpy == 4 || (numpy == 0 && std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none()), "{numpy} numpy-matmul rows ok");
     for i in checked {
