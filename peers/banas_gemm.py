@@ -64,7 +64,8 @@ class Torch:
         torch = self.torch
         event = lambda: torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
-        return "device-event-open", fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize)
+        flush = fp.flush_with(p, lambda n: torch.empty(n, dtype=torch.int32, device="cuda"), lambda b, i: b.fill_(i))
+        return "device-event-open", fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize, flush)
 
 
 class Cupy:
@@ -107,7 +108,8 @@ class Cupy:
     def time(self, p, run):
         cp = self.cp
         cp.cuda.Device().synchronize()
-        return "device-event-open", fp.time_gpu(p, run, cp.cuda.Event, cp.cuda.get_elapsed_time, cp.cuda.Device().synchronize)
+        flush = fp.flush_with(p, lambda n: cp.empty(n, dtype=cp.int32), lambda b, i: b.fill(i))
+        return "device-event-open", fp.time_gpu(p, run, cp.cuda.Event, cp.cuda.get_elapsed_time, cp.cuda.Device().synchronize, flush)
 
 
 class Numpy:

@@ -73,7 +73,8 @@ def cupy_tocsr(p):
     cp.cuda.Device().synchronize()
     a, rhs = out["a"], out["rhs"]
     checked = dict(indptr=cp.asnumpy(a.indptr), indices=cp.asnumpy(a.indices), vals=cp.asnumpy(a.data), rhs=cp.asnumpy(rhs))
-    samples = fp.time_gpu(p, run, cp.cuda.Event, cp.cuda.get_elapsed_time, cp.cuda.Device().synchronize)
+    flush = fp.flush_with(p, lambda n: cp.empty(n, dtype=cp.int32), lambda b, i: b.fill(i))
+    samples = fp.time_gpu(p, run, cp.cuda.Event, cp.cuda.get_elapsed_time, cp.cuda.Device().synchronize, flush)
     cuda = cp.cuda.runtime.runtimeGetVersion()
     library = f"CuPy {cp.__version__} (CUDA {cuda // 1000}.{cuda % 1000 // 10})"
     fp.finish(p, library, "device-event-open", samples, checked)
@@ -119,7 +120,8 @@ def torch_index_add(p):
     torch.cuda.synchronize()
     checked = dict(vals=vals[:nnz].cpu().numpy(), rhs=rhs[:n].cpu().numpy())
     event = lambda: torch.cuda.Event(enable_timing=True)
-    samples = fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize)
+    flush = fp.flush_with(p, lambda n: torch.empty(n, dtype=torch.int32, device="cuda"), lambda b, i: b.fill_(i))
+    samples = fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize, flush)
     library = f"PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
     fp.finish(p, library, "device-event-open", samples, checked)
 

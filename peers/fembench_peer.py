@@ -10,7 +10,9 @@ method of fembench's.
 
 A route runs once on poisoned outputs (the checked pass), times itself with `time_gpu` (CUDA
 events around each repetition) or `time_host` (the host clock), and hands back the samples, its
-library versions and the checked pass's outputs with `finish`. fembench checks the outputs
+library versions and the checked pass's outputs with `finish`. Where the case asks for cold
+runs, the same functions time them too, each repetition after a flush: `flush_with` makes one
+from the library's own buffer on the device; on the host a NumPy array is written. fembench checks the outputs
 against its f64 reference like any method's. A missing package is `skip`: the row says why. An
 exception becomes `{"error": traceback}`, a failed row. After each case the worker frees what
 CuPy and PyTorch keep cached on the device.
@@ -39,6 +41,11 @@ class Problem:
         self.precision = spec["precision"]
         self.device = spec.get("device")
         self.measure = spec["measure"]
+        # The cache modes the case asks for, and the bytes a flush writes (twice the device's
+        # last-level cache, as fembench's own flush).
+        self.modes = spec.get("modes", ["warm"])
+        self.flush_bytes = spec.get("flush_bytes", 0)
+        self.cold_samples = None
         self.scalars = spec.get("scalars", {})
         self.arrays = {
             name: np.fromfile(os.path.join(folder, a["file"]), dtype=DTYPES[a["dtype"]], count=a["len"])
@@ -122,36 +129,79 @@ def _enough(samples, m):
     return total >= m["min_time_s"] or (m["max_time_s"] > 0 and total >= m["max_time_s"])
 
 
-def time_gpu(problem, run, event, elapsed_ms, synchronize):
-    """Seconds of each timed repetition of `run` between two device events, after the warm-ups.
-    The host's work between the events (the library's calls, its waits) counts, as it does for
-    a user: fembench records these rows as device-event-open."""
+def flush_with(problem, buffer_of, fill):
+    """The flush of a cold repetition on the device: `fill(buffer, i)` over one buffer of the
+    case's flush size, made once by `buffer_of(words)` (4-byte words) in the route's library.
+    None where the case runs warm only."""
+    if "cold" not in problem.modes or problem.flush_bytes <= 0:
+        return None
+    buffer = buffer_of(max(problem.flush_bytes // 4, 1))
+    return lambda i: fill(buffer, i)
+
+
+def _host_flush(problem):
+    """A cold repetition's flush on the host: an array of the flush size written (the host's
+    caches hold none of the route's data after it)."""
+    import numpy as np
+
+    if "cold" not in problem.modes:
+        return None
+    buffer = np.empty(max(problem.flush_bytes, 64 << 20) // 4, dtype=np.int32)
+
+    def flush(i):
+        buffer.fill(i)
+
+    return flush
+
+
+def _timed(problem, one, flush, synchronize):
+    """Warm samples of `one()` (seconds), after the warm-ups; where the case asks for cold runs
+    and `flush` is given, as many cold samples, each after `flush(i)` and `synchronize()` (kept
+    in `problem.cold_samples` for `finish`)."""
     m = problem.measure
     for _ in range(m["warmup"]):
-        run()
+        one()
     synchronize()
     samples = []
     while not _enough(samples, m):
+        samples.append(one())
+    if flush is not None:
+        cold = []
+        while not _enough(cold, m):
+            flush(len(cold))
+            synchronize()
+            cold.append(one())
+        problem.cold_samples = cold
+    return samples
+
+
+def time_gpu(problem, run, event, elapsed_ms, synchronize, flush=None):
+    """Seconds of each timed repetition of `run` between two device events, after the warm-ups
+    (cold repetitions too where asked, each after `flush`: `flush_with`). The host's work between
+    the events (the library's calls, its waits) counts, as it does for a user: fembench records
+    these rows as device-event-open."""
+
+    def one():
         start, stop = event(), event()
         start.record()
         run()
         stop.record()
         synchronize()
-        samples.append(elapsed_ms(start, stop) / 1e3)
-    return samples
+        return elapsed_ms(start, stop) / 1e3
+
+    return _timed(problem, one, flush, synchronize)
 
 
 def time_host(problem, run):
-    """Seconds of each timed repetition of `run` by the host clock, after the warm-ups."""
-    m = problem.measure
-    for _ in range(m["warmup"]):
-        run()
-    samples = []
-    while not _enough(samples, m):
+    """Seconds of each timed repetition of `run` by the host clock, after the warm-ups (cold
+    repetitions too where asked, each after the host's flush)."""
+
+    def one():
         t0 = time.perf_counter()
         run()
-        samples.append(time.perf_counter() - t0)
-    return samples
+        return time.perf_counter() - t0
+
+    return _timed(problem, one, _host_flush(problem), lambda: None)
 
 
 def finish(problem, library, timer, samples, outputs):
@@ -165,6 +215,8 @@ def finish(problem, library, timer, samples, outputs):
         a.tofile(os.path.join(problem.folder, f"out_{name}.bin"))
         described[name] = {"dtype": dtype, "len": int(a.size), "file": f"out_{name}.bin"}
     result = {"library": library, "timer": timer, "samples_s": [float(s) for s in samples], "outputs": described}
+    if problem.cold_samples is not None:
+        result["cold_samples_s"] = [float(s) for s in problem.cold_samples]
     _write_result(problem.folder, result)
 
 

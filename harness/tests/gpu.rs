@@ -115,14 +115,41 @@ fn cecka_python_peers_verify_on_cuda() {
 fn banas_variants_verify_on_cuda() {
     let s = quick_on_cuda("banas-integration.yaml");
     assert_eq!(s.rows_failed, 0);
-    // The four variants at p = 1..4 in f32 and f64, six rows each (five stages and the total),
+    // The four variants, gram-nojac and mma-nojac at p = 1..4 in f32 and f64, six rows each (five stages and the total),
     // the cuBLAS GEMM peer's three (bmatrix, gemm, kernel) in both, and in f32 the TF32 peer's
     // three and the 3xTF32 peer's four (split too), every pass checked against the f64
     // reference on poisoned outputs; and the Python peers' one row each (torch-bmm and
     // cupy-matmul at p = 1..4 in f32 and f64), where Python has PyTorch and CuPy.
-    let ours = 4 * 4 * 2 * 6 + 4 * 2 * 3 + 4 * (3 + 4);
+    // gram-nojac and mma-nojac beside the paper's four, in both precisions.
+    let ours = 6 * 4 * 2 * 6 + 4 * 2 * 3 + 4 * (3 + 4);
     let python = if std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_some() { 2 * 4 * 2 } else { s.rows_ok.saturating_sub(ours) };
     assert_eq!(s.rows_ok, ours + python, "{} rows ok", s.rows_ok);
+}
+
+/// The Python peers run cold when asked: each cold repetition after a flush of the device's L2
+/// by the library's own buffer, a row per mode. Banaś' torch-bmm and cupy-matmul at p = 1, 2.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn python_peers_run_cold_when_asked() {
+    let text = std::fs::read_to_string(common::experiments_dir().join("banas-integration.yaml")).unwrap();
+    let quick = text.split("quick:").nth(1).and_then(|q| q.lines().find(|l| l.trim_start().starts_with("method:"))).unwrap();
+    let text = text
+        .replacen(quick, "    method: [torch-bmm, cupy-matmul]", 1)
+        .replace("    degree: [1, 2, 3, 4]", "    degree: [1, 2]")
+        .replace("    max_reps: 1\n", "    max_reps: 1\n    modes: [warm, cold]\n");
+    assert!(text.contains("modes: [warm, cold]") && text.contains("method: [torch-bmm, cupy-matmul]"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("banas-python-cold.yaml");
+    std::fs::write(&path, text).unwrap();
+    let opts = RunOptions { backends: vec![Backend::Cuda], quick: true, out_dir: dir.path().into(), ..Default::default() };
+    let s = run(&[load(&path).unwrap()], &opts).unwrap();
+    assert_eq!(s.rows_failed, 0);
+    let df = RunDir::open(&s.run_dir).unwrap().read_experiment("banas-integration").unwrap().unwrap();
+    let col = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|v| v.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let (mode, status) = (col("mode"), col("status"));
+    let ok = |m: &str| (0..df.height()).filter(|&i| mode[i] == m && status[i] == "ok").count();
+    // 2 routes x 2 degrees x 2 precisions, in each mode.
+    assert_eq!((ok("warm"), ok("cold")), (8, 8));
 }
 
 /// The gate: a host sleep between two launches is not counted on CUDA either, and a

@@ -84,6 +84,11 @@ pub struct Placement<'a> {
     pub precision: Precision,
     pub device: Option<usize>,
     pub policy: &'a MeasurePolicy,
+    /// Bytes a cold repetition's flush writes (the case's [`CacheFlusher`]'s; 0: none, and the
+    /// script's own minimum on the host).
+    ///
+    /// [`CacheFlusher`]: fembench_measure::CacheFlusher
+    pub flush_bytes: usize,
 }
 
 /// What a script handed back.
@@ -91,8 +96,9 @@ pub struct Placement<'a> {
 pub struct Outcome {
     /// The library and its version, as the script names them ("CuPy 13.3.0 (CUDA 12.4)").
     pub library: String,
-    /// Warm-cache repetitions; a script cannot flush the device's cache between them.
-    pub timing: Timing,
+    /// The warm repetitions, then the cold ones where the case asked for them (each after a
+    /// flush of the device's cache by the script's library, or of the host's on the host).
+    pub timings: Vec<Timing>,
     outputs: BTreeMap<String, Vec<f64>>,
 }
 
@@ -116,9 +122,21 @@ struct ArrayFile {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ScriptResult {
-    Skipped { skipped: String },
-    Error { error: String },
-    Done { library: String, timer: String, samples_s: Vec<f64>, outputs: BTreeMap<String, ArrayFile> },
+    Skipped {
+        skipped: String,
+    },
+    Error {
+        error: String,
+    },
+    Done {
+        library: String,
+        timer: String,
+        samples_s: Vec<f64>,
+        /// The cold repetitions, where the case asked for them and the route could flush.
+        #[serde(default)]
+        cold_samples_s: Option<Vec<f64>>,
+        outputs: BTreeMap<String, ArrayFile>,
+    },
 }
 
 /// The Python that runs the scripts: `FEMBENCH_PYTHON`, else `python3` on the path.
@@ -136,6 +154,8 @@ pub fn run(workers: &Mutex<Workers>, script: &Script, route: &str, inputs: Input
         "precision": at.precision.as_str(),
         "device": at.device,
         "measure": {"warmup": p.warmup, "min_reps": p.min_reps, "max_reps": p.max_reps, "min_time_s": p.min_time_s, "max_time_s": p.max_time_s},
+        "modes": p.modes.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+        "flush_bytes": at.flush_bytes,
         "scalars": inputs.scalars,
         "arrays": inputs.arrays,
     });
@@ -154,27 +174,31 @@ pub fn workers(run: &crate::context::RunContext) -> std::sync::Arc<Mutex<Workers
 }
 
 fn outcome(result: ScriptResult, dir: &Path) -> Result<Outcome, CaseError> {
-    let (library, timer, samples, files) = match result {
+    let (library, timer, samples, cold, files) = match result {
         ScriptResult::Skipped { skipped } => return Err(CaseError::Skipped(skipped)),
         ScriptResult::Error { error } => {
             let tail: Vec<&str> = error.lines().rev().take(4).collect();
             return Err(CaseError::Failed(format!("external peer: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | "))));
         }
-        ScriptResult::Done { library, timer, samples_s, outputs } => (library, timer, samples_s, outputs),
+        ScriptResult::Done { library, timer, samples_s, cold_samples_s, outputs } => (library, timer, samples_s, cold_samples_s, outputs),
     };
     let timer = match timer.as_str() {
         "device-event-open" => Timer::DeviceEventOpen,
         "host-wall" => Timer::HostWall,
         other => return Err(CaseError::Failed(format!("external peer: unknown timer {other:?}"))),
     };
-    if samples.is_empty() || samples.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-        return Err(CaseError::Failed(format!("external peer: bad samples {samples:?}")));
+    let mut timings = vec![Timing { samples, timer, mode: CacheMode::Warm }];
+    timings.extend(cold.map(|samples| Timing { samples, timer, mode: CacheMode::Cold }));
+    for t in &timings {
+        if t.samples.is_empty() || t.samples.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(CaseError::Failed(format!("external peer: bad {} samples {:?}", t.mode.as_str(), t.samples)));
+        }
     }
     let mut outputs = BTreeMap::new();
     for (name, a) in files {
         outputs.insert(name, read_array(&dir.join(&a.file), &a)?);
     }
-    Ok(Outcome { library, timing: Timing { samples, timer, mode: CacheMode::Warm }, outputs })
+    Ok(Outcome { library, timings, outputs })
 }
 
 /// One output file as f64 values.
@@ -222,9 +246,14 @@ mod tests {
     }
 
     fn call(workers: &Mutex<Workers>, route: &str) -> Result<Outcome, CaseError> {
-        let policy = MeasurePolicy { warmup: 1, min_reps: 3, max_reps: 3, min_time_s: 0.0, ..MeasurePolicy::default() };
+        call_in(workers, route, &[CacheMode::Warm])
+    }
+
+    fn call_in(workers: &Mutex<Workers>, route: &str, modes: &[CacheMode]) -> Result<Outcome, CaseError> {
+        let modes = fembench_core::NonEmpty(modes.to_vec());
+        let policy = MeasurePolicy { warmup: 1, min_reps: 3, max_reps: 3, min_time_s: 0.0, modes, ..MeasurePolicy::default() };
         let inputs = Inputs::new()?.f64s("x", &[1.0, 2.5, -4.0])?.i32s("n", &[7, -1])?.scalar("k", 2.0);
-        run(workers, &ECHO, route, inputs, &Placement { precision: Precision::F64, device: None, policy: &policy })
+        run(workers, &ECHO, route, inputs, &Placement { precision: Precision::F64, device: None, policy: &policy, flush_bytes: 1 << 20 })
     }
 
     /// The protocol both ways: arrays and scalars in, outputs and samples back; a skip is a skip,
@@ -246,8 +275,8 @@ mod tests {
         assert_eq!(out.output("y").unwrap(), &[2.0, 5.0, -8.0]);
         assert_eq!(out.output("n").unwrap(), &[8.0, 0.0]);
         assert!(out.library.starts_with("NumPy test"), "{}", out.library);
-        assert_eq!(out.timing.samples.len(), 3);
-        assert_eq!(out.timing.timer, Timer::HostWall);
+        assert_eq!(out.timings.len(), 1, "warm only");
+        assert_eq!((out.timings[0].samples.len(), out.timings[0].timer), (3, Timer::HostWall));
         assert!(out.output("z").is_err());
         assert!(matches!(call(&workers, "skip"), Err(CaseError::Skipped(r)) if r == "no such library here"));
         assert!(matches!(call(&workers, "crash"), Err(CaseError::Failed(r)) if r.contains("the route broke")));
@@ -258,6 +287,10 @@ mod tests {
         assert_eq!(workers.lock().unwrap().running(), 0, "a dead worker is forgotten");
         let next = call(&workers, "double").unwrap();
         assert_ne!(next.library, out.library, "the next case starts another worker");
+        // Cold runs where asked: as many samples again, each after the host's flush.
+        let both = call_in(&workers, "double", &[CacheMode::Warm, CacheMode::Cold]).unwrap();
+        let modes: Vec<(CacheMode, usize)> = both.timings.iter().map(|t| (t.mode, t.samples.len())).collect();
+        assert_eq!(modes, [(CacheMode::Warm, 3), (CacheMode::Cold, 3)]);
     }
 
     #[test]

@@ -267,6 +267,11 @@ impl CacheFlusher {
         Ok(Self { buf, kernel, words })
     }
 
+    /// The bytes one flush writes (twice the last-level cache, at least 256 MiB).
+    pub fn bytes(&self) -> usize {
+        4 * self.words
+    }
+
     pub fn flush(&self, dev: &dyn Device, salt: u32) -> DeviceResult<()> {
         let groups = (dev.info().compute_units.max(1) as usize) * 4;
         dev.launch_with(

@@ -40,7 +40,7 @@ pub(crate) fn run_python_peer(ctx: &mut CaseCtx, problem: &Problem_, point: &Poi
     let inputs = inputs(&prep, nsh, nq)?;
     // The script's host work is inside its timer: nothing may share the cores meanwhile.
     ctx.run.background().quiet();
-    let at = Placement { precision: ctx.precision, device, policy: ctx.policy };
+    let at = Placement { precision: ctx.precision, device, policy: ctx.policy, flush_bytes: ctx.flusher.map_or(0, |f| f.bytes()) };
     let out = external::run(&external::workers(ctx.run), &SCRIPT, point.method.as_str(), inputs, &at)?;
     let error = error_of(&prep, out.output("a")?, out.output("nan")?, n * n)?;
     let flops = 2.0 * (n * n * k) as f64 * ne as f64;
@@ -51,11 +51,13 @@ pub(crate) fn run_python_peer(ctx: &mut CaseCtx, problem: &Problem_, point: &Poi
         ("output_mb", (ctx.precision.bytes() * n * n * ne) as f64 / 1e6),
         (crate::report::physics::TF32_COLUMN, 0.0),
     ];
-    let row = Measured::verified("kernel", out.timing, error, tolerance(point.method, ctx.precision))
-        .flops(flops)
-        .paper_flops(element_flops(nsh, nq) * ne as f64)
-        .library(&out.library);
-    Ok(with_extras(vec![row], &extras))
+    let tolerance = tolerance(point.method, ctx.precision);
+    let paper_flops = element_flops(nsh, nq) * ne as f64;
+    let rows = out
+        .timings
+        .into_iter()
+        .map(|t| Measured::verified("kernel", t, error, tolerance).flops(flops).paper_flops(paper_flops).library(&out.library));
+    Ok(with_extras(rows.collect(), &extras))
 }
 
 /// The CPU reference's problem (its elements, each checked) and its shape (N_sh, N_Q).

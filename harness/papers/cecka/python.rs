@@ -42,7 +42,7 @@ fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Re
     let setup_s = setup_start.elapsed().as_secs_f64();
     // The script's host work is inside its timer: nothing may share the cores meanwhile.
     ctx.run.background().quiet();
-    let at = Placement { precision: ctx.precision, device, policy: ctx.policy };
+    let at = Placement { precision: ctx.precision, device, policy: ctx.policy, flush_bytes: ctx.flusher.map_or(0, |f| f.bytes()) };
     let out = external::run(&external::workers(ctx.run), &SCRIPT, method.as_str(), inputs, &at)?;
     if method != Method::TorchIndexAdd {
         same_pattern(p, out.output("indptr")?, out.output("indices")?)?;
@@ -53,7 +53,7 @@ fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Re
     let run = GpuRun {
         vals: out.output("vals")?.iter().map(|&v| T::from_f64(v)).collect(),
         rhs: out.output("rhs")?.iter().map(|&v| T::from_f64(v)).collect(),
-        timings: vec![out.timing],
+        timings: out.timings,
         bytes,
         flops: p.ne() as f64 * element_flops(p.en() as f64, false) + entries as f64,
         // What the library allocates is its own: not counted.
