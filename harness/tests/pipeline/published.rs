@@ -203,6 +203,23 @@ fn the_published_multigpu_runs_report_the_same_and_equal_one_gpu() {
     }
 }
 
+/// The published Banaś runs (the paper's variants, ours beyond it and every peer, with each
+/// GPU's copy bandwidth) report the same markdown again, with the Banaś ledger and no row above
+/// physics.
+#[test]
+fn the_published_banas_runs_report_the_same_and_nothing_above_physics() {
+    for gpu in ["h100-banas"] {
+        let stored = common::published(gpu);
+        let tmp = tempfile::tempdir().unwrap();
+        fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
+        let want = std::fs::read_to_string(stored.join("report.md")).unwrap();
+        assert_eq!(want, std::fs::read_to_string(tmp.path().join("report.md")).unwrap(), "run `harness report results/published/{gpu}`");
+        assert!(want.contains("### The paper's claims on this run"), "{gpu}: no ledger");
+        assert!(!want.contains("### Rows above physics"), "{gpu}: rows above physics");
+        assert!(want.contains("mma-nojac") && want.contains("gram-nojac"), "{gpu}: the variants beyond the paper");
+    }
+}
+
 /// Every column of every published run is a row's own, a parameter of its case, the runner's or
 /// the GPU's telemetry, or declared by its benchmark (`Benchmark::COLUMNS`): the declared lists
 /// are complete, so the check at run time (an undeclared name fails the case) holds for them.
@@ -214,7 +231,7 @@ fn every_column_of_the_published_runs_is_declared() {
     let own: Vec<String> = frame.get_column_names().iter().map(|c| c.to_string()).collect();
     let mut undeclared = Vec::new();
     let mut checked = 0;
-    for gpu in ["h200", "h100", "h100-x4"] {
+    for gpu in ["h200", "h100", "h100-x4", "h100-banas"] {
         let run = RunDir::open(&common::published(gpu)).unwrap();
         for file in run.experiment_files().unwrap() {
             let text = std::fs::read_to_string(&file).unwrap();
