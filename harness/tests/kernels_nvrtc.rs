@@ -17,9 +17,13 @@ fn every_kernel_compiles_to_ptx() {
             let defines = Defines::for_precision(precision);
             let ptx = cuda::compile_ptx(source, &defines, "compute_90").unwrap_or_else(|e| panic!("{e}"));
             assert!(ptx.contains(".entry"), "{} produced no kernel entry", source.file);
-            // Every KERNEL in the file is an entry point of the PTX.
+            // Every KERNEL in the file is an entry point of the PTX, but those its defaults leave
+            // out (banas_mma: MMA's defines build it; `every_banas_plan_compiles_to_ptx`).
             for line in source.text.lines().filter(|l| l.starts_with("KERNEL void ")) {
                 let name = line["KERNEL void ".len()..].split('(').next().unwrap().trim();
+                if (source.file, name) == ("banas.kern", "banas_mma") {
+                    continue;
+                }
                 assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing from PTX of {}", source.file);
             }
         }
