@@ -181,9 +181,9 @@ impl Plan {
         Ok(())
     }
 
-    /// MMA: square tiles of functions, 8 x 8 sub-tiles per mma; ty x tx warps of rb x cb
-    /// sub-tiles each (one warp of 1 or 2 x 2 up to 16 functions, 2 x 2 warps of 2 x 2 beyond),
-    /// and chunks of `qc` points staged in shared memory (a multiple of the mma's 4).
+    /// MMA: square tiles of functions, sub-tiles of 8 x 8 (f64) or 16 x 8 (f32) per mma; ty x tx
+    /// warps of rb x cb sub-tiles each ([`mma_tiling`]'s choice unless the experiment fixes it),
+    /// and chunks of `qc` points staged in shared memory (a multiple of the mma's 4 or 8 points).
     fn mma_tiles(&mut self, precision: Precision, shared_limit: usize, tuning: &Tuning) -> Result<(), String> {
         let f64 = precision == Precision::F64;
         let [ty, tx, rb, cb] = tuning.mma_tiling.unwrap_or_else(|| mma_tiling(self.nsh, f64));
