@@ -5,7 +5,11 @@
 #   make reproduce BACKENDS="cuda opencl"   only those backends
 
 CARGO    ?= cargo
-HARNESS  := $(or $(CARGO_TARGET_DIR),target)/release/harness
+# PROFILE=dev: the harness as `make test` builds it, on the test build's compiled dependencies
+# (CI runs the quick reproduction so, rather than compile every dependency a second time,
+# optimised). Timings to keep come from the release build.
+PROFILE  ?= release
+HARNESS  := $(or $(CARGO_TARGET_DIR),target)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/harness
 RESULTS  ?= results
 QUICK    ?=
 # NVRTC as scripts/setup.sh installs it (a system NVRTC is found by the loader as it is).
@@ -39,11 +43,11 @@ setup:
 	./scripts/setup.sh
 
 build:
-	$(CARGO) build --release --bin harness
+	$(CARGO) build --profile $(PROFILE) --bin harness
 
 # Without a Rust toolchain (a GPU machine), the carried binary in target/release is used as it is.
 $(HARNESS):
-	$(CARGO) build --release --bin harness
+	$(CARGO) build --profile $(PROFILE) --bin harness
 
 test:
 	$(CARGO) test --workspace
