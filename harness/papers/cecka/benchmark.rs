@@ -1,18 +1,16 @@
 //! The Cecka et al. experiments: cases and their runs on each backend (the GPU methods are in
 //! `gpu`, the reports in `report`).
 
-use super::cost::{cost, sizes};
-use super::dispatch::run_gpu;
+use super::gpu::shared_limit;
 use super::kernel::CECKA;
-use super::prepared::{prepared, Prepared};
-use super::python::python_rows;
-use super::spec::{Family, Method, Outputs, Point, Problem_, Sweep};
-use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
+use super::method::Runs;
+use super::plans::warm;
+use super::prepared::prepared;
+use super::spec::{Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
 use crate::experiment::{cartesian, ParamValue, Params};
 use crate::kernels::KernelSource;
-use crate::measure::measure_host;
 use crate::Precision;
 
 pub struct CeckaAssembly;
@@ -107,11 +105,11 @@ impl Benchmark for CeckaAssembly {
     /// The CPU methods run on the cpu backend in f64 (the paper's baseline); the GPU methods on
     /// CUDA and OpenCL in f32 and f64.
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
-        match backend {
-            Backend::Cpu => point.method.on_cpu() && precision == Precision::F64,
+        match (backend, point.method.entry().runs()) {
+            (Backend::Cpu, runs) => runs == Runs::Host && precision == Precision::F64,
             // The vendor-library peer needs cuSPARSE; the Python GPU routes run CuPy or PyTorch.
-            Backend::OpenCl if point.method == Method::CooCusparse || point.method.family() == Family::Python => false,
-            _ => !point.method.on_cpu(),
+            (Backend::OpenCl, runs) => runs == Runs::Gpu,
+            (_, runs) => runs != Runs::Host,
         }
     }
 
@@ -128,60 +126,12 @@ impl Benchmark for CeckaAssembly {
             return Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into()));
         }
         let prep = prepared(ctx.run, problem.mesh.as_ref(), point.level, point.order)?;
-        match (ctx.precision, &ctx.target) {
-            (_, Target::Cpu) if point.method.external() => python_rows::<f64>(ctx, &prep, point),
-            (_, Target::Cpu) => run_cpu(ctx, &prep, point),
-            (Precision::F32, Target::Gpu(_)) => run_gpu::<f32>(ctx, problem, &prep, point),
-            (Precision::F64, Target::Gpu(_)) => run_gpu::<f64>(ctx, problem, &prep, point),
+        if let Target::Gpu(dev) = ctx.target {
+            // This problem's plans, and the next problem's, built or under way.
+            warm(ctx, problem, &prep, point, dev.info().backend, shared_limit(dev, problem)?, !dev.info().runs_on_host());
         }
+        point.method.entry().run(ctx, problem, &prep, point)
     }
-}
-
-/// The CPU baselines, f64. The system is allocated once; each timed repetition zeroes it and
-/// assembles (the paper's Algorithm 1 includes the zeroing), so no repetition allocates.
-/// cpu-serial is checked against [`assemble_by_search`] (no precomputed slots), not against
-/// itself; cpu-parallel against the serial reference.
-pub(crate) fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-    let p = &prep.problem;
-    let (colors, color_secs) = match point.method {
-        Method::CpuParallel => {
-            let (c, t) = prep.colors(point.colors)?;
-            (Some(c), t)
-        }
-        _ => (None, 0.0),
-    };
-    let mut out = System { vals: vec![f64::NAN; p.nnz()], rhs: vec![f64::NAN; p.n_free] };
-    let timing = measure_host::<()>(ctx.policy, &mut || {
-        match &colors {
-            Some(c) => assemble_parallel_into(p, c, &mut out),
-            None => assemble_serial_into(p, &mut out),
-        }
-        Ok(())
-    })
-    .map_err(|_| CaseError::Failed("host assembly failed".into()))?;
-    let independent;
-    let check_against = match point.method {
-        Method::CpuSerial => {
-            independent = assemble_by_search(p);
-            &independent
-        }
-        _ => prep.reference(),
-    };
-    let (over, worst) = check_bounds(&out.vals, &out.rhs, check_against, prep.bounds(false), f64::EPSILON / 2.0);
-    let cmp = compare(&out.vals, &out.rhs, check_against);
-    let (bytes, flops) = cost(p, 8, false);
-    let mut m = Measured::verified(point.method.as_str(), timing, worst, 1.0)
-        .bytes(bytes)
-        .flops(flops)
-        .extra("table6_error", cmp.avg_relative)
-        .extra("entries_over_bound", over as f64)
-        .extra("setup_s", color_secs)
-        .extra("threads", if colors.is_some() { rayon::current_num_threads() as f64 } else { 1.0 });
-    for (k, v) in sizes(prep) {
-        m = m.extra(k, v);
-    }
-    m = m.extra("colors_used", colors.map_or(0.0, |c| c.len() as f64));
-    Ok(vec![m])
 }
 
 #[cfg(test)]
@@ -191,22 +141,32 @@ mod tests {
 
     use super::super::cost::element_flops;
     use super::super::prepared::{cached, Timed};
-    use super::*;
+    use super::super::spec::Method;
 
     #[test]
     fn every_dummy_method_is_a_dummy_of_a_full_method() {
-        let dummies: Vec<Method> = Method::ALL.into_iter().filter(|m| m.as_str().ends_with("-dummy")).collect();
+        let dummies: Vec<Method> = Method::all().into_iter().filter(|m| m.as_str().ends_with("-dummy")).collect();
         assert_eq!(dummies.len(), 6);
-        for m in Method::ALL {
+        for m in Method::all() {
             assert_eq!(m.dummy(), m.as_str().ends_with("-dummy"), "{m:?}");
             if m.dummy() {
                 let full = m.full();
-                assert!(!full.dummy() && full != m && full.family() == m.family(), "{m:?} -> {full:?}");
+                assert!(!full.dummy() && full != m && std::ptr::addr_eq(full.entry(), m.entry()), "{m:?} -> {full:?}");
+                assert_eq!(full.as_str(), m.as_str().strip_suffix("-dummy").unwrap());
             } else {
                 assert_eq!(m.full(), m);
             }
         }
-        assert!(Method::SharedAtomicDummy.dummy(), "the method a hand list once forgot");
+        assert!(Method::named("shared-atomic-dummy").unwrap().dummy(), "the method a hand list once forgot");
+    }
+
+    #[test]
+    fn every_name_is_registered_once() {
+        let all = Method::all();
+        let names: std::collections::BTreeSet<&str> = all.iter().map(|m| m.as_str()).collect();
+        assert_eq!(names.len(), all.len(), "a name registered twice");
+        assert_eq!(all.len(), 20);
+        assert_eq!(Method::paper_names(), ["elem-color", "global-nz", "shared-nz", "local-nz"]);
     }
 
     #[test]

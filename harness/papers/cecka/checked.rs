@@ -1,13 +1,41 @@
 //! The check of a method's system against the f64 reference, entry by entry, and the case's rows.
 
 use super::cost::sizes;
-use super::gpu::GpuRun;
 use super::prepared::Prepared;
 use super::spec::Point;
 use super::system::{check_bounds, compare, Problem};
 use crate::benchmark::{CaseError, Measured};
+use crate::measure::Timing;
 use crate::real::Real;
 use crate::Precision;
+
+/// A case's declared cost and what its rows carry beside the timings.
+#[derive(Clone)]
+pub(crate) struct Cost {
+    /// Bytes the method must move from or to global memory.
+    pub(crate) bytes: f64,
+    pub(crate) flops: f64,
+    /// Device bytes of its arrays.
+    pub(crate) memory: f64,
+    /// Host seconds of its set-up: its plan (when first made) and its uploads.
+    pub(crate) setup_s: f64,
+    pub(crate) extras: Vec<(&'static str, f64)>,
+}
+
+/// What one GPU method's run leaves for verification and the row.
+pub(crate) struct GpuRun<T> {
+    pub(crate) timings: Vec<Timing>,
+    /// The outputs of the checked repetition (run on poisoned outputs before the timed ones).
+    pub(crate) vals: Vec<T>,
+    pub(crate) rhs: Vec<T>,
+    pub(crate) cost: Cost,
+}
+
+impl<T> GpuRun<T> {
+    pub(crate) fn new(timings: Vec<Timing>, vals: Vec<T>, rhs: Vec<T>, cost: Cost) -> Self {
+        GpuRun { timings, vals, rhs, cost }
+    }
+}
 
 /// The rows of a run whose system was checked, entry by entry, against the f64 reference; an
 /// external peer's rows name its library.
@@ -38,7 +66,7 @@ pub(crate) fn checked_rows<T: Real>(
         .timings
         .into_iter()
         .map(|t| {
-            let mut m = Measured::verified(point.method.as_str(), t, error, 1.0).bytes(run.bytes).flops(run.flops).memory(run.memory);
+            let mut m = Measured::verified(point.method.as_str(), t, error, 1.0).bytes(run.cost.bytes).flops(run.cost.flops).memory(run.cost.memory);
             if over > 0 || error.is_infinite() {
                 m.reason = Some(format!(
                     "verification failed: {over} entries over their error bound (largest error/bound {worst:.3e}), average relative error {:.3e} (limit {avg_limit:.0e})",
@@ -48,11 +76,11 @@ pub(crate) fn checked_rows<T: Real>(
             if !dummy {
                 m = m.extra("table6_error", cmp.avg_relative);
             }
-            m = m.extra("entries_over_bound", over as f64).extra("setup_s", run.setup_s);
+            m = m.extra("entries_over_bound", over as f64).extra("setup_s", run.cost.setup_s);
             for (k, v) in sizes(prep) {
                 m = m.extra(k, v);
             }
-            for &(k, v) in &run.extras {
+            for &(k, v) in &run.cost.extras {
                 m = m.extra(k, v);
             }
             if let Some(library) = library {

@@ -9,8 +9,6 @@ use super::spec::Method;
 use crate::report::claims::{self, span, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, frame, ReportError, Table};
 
-const PAPER_METHODS: [&str; 4] = Method::PAPER_NAMES;
-
 /// The rows the rules read, one vector per column, every status.
 struct Obs {
     experiment: String,
@@ -91,7 +89,8 @@ impl Obs {
 
     /// The paper's four methods at one mesh, fastest first.
     fn ranked(&self, on: &str, level: i64, order: i64) -> Vec<(&'static str, Timed)> {
-        let mut t: Vec<(&str, Timed)> = PAPER_METHODS.iter().filter_map(|m| self.timed_of(on, m, level, order).map(|t| (*m, t))).collect();
+        let mut t: Vec<(&str, Timed)> =
+            Method::paper_names().into_iter().filter_map(|m| self.timed_of(on, m, level, order).map(|t| (m, t))).collect();
         t.sort_by(|a, b| a.1.median.total_cmp(&b.1.median));
         t
     }
@@ -169,7 +168,7 @@ fn winners(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
 
 /// Sec. 6.3: SharedNZ fails at order 5: no partition fits the shared memory.
 fn shared_nz_order_5(o: &Obs, on: &str, level: i64) -> Option<Claim> {
-    let rows = o.select(on, Some(Method::SharedNz.as_str()), Some(level), None);
+    let rows = o.select(on, Some(Method::SHARED_NZ.as_str()), Some(level), None);
     let fits = |i: usize| !(o.status[i] == "failed" && o.reason[i].contains("no partition fits"));
     let high: Vec<usize> = rows.iter().copied().filter(|&i| o.order[i] >= 5).collect();
     let low: Vec<usize> = rows.iter().copied().filter(|&i| o.order[i] < 5).collect();
@@ -202,7 +201,7 @@ fn full_over_dummy(o: &Obs, on: &str, m: &str, level: i64, order: i64) -> Option
 fn dummy_at_low_order(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
     let mut low = Vec::new();
     for &order in orders.iter().filter(|&&k| k <= 2) {
-        for m in PAPER_METHODS {
+        for m in Method::paper_names() {
             if let Some(r) = full_over_dummy(o, on, m, level, order) {
                 low.push((order, m, r));
             }
@@ -224,9 +223,9 @@ fn dummy_at_low_order(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<C
         measured: format!(
             "full / dummy: {}; at the paper's points: shared-nz p4 {} (paper 1.2), local-nz p5 {}, global-nz p5 {} (paper 1.6)",
             low.iter().map(|(k, m, r)| format!("{m} p{k} {}", fmt_num(*r))).collect::<Vec<_>>().join(", "),
-            ours_at(Method::SharedNz.as_str(), 4),
-            ours_at(Method::LocalNz.as_str(), 5),
-            ours_at(Method::GlobalNz.as_str(), 5)
+            ours_at(Method::SHARED_NZ.as_str(), 4),
+            ours_at(Method::LOCAL_NZ.as_str(), 5),
+            ours_at(Method::GLOBAL_NZ.as_str(), 5)
         ),
         rests_on: o.rests(&format!("the four methods and their dummies, level {level}, orders 1-2"), 2 * low.len()),
     })
@@ -239,7 +238,7 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     // both give the natural coloring).
     let mut runs: Vec<(f64, f64)> = Vec::new();
     for i in
-        o.select(on, Some(Method::ElemColor.as_str()), Some(level), Some(1)).into_iter().filter(|&i| o.ok(i) && o.colors[i].is_finite())
+        o.select(on, Some(Method::ELEM_COLOR.as_str()), Some(level), Some(1)).into_iter().filter(|&i| o.ok(i) && o.colors[i].is_finite())
     {
         runs.retain(|r| r.0 != o.colors[i]);
         runs.push((o.colors[i], o.time[i]));
@@ -290,7 +289,7 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
 /// largest mesh).
 fn speedup(o: &Obs, on: &str, level: i64) -> Option<Claim> {
     let cpu =
-        (0..o.on.len()).rev().find(|&i| o.method[i] == Method::CpuSerial.as_str() && o.level[i] == level && o.order[i] == 1 && o.ok(i))?;
+        (0..o.on.len()).rev().find(|&i| o.method[i] == Method::CPU_SERIAL.as_str() && o.level[i] == level && o.order[i] == 1 && o.ok(i))?;
     if !on.ends_with("f32") {
         return None;
     }
@@ -314,7 +313,7 @@ fn speedup(o: &Obs, on: &str, level: i64) -> Option<Claim> {
 fn against_peer(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> {
     let mut judged = Vec::new();
     for &order in orders {
-        let peers = Method::PEERS.iter().filter_map(|p| o.timed_of(on, p.as_str(), level, order).map(|t| (p.as_str(), t)));
+        let peers = Method::peers().into_iter().filter_map(|p| o.timed_of(on, p.as_str(), level, order).map(|t| (p.as_str(), t)));
         let Some((name, peer)) = peers.min_by(|a, b| a.1.median.total_cmp(&b.1.median)) else { continue };
         if let Some(&(m, t)) = o.ranked(on, level, order).first() {
             judged.push((order, m, t, name, peer));
@@ -343,7 +342,7 @@ fn against_peer(o: &Obs, on: &str, level: i64, orders: &[i64]) -> Option<Claim> 
 fn table6_points(o: &Obs, on: &str) -> Vec<(i64, f64, f64)> {
     let mut pts: Vec<(i64, f64, f64)> = (0..o.on.len())
         .filter(|&i| {
-            o.on[i] == on && o.method[i] == Method::SharedNz.as_str() && o.order[i] == 1 && o.ok(i) && o.error[i] > 0.0 && o.nodes[i] > 0.0
+            o.on[i] == on && o.method[i] == Method::SHARED_NZ.as_str() && o.order[i] == 1 && o.ok(i) && o.error[i] > 0.0 && o.nodes[i] > 0.0
         })
         .map(|i| (o.level[i], o.nodes[i], o.error[i]))
         .collect();

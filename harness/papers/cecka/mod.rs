@@ -7,6 +7,11 @@
 //! ([`nz_plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
 //! reports ([`benchmark`]) and Matrix Market export ([`export`]). Kernels: `kernels/cecka.kern`.
 //!
+//! Each method is a type ([`method`]: a GPU method's `prepare`, and the `Assembly` it returns
+//! with `enqueue`, `outputs`, `read` and `cost`), registered with one line in
+//! [`registry::METHODS`]: the CPU baselines in [`host`], ElemColor and ElemAtomic in [`elem`],
+//! the methods by non-zero in [`nz_methods`], the peers in [`peer`] and [`python`].
+//!
 //! GPU methods, each with the paper's "dummy" element subroutine as a second variant:
 //! - ElemColor (4.1): one thread per element, one launch per color.
 //! - GlobalNZ (4.2): METIS element parts, nodes prefetched to shared memory, element data to
@@ -39,11 +44,14 @@ pub mod benchmark;
 pub mod checked;
 pub mod claims;
 pub mod cost;
-pub mod dispatch;
+pub mod elem;
 pub mod export;
 pub mod gpu;
+pub mod host;
 pub mod kernel;
 pub mod mesh;
+pub mod method;
+pub mod nz_methods;
 pub mod nz_plans;
 pub mod nz_search;
 pub mod paper;
@@ -51,6 +59,7 @@ pub mod peer;
 pub mod plans;
 pub mod prepared;
 pub mod python;
+pub mod registry;
 pub mod report;
 pub mod spec;
 pub mod system;

@@ -16,33 +16,82 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::checked::same_pattern;
+use super::checked::{checked_rows, same_pattern, Cost, GpuRun};
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
-use super::gpu::{gpu_of, time_modes, upload_nodal, GpuRun, Nodal};
+use super::gpu::{gpu_of, upload_nodal, Nodal};
 use super::kernel::CECKA;
 use super::kernel::{CooElements, Zero};
+use super::method::{Assembly, Case, CeckaMethod, GpuMethod, Role, Runs};
 use super::prepared::Prepared;
-use super::spec::{Family, Method, Problem_};
+use super::spec::{Family, Point, Problem_};
 use super::system::{Problem, SOURCE_F};
-use crate::benchmark::{CaseCtx, CaseError};
-use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SlotScatter, SortedCoo};
+use crate::benchmark::{CaseCtx, CaseError, Measured};
+use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SlotScatter as SlotScatterArgs, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::lifecycle::drive_body;
 use crate::measure::Gate;
 use crate::real::Real;
+use crate::Precision;
 
-/// Runs the peer `method` (one of the [`Family::Coo`] methods).
-pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, method: Method) -> Result<GpuRun<T>, CaseError> {
-    match method {
-        Method::SlotScatter => run_slot_peer::<T>(ctx, problem, prep),
-        _ => run_coo_peer::<T>(ctx, problem, prep, method == Method::CooRadix),
+/// The COO route sorted by cuSPARSE's legacy sort (CUDA only): element triplets, the sort into
+/// CSR order, duplicates summed.
+pub(crate) struct CooCusparse;
+/// The same COO route sorted by the shared device radix sort (what CuPy's `tocsr` runs, CUB's
+/// algorithm). Both GPU APIs.
+pub(crate) struct CooRadix;
+/// PyTorch's `index_add_` route: a plain kernel writes the element matrices, then they are
+/// added atomically into CSR slots through a map built once. Both GPU APIs.
+pub(crate) struct SlotScatter;
+
+impl CeckaMethod for CooCusparse {
+    fn names(&self) -> &'static [&'static str] {
+        &["coo-cusparse"]
+    }
+    fn role(&self) -> Role {
+        Role::Peer
+    }
+    fn runs(&self) -> Runs {
+        Runs::Cuda
+    }
+    fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        coo_rows(ctx, problem, prep, point, false)
     }
 }
 
-fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, radix: bool) -> Result<GpuRun<T>, CaseError> {
+impl CeckaMethod for CooRadix {
+    fn names(&self) -> &'static [&'static str] {
+        &["coo-radix"]
+    }
+    fn role(&self) -> Role {
+        Role::Peer
+    }
+    fn runs(&self) -> Runs {
+        Runs::Gpu
+    }
+    fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        coo_rows(ctx, problem, prep, point, true)
+    }
+}
+
+/// A COO route's case, checked like every method's. Its sort holds the arrays it sorts, so the
+/// route keeps its own lifecycle ([`drive_body`]) rather than an [`Assembly`].
+fn coo_rows(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point, radix: bool) -> Result<Vec<Measured>, CaseError> {
     let dev = gpu_of(ctx)?;
+    match ctx.precision {
+        Precision::F32 => checked_rows(prep, point, run_coo_peer::<f32>(ctx, dev, problem, prep, radix)?, None),
+        Precision::F64 => checked_rows(prep, point, run_coo_peer::<f64>(ctx, dev, problem, prep, radix)?, None),
+    }
+}
+
+fn run_coo_peer<T: Real>(
+    ctx: &mut CaseCtx,
+    dev: &dyn Device,
+    problem: &Problem_,
+    prep: &Prepared,
+    radix: bool,
+) -> Result<GpuRun<T>, CaseError> {
     let p = &prep.problem;
     let (en, ne, s, nnz) = (p.en(), p.ne(), std::mem::size_of::<T>(), p.nnz());
     let pairs = en * en * ne;
@@ -96,52 +145,89 @@ fn run_coo_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared,
         Ok((dev.download_vec::<T>(&out_val, nnz)?, dev.download_vec::<T>(&stage.rhs, p.n_free)?))
     };
     let (timings, (vals, rhs)) = drive_body(ctx, dev, gate, &outputs, body, read)?;
-    Ok(GpuRun {
-        timings,
-        vals,
-        rhs,
+    let cost = Cost {
         bytes: coo_route_bytes(p, s),
         flops: ne as f64 * element_flops(en as f64, false) + (pairs - nnz) as f64,
         memory: memory as f64,
         setup_s,
         extras: vec![("sort_workspace_bytes", sort.workspace_bytes() as f64), ("triplets", pairs as f64)],
-    })
+    };
+    Ok(GpuRun::new(timings, vals, rhs, cost))
 }
 
-/// The slot-map route: the map (entry k of element e, stored at k ne + e as the element kernel
-/// writes A^e, to its CSR slot, -1 for a prescribed dof) is built and uploaded outside the timer.
-fn run_slot_peer<T: Real>(ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared) -> Result<GpuRun<T>, CaseError> {
-    let dev = gpu_of(ctx)?;
-    let p = &prep.problem;
-    let (en, ne, s, nnz) = (p.en(), p.ne(), std::mem::size_of::<T>(), p.nnz());
-    let entries = en * en * ne;
-    let setup_start = Instant::now();
-    let slots: Vec<i32> = (0..entries).into_par_iter().map(|idx| p.slots[(idx % ne) * en * en + idx / ne]).collect();
-    let stage = ElementStage::upload::<T>(dev, p, false)?;
-    let (slots_b, vals) = (dev.upload_slice(&slots)?, dev.alloc(s * nnz.max(1))?);
-    let setup_s = setup_start.elapsed().as_secs_f64();
-    let memory = stage.bytes + entries * 4 + nnz * s;
-    let elements = stage.kernels::<T>(ctx, dev, problem)?;
-    let zero = ctx.modules.kernel_for::<Zero>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?;
-    let scatter = ctx.modules.slot_scatter(dev, T::PRECISION)?;
-    let (ke, rhs) = (&stage.ke, &stage.rhs);
-    let body = &mut || {
-        dev.launch_with(&zero, Launch::cover(nnz.max(1), 256), &Zero { v: &vals, n: nnz as i32 })?;
-        stage.enqueue(dev, &elements)?;
-        dev.launch_with(&scatter, Launch::cover(entries, 256), &SlotScatter { ke, slots: &slots_b, vals: &vals, n: entries as i64 })
-    };
-    let read = &mut || Ok((dev.download_vec::<T>(&vals, nnz)?, dev.download_vec::<T>(rhs, p.n_free)?));
-    let (timings, (vals, rhs)) = time_modes(ctx, dev, &[ke, &vals, rhs], body, read)?;
-    Ok(GpuRun {
-        timings,
-        vals,
-        rhs,
-        bytes: slot_route_bytes(p, s),
-        flops: ne as f64 * element_flops(en as f64, false) + entries as f64,
-        memory: memory as f64,
-        setup_s,
-        extras: vec![("triplets", entries as f64)],
-    })
+impl GpuMethod for SlotScatter {
+    const NAMES: &'static [&'static str] = &["slot-scatter"];
+    const ROLE: Role = Role::Peer;
+    fn prepare<T: Real>(&self, ctx: &mut CaseCtx, case: &Case) -> Result<Box<dyn Assembly<T>>, CaseError> {
+        Ok(Box::new(SlotState::<T>::prepare(ctx, case)?))
+    }
+}
+
+/// The slot-map route on its GPU: the map (entry k of element e, stored at k ne + e as the
+/// element kernel writes A^e, to its CSR slot, -1 for a prescribed dof), built and uploaded
+/// outside the timer, and the CSR values it adds into.
+struct SlotState<T> {
+    stage: ElementStage,
+    kernels: ElementKernels,
+    slots: Buffer,
+    vals: Buffer,
+    zero: Kernel,
+    scatter: Kernel,
+    nnz: usize,
+    entries: usize,
+    cost: Cost,
+    real: std::marker::PhantomData<T>,
+}
+
+impl<T: Real> SlotState<T> {
+    fn prepare(ctx: &mut CaseCtx, case: &Case) -> Result<Self, CaseError> {
+        let Case { dev, problem, prep, .. } = *case;
+        let p = &prep.problem;
+        let (en, ne, s, nnz) = (p.en(), p.ne(), std::mem::size_of::<T>(), p.nnz());
+        let entries = en * en * ne;
+        let setup_start = Instant::now();
+        let slots: Vec<i32> = (0..entries).into_par_iter().map(|idx| p.slots[(idx % ne) * en * en + idx / ne]).collect();
+        let stage = ElementStage::upload::<T>(dev, p, false)?;
+        let (slots, vals) = (dev.upload_slice(&slots)?, dev.alloc(s * nnz.max(1))?);
+        let setup_s = setup_start.elapsed().as_secs_f64();
+        let memory = stage.bytes + entries * 4 + nnz * s;
+        Ok(SlotState {
+            kernels: stage.kernels::<T>(ctx, dev, problem)?,
+            stage,
+            slots,
+            vals,
+            zero: ctx.modules.kernel_for::<Zero>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?,
+            scatter: ctx.modules.slot_scatter(dev, T::PRECISION)?,
+            nnz,
+            entries,
+            cost: Cost {
+                bytes: slot_route_bytes(p, s),
+                flops: ne as f64 * element_flops(en as f64, false) + entries as f64,
+                memory: memory as f64,
+                setup_s,
+                extras: vec![("triplets", entries as f64)],
+            },
+            real: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<T: Real> Assembly<T> for SlotState<T> {
+    fn enqueue(&self, dev: &dyn Device) -> DeviceResult<()> {
+        dev.launch_with(&self.zero, Launch::cover(self.nnz.max(1), 256), &Zero { v: &self.vals, n: self.nnz as i32 })?;
+        self.stage.enqueue(dev, &self.kernels)?;
+        let args = SlotScatterArgs { ke: &self.stage.ke, slots: &self.slots, vals: &self.vals, n: self.entries as i64 };
+        dev.launch_with(&self.scatter, Launch::cover(self.entries, 256), &args)
+    }
+    fn outputs(&self) -> Vec<&Buffer> {
+        vec![&self.stage.ke, &self.vals, &self.stage.rhs]
+    }
+    fn read(&self, dev: &dyn Device) -> Result<(Vec<T>, Vec<T>), CaseError> {
+        Ok((dev.download_vec::<T>(&self.vals, self.nnz)?, dev.download_vec::<T>(&self.stage.rhs, self.stage.n_free)?))
+    }
+    fn cost(&self) -> Cost {
+        self.cost.clone()
+    }
 }
 
 /// The first stage both routes share: one thread per element writes A^e (entry k of element e

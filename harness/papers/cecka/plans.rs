@@ -1,60 +1,16 @@
-//! The host-side plans of the Cecka GPU methods (METIS partitions, packed lists), made once per
-//! problem and kept in its cache, and the warm-up that builds all of a problem's plans at once.
+//! The warm-up that builds all of a problem's host plans at once (each method's
+//! `plan_ahead`: METIS partitions, packed lists, colorings), and the next problem ahead.
 
-use super::nz_plans::{self, Packed};
-use super::prepared::{cached, is_cached, prepared, Prepared, ProblemKey, Timed};
-use super::spec::{Family, Method, Point, Problem_};
+use super::method::Ahead as PlanFor;
+use super::prepared::{is_cached, prepared, Prepared, ProblemKey};
+use super::spec::{Method, Point, Problem_};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use crate::benchmark::{CaseCtx, CaseError, Upcoming};
+use crate::benchmark::{CaseCtx, Upcoming};
 use crate::context::RunContext;
 use crate::device::Backend;
 use crate::experiment::{ParamValue, Params};
-
-/// GlobalNZ's plan for `limit` bytes of shared memory and reals of `s` bytes.
-pub(crate) fn global_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<nz_plans::GlobalPlan> {
-    let (gs, epb, tpb) =
-        (problem.group_size(Family::GlobalNz), problem.elements_per_block(Family::GlobalNz), problem.targets_per_block(Family::GlobalNz));
-    let max_nodes = limit / (3 * s);
-    cached(&prep.global, [epb, max_nodes, gs, tpb], || nz_plans::global_plan(&prep.problem, epb, max_nodes, gs, tpb))
-}
-
-/// SharedNZ's plan for `limit` bytes of shared memory and reals of `s` bytes.
-pub(crate) fn shared_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<nz_plans::SharedPlan> {
-    let gs = problem.group_size(Family::SharedNz);
-    let max_elements = limit / (nz_plans::shared_slot(prep.problem.en()) * s);
-    cached(&prep.shared, [max_elements, gs], || nz_plans::shared_plan(&prep.problem, max_elements, gs))
-}
-
-/// SharedAtomic's plan for `limit` bytes of shared memory and reals of `s` bytes, with the
-/// seconds its element coloring took.
-pub(crate) fn shared_atomic_plan_for(
-    prep: &Prepared,
-    problem: &Problem_,
-    limit: usize,
-    s: usize,
-) -> Result<(Timed<nz_plans::SharedAtomicPlan>, f64), CaseError> {
-    let epb = problem.elements_per_block(Family::SharedAtomic);
-    // Calls ordered by color within a block: a warp's elements then rarely share a node.
-    let (colors, color_secs) = prep.colors(0)?;
-    let plan = cached(&prep.shared_atomic, [limit / s, epb], || {
-        let mut color = vec![0u8; prep.problem.ne()];
-        for (c, group) in colors.iter().enumerate() {
-            for &e in group {
-                color[e as usize] = c as u8;
-            }
-        }
-        nz_plans::shared_atomic_plan(&prep.problem, limit / s, epb, &color)
-    });
-    Ok((plan, color_secs))
-}
-
-/// LocalNZ's plan.
-pub(crate) fn local_plan_for(prep: &Prepared, problem: &Problem_) -> Timed<Packed> {
-    let (gs, tpb) = (problem.group_size(Family::LocalNz), problem.targets_per_block(Family::LocalNz));
-    cached(&prep.local, [gs, tpb], || nz_plans::local_plan(&prep.problem, gs, tpb))
-}
 
 /// The methods (with their real size and colors) that the cases of the problem (`level`,
 /// `order`) on `backend` will use among `cases`, and whether any of them is a dummy.
@@ -80,7 +36,7 @@ fn int(params: &Params, k: &str) -> Option<i64> {
 
 fn method_of(params: &Params) -> Option<Method> {
     match params.get("method") {
-        Some(ParamValue::Str(m)) => Method::ALL.into_iter().find(|x| x.as_str() == m),
+        Some(ParamValue::Str(m)) => Method::named(m),
         _ => None,
     }
 }
@@ -106,14 +62,8 @@ fn build_plans(problem: &Problem_, prep: &Prepared, wanted: &BTreeSet<(Method, u
             });
         }
         for &(m, s, colors) in wanted {
-            match m.family() {
-                Family::GlobalNz => sc.spawn(move |_| quietly(&|| drop(global_plan_for(prep, problem, limit, s)))),
-                Family::SharedNz => sc.spawn(move |_| quietly(&|| drop(shared_plan_for(prep, problem, limit, s)))),
-                Family::SharedAtomic => sc.spawn(move |_| quietly(&|| drop(shared_atomic_plan_for(prep, problem, limit, s)))),
-                Family::LocalNz => sc.spawn(move |_| quietly(&|| drop(local_plan_for(prep, problem)))),
-                Family::Elem if m.colored() => sc.spawn(move |_| quietly(&|| drop(prep.colors(colors)))),
-                Family::Elem | Family::Cpu | Family::Coo | Family::Python => {}
-            }
+            let ahead = PlanFor { prep, problem, limit, s, colors };
+            sc.spawn(move |_| quietly(&|| m.entry().plan_ahead(&ahead)));
         }
     });
 }
@@ -221,7 +171,7 @@ mod tests {
         let (wanted, dummies) = wanted_by(&upcoming, Some(Backend::OpenCl), 1, 3);
         assert!(dummies);
         assert_eq!(wanted.len(), 3, "{wanted:?}");
-        assert!(wanted.contains(&(Method::LocalNz, 8, 0)), "a dummy wants its full method's plan");
+        assert!(wanted.contains(&(Method::LOCAL_NZ, 8, 0)), "a dummy wants its full method's plan");
         let run = Arc::new(RunContext::default());
         build_ahead(&run, &problem, &key, &upcoming, Some(Backend::OpenCl), 48 * 1024);
         assert!(ahead_of(&run).lock().unwrap().as_ref().is_some_and(|(k, _)| *k == next));

@@ -17,7 +17,7 @@ use crate::context::RunContext;
 pub(crate) type Timed<V> = Arc<(Result<V, String>, f64)>;
 
 /// Built problems and their f64 reference systems, shared by consecutive cases.
-pub(crate) struct Prepared {
+pub struct Prepared {
     pub(crate) problem: Problem,
     pub(crate) reference: OnceLock<System>,
     /// The dummy subroutine's system, and the per-entry error bounds of both (in units of u).

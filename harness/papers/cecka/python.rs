@@ -9,11 +9,11 @@
 
 use std::time::Instant;
 
-use super::checked::{checked_rows, same_pattern};
+use super::checked::{checked_rows, same_pattern, Cost, GpuRun};
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
-use super::gpu::GpuRun;
+use super::method::{CeckaMethod, Role, Runs};
 use super::prepared::Prepared;
-use super::spec::{Method, Point};
+use super::spec::{Point, Problem_};
 use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::Backend;
@@ -22,38 +22,74 @@ use crate::real::Real;
 
 const SCRIPT: Script = Script { file: "cecka_assembly.py", text: include_str!("../../../peers/cecka_assembly.py") };
 
+/// A Python route of the script, by its name there.
+pub(crate) struct PythonRoute {
+    name: &'static [&'static str],
+    runs: Runs,
+    /// The route adds into CSR slots through the slot map (PyTorch's `index_add_`); the others
+    /// build their CSR pattern by COO -> CSR.
+    slot_map: bool,
+}
+
+/// CuPy's `coo_matrix(...).tocsr()` after vectorized element matrices.
+pub(crate) const CUPY_TOCSR: PythonRoute = PythonRoute { name: &["cupy-tocsr"], runs: Runs::Cuda, slot_map: false };
+/// PyTorch's `index_add_` into CSR slots after vectorized element matrices.
+pub(crate) const TORCH_INDEX_ADD: PythonRoute = PythonRoute { name: &["torch-index-add"], runs: Runs::Cuda, slot_map: true };
+/// SciPy's `coo_matrix(...).tocsr()` on the host (f64) after vectorized NumPy element matrices,
+/// as scikit-fem assembles.
+pub(crate) const SCIPY_TOCSR: PythonRoute = PythonRoute { name: &["scipy-tocsr"], runs: Runs::Host, slot_map: false };
+
+impl CeckaMethod for PythonRoute {
+    fn names(&self) -> &'static [&'static str] {
+        self.name
+    }
+    fn role(&self) -> Role {
+        Role::Peer
+    }
+    fn runs(&self) -> Runs {
+        self.runs
+    }
+    fn external(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &mut CaseCtx, _: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        match ctx.precision {
+            crate::Precision::F32 => python_rows::<f32>(ctx, prep, point, self),
+            crate::Precision::F64 => python_rows::<f64>(ctx, prep, point, self),
+        }
+    }
+}
+
 /// The rows of `point`'s Python route, checked like every method's and naming the library.
-pub(crate) fn python_rows<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-    let (run, library) = run_python::<T>(ctx, prep, point.method)?;
+fn python_rows<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point, route: &PythonRoute) -> Result<Vec<Measured>, CaseError> {
+    let (run, library) = run_python::<T>(ctx, prep, route)?;
     checked_rows(prep, point, run, Some(&library))
 }
 
-/// Runs `method`'s Python route on the case's target (a CUDA device, or the host for SciPy);
-/// returns its run and its library with the version.
-fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<(GpuRun<T>, String), CaseError> {
+/// Runs `route` on the case's target (a CUDA device, or the host for SciPy); returns its run
+/// and its library with the version.
+fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, route: &PythonRoute) -> Result<(GpuRun<T>, String), CaseError> {
+    let name = route.name[0];
     let p = &prep.problem;
     let device = match ctx.target {
         Target::Gpu(dev) if dev.info().backend == Some(Backend::Cuda) => Some(dev.info().index),
-        Target::Gpu(_) => return Err(CaseError::Skipped(format!("{} runs on CUDA devices", method.as_str()))),
+        Target::Gpu(_) => return Err(CaseError::Skipped(format!("{name} runs on CUDA devices"))),
         Target::Cpu => None,
     };
     let setup_start = Instant::now();
-    let inputs = inputs(p, method == Method::TorchIndexAdd)?;
+    let inputs = inputs(p, route.slot_map)?;
     let setup_s = setup_start.elapsed().as_secs_f64();
     // The script's host work is inside its timer: nothing may share the cores meanwhile.
     ctx.run.background().quiet();
     let at = Placement { precision: ctx.precision, device, policy: ctx.policy, flush_bytes: ctx.flusher.map_or(0, |f| f.bytes()) };
-    let out = external::run(&external::workers(ctx.run), &SCRIPT, method.as_str(), inputs, &at)?;
-    if method != Method::TorchIndexAdd {
+    let out = external::run(&external::workers(ctx.run), &SCRIPT, name, inputs, &at)?;
+    if !route.slot_map {
         same_pattern(p, out.output("indptr")?, out.output("indices")?)?;
     }
     let entries = p.en() * p.en() * p.ne();
     let s = ctx.precision.bytes();
-    let bytes = if method == Method::TorchIndexAdd { slot_route_bytes(p, s) } else { coo_route_bytes(p, s) };
-    let run = GpuRun {
-        vals: out.output("vals")?.iter().map(|&v| T::from_f64(v)).collect(),
-        rhs: out.output("rhs")?.iter().map(|&v| T::from_f64(v)).collect(),
-        timings: out.timings,
+    let bytes = if route.slot_map { slot_route_bytes(p, s) } else { coo_route_bytes(p, s) };
+    let cost = Cost {
         bytes,
         flops: p.ne() as f64 * element_flops(p.en() as f64, false) + entries as f64,
         // What the library allocates is its own: not counted.
@@ -62,6 +98,9 @@ fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Re
         // NumPy's and SciPy's host route: one thread (no BLAS call of any size).
         extras: if device.is_none() { vec![("triplets", entries as f64), ("threads", 1.0)] } else { vec![("triplets", entries as f64)] },
     };
+    let vals = out.output("vals")?.iter().map(|&v| T::from_f64(v)).collect();
+    let rhs = out.output("rhs")?.iter().map(|&v| T::from_f64(v)).collect();
+    let run = GpuRun::new(out.timings, vals, rhs, cost);
     Ok((run, out.library))
 }
 
@@ -94,6 +133,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::super::prepared::prepared;
+    use super::super::spec::Method;
     use super::*;
     use crate::benchmark::ModuleCache;
     use crate::context::RunContext;
@@ -121,11 +161,12 @@ mod tests {
         let policy = MeasurePolicy { warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0.0, ..MeasurePolicy::default() };
         let mut modules = ModuleCache::default();
         let mut ctx = CaseCtx::alone(Target::Cpu, &run, Precision::F64, &policy, &mut modules);
-        let point = Point { method: Method::ScipyTocsr, level: 0, order: 2, colors: 0 };
+        let point = Point { method: Method::named("scipy-tocsr").unwrap(), level: 0, order: 2, colors: 0 };
         let prep = prepared(&run, None, point.level, point.order).unwrap();
-        let (out, library) = run_python::<f64>(&mut ctx, &prep, point.method).unwrap();
+        let (out, library) = run_python::<f64>(&mut ctx, &prep, &SCIPY_TOCSR).unwrap();
         assert!(library.starts_with("SciPy "), "{library}");
-        let mut wrong = GpuRun { vals: out.vals.clone(), rhs: out.rhs.clone(), timings: out.timings.clone(), extras: vec![], ..out };
+        let cost = Cost { extras: vec![], ..out.cost.clone() };
+        let mut wrong = GpuRun::new(out.timings.clone(), out.vals.clone(), out.rhs.clone(), cost);
         let rows = checked_rows(&prep, &point, out, Some(&library)).unwrap();
         assert!(rows.iter().all(|m| m.status == Status::Ok && m.library.as_deref() == Some(library.as_str())), "{:?}", rows[0].reason);
         let k = wrong.vals.len() / 2;

@@ -147,14 +147,14 @@ pub(crate) fn timings_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportE
 fn timings_frame(rows: &LazyFrame) -> Result<DataFrame, ReportError> {
     let serial = rows
         .clone()
-        .filter(ok_warm().and(col("method").eq(lit(Method::CpuSerial.as_str()))))
+        .filter(ok_warm().and(col("method").eq(lit(Method::CPU_SERIAL.as_str()))))
         .group_by_stable([col("level"), col("order")])
         .agg([col("time_median_s").last().alias("serial_s")]);
     let mut args = JoinArgs::new(JoinType::Left);
     args.maintain_order = MaintainOrderJoin::Left;
     let keys = [col("level"), col("order")];
     let peer_keys = ["device", "backend", "precision", "level", "order", "mode"].map(col);
-    let any_peer = Method::PEERS.iter().map(|m| col("method").eq(lit(m.as_str()))).reduce(|a, b| a.or(b)).unwrap_or(lit(false));
+    let any_peer = Method::peers().iter().map(|m| col("method").eq(lit(m.as_str()))).reduce(|a, b| a.or(b)).unwrap_or(lit(false));
     let is_peer = ok_any_mode().and(any_peer);
     let peer_time =
         [col("time_median_s").min().alias("peer_s"), col("method").get(col("time_median_s").arg_min(), true).alias("peer_method")];
@@ -245,7 +245,7 @@ pub(crate) fn dummy_speedup(id: &str, rows: &LazyFrame) -> Result<Vec<Figure>, R
 pub(crate) fn winners_table(id: &str, rows: &LazyFrame) -> Result<Table, ReportError> {
     // The fastest full-kernel GPU method per (backend, device, precision, level, order), of the
     // paper's four and of all.
-    let paper = frame::one_of("method", &Method::PAPER_NAMES);
+    let paper = frame::one_of("method", &Method::paper_names());
     let fastest = || SortMultipleOptions::default().with_maintain_order(true);
     let keys = ["backend", "device", "precision", "level", "order"];
     let df = frame::collect(

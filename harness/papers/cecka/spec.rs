@@ -7,161 +7,41 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::NonEmpty;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Algorithm 1, serial, f64 (the paper's CPU baseline). CPU backend.
-    CpuSerial,
-    /// Algorithm 1 over colors with rayon. CPU backend.
-    CpuParallel,
-    /// 4.1: one thread per element, one launch per color.
-    ElemColor,
-    ElemColorDummy,
-    /// 4.2: METIS element partitions with shared-memory prefetch, element data to global
-    /// memory, then the LPT-packed reduction array.
-    GlobalNz,
-    GlobalNzDummy,
-    /// 4.3: METIS node partitions, scatter array into shared memory, element data and
-    /// reduction in shared memory.
-    SharedNz,
-    SharedNzDummy,
-    /// 4.4: one thread per non-zero, the element subroutine recomputed for every contribution.
-    LocalNz,
-    LocalNzDummy,
-    /// Beyond the paper: one thread per element, atomic adds into precomputed CSR slots.
-    ElemAtomic,
-    ElemAtomicDummy,
-    /// Beyond the paper: SharedNZ's node partitions, element entries added by shared-memory
-    /// atomics into the block's own rows (16-bit slots), each target written once.
-    SharedAtomic,
-    SharedAtomicDummy,
-    /// Beyond the paper, the peer (CUDA only): the COO route a user of CuPy or SciPy takes.
-    /// Element matrices as triplets, cuSPARSE's sort into CSR order, duplicates summed.
-    CooCusparse,
-    /// Beyond the paper, a peer: the same COO route sorted by the shared device radix sort (what
-    /// CuPy's `tocsr` runs, CUB's algorithm). Both GPU APIs.
-    CooRadix,
-    /// Beyond the paper, a peer: PyTorch's `index_add_` route; a plain kernel writes the element
-    /// matrices, then they are added atomically into CSR slots through a map built once. Both
-    /// GPU APIs.
-    SlotScatter,
-    /// Beyond the paper, an external peer (CUDA, through Python): CuPy's `coo_matrix(...).tocsr()`
-    /// after vectorized element matrices (`peers/cecka_assembly.py`).
-    CupyTocsr,
-    /// Beyond the paper, an external peer (CUDA, through Python): PyTorch's `index_add_` into CSR
-    /// slots after vectorized element matrices.
-    TorchIndexAdd,
-    /// Beyond the paper, an external peer on the host (f64): SciPy's `coo_matrix(...).tocsr()`
-    /// after vectorized NumPy element matrices, as scikit-fem assembles.
-    ScipyTocsr,
+/// A method, by its registered name (`registry::METHODS`): a full method's, or its dummy
+/// variant's (the paper's "dummy" element subroutine, `<name>-dummy`). What the name stands for
+/// (its type, role, where it runs) is the registry's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Method(pub(crate) &'static str);
+
+impl Method {
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+    /// A dummy variant, by its name: every `*-dummy` method and only those (a hand list once
+    /// forgot SharedAtomicDummy, which then ran the full kernel).
+    pub fn dummy(self) -> bool {
+        self.0.ends_with("-dummy")
+    }
+    /// The full method a dummy stands beside (itself for a full method).
+    pub fn full(self) -> Method {
+        Method(self.0.strip_suffix("-dummy").unwrap_or(self.0))
+    }
 }
 
-/// How a GPU method assembles; each has a full and a dummy variant.
+impl Serialize for Method {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+/// The work-group and block defaults a GPU method takes (each method's best on the H200).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Family {
-    Cpu,
     Elem,
     GlobalNz,
     SharedNz,
     LocalNz,
     SharedAtomic,
-    Coo,
-    /// A GPU route run by a Python script (the `external` peer kind).
-    Python,
-}
-
-impl Method {
-    pub const ALL: [Method; 20] = [
-        Method::CpuSerial,
-        Method::CpuParallel,
-        Method::ElemColor,
-        Method::ElemColorDummy,
-        Method::GlobalNz,
-        Method::GlobalNzDummy,
-        Method::SharedNz,
-        Method::SharedNzDummy,
-        Method::LocalNz,
-        Method::LocalNzDummy,
-        Method::ElemAtomic,
-        Method::ElemAtomicDummy,
-        Method::SharedAtomic,
-        Method::SharedAtomicDummy,
-        Method::CooCusparse,
-        Method::CooRadix,
-        Method::SlotScatter,
-        Method::CupyTocsr,
-        Method::TorchIndexAdd,
-        Method::ScipyTocsr,
-    ];
-
-    /// The paper's four GPU methods (Sec. 4), in its order.
-    pub const PAPER: [Method; 4] = [Method::ElemColor, Method::GlobalNz, Method::SharedNz, Method::LocalNz];
-
-    /// The paper's four GPU methods' names, in its order.
-    pub const PAPER_NAMES: [&'static str; 4] =
-        [Method::PAPER[0].as_str(), Method::PAPER[1].as_str(), Method::PAPER[2].as_str(), Method::PAPER[3].as_str()];
-
-    /// The peers: what a user of a library runs instead of the paper's methods. Each is compared
-    /// on its own device and backend only, so SciPy's host route is the CPU baselines' peer.
-    pub const PEERS: [Method; 6] =
-        [Method::CooRadix, Method::SlotScatter, Method::CooCusparse, Method::CupyTocsr, Method::TorchIndexAdd, Method::ScipyTocsr];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Method::CpuSerial => "cpu-serial",
-            Method::CpuParallel => "cpu-parallel",
-            Method::ElemColor => "elem-color",
-            Method::ElemColorDummy => "elem-color-dummy",
-            Method::GlobalNz => "global-nz",
-            Method::GlobalNzDummy => "global-nz-dummy",
-            Method::SharedNz => "shared-nz",
-            Method::SharedNzDummy => "shared-nz-dummy",
-            Method::LocalNz => "local-nz",
-            Method::LocalNzDummy => "local-nz-dummy",
-            Method::ElemAtomic => "elem-atomic",
-            Method::ElemAtomicDummy => "elem-atomic-dummy",
-            Method::SharedAtomic => "shared-atomic",
-            Method::SharedAtomicDummy => "shared-atomic-dummy",
-            Method::CooCusparse => "coo-cusparse",
-            Method::CooRadix => "coo-radix",
-            Method::SlotScatter => "slot-scatter",
-            Method::CupyTocsr => "cupy-tocsr",
-            Method::TorchIndexAdd => "torch-index-add",
-            Method::ScipyTocsr => "scipy-tocsr",
-        }
-    }
-    pub(crate) fn family(self) -> Family {
-        match self {
-            Method::CpuSerial | Method::CpuParallel | Method::ScipyTocsr => Family::Cpu,
-            Method::ElemColor | Method::ElemColorDummy | Method::ElemAtomic | Method::ElemAtomicDummy => Family::Elem,
-            Method::GlobalNz | Method::GlobalNzDummy => Family::GlobalNz,
-            Method::SharedNz | Method::SharedNzDummy => Family::SharedNz,
-            Method::LocalNz | Method::LocalNzDummy => Family::LocalNz,
-            Method::SharedAtomic | Method::SharedAtomicDummy => Family::SharedAtomic,
-            Method::CooCusparse | Method::CooRadix | Method::SlotScatter => Family::Coo,
-            Method::CupyTocsr | Method::TorchIndexAdd => Family::Python,
-        }
-    }
-    /// A route a Python script runs (`peers/cecka_assembly.py`), on a CUDA device or the host.
-    pub fn external(self) -> bool {
-        matches!(self, Method::CupyTocsr | Method::TorchIndexAdd | Method::ScipyTocsr)
-    }
-    pub(crate) fn on_cpu(self) -> bool {
-        self.family() == Family::Cpu
-    }
-    /// A dummy variant, by its name: every `*-dummy` method and only those (a hand list once
-    /// forgot SharedAtomicDummy, which then ran the full kernel).
-    pub fn dummy(self) -> bool {
-        self.as_str().ends_with("-dummy")
-    }
-    /// The full method a dummy stands beside (itself for a full method).
-    pub fn full(self) -> Method {
-        let name = self.as_str().strip_suffix("-dummy").unwrap_or(self.as_str());
-        Method::ALL.into_iter().find(|m| m.as_str() == name).unwrap_or(self)
-    }
-    pub(crate) fn colored(self) -> bool {
-        matches!(self, Method::ElemColor | Method::ElemColorDummy | Method::CpuParallel)
-    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
