@@ -8,33 +8,20 @@ use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::measure::measure_host;
 
+/// A CPU baseline: Algorithm 1, serial or over colors with rayon.
+pub(crate) struct Baseline {
+    pub(crate) names: &'static [&'static str],
+    parallel: bool,
+}
+
 /// Algorithm 1, serial (the paper's CPU baseline).
-pub(crate) struct CpuSerial;
+pub(crate) const SERIAL: Baseline = Baseline { names: &["cpu-serial"], parallel: false };
 /// Algorithm 1 over colors with rayon.
-pub(crate) struct CpuParallel;
+pub(crate) const PARALLEL: Baseline = Baseline { names: &["cpu-parallel"], parallel: true };
 
-impl CpuSerial {
-    pub(crate) const NAME: &'static str = "cpu-serial";
-}
-
-impl CeckaMethod for CpuSerial {
+impl CeckaMethod for Baseline {
     fn names(&self) -> &'static [&'static str] {
-        &[CpuSerial::NAME]
-    }
-    fn role(&self) -> Role {
-        Role::Baseline
-    }
-    fn runs(&self) -> Runs {
-        Runs::Host
-    }
-    fn run(&self, ctx: &mut CaseCtx, _: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        run_cpu(ctx, prep, point, false)
-    }
-}
-
-impl CeckaMethod for CpuParallel {
-    fn names(&self) -> &'static [&'static str] {
-        &["cpu-parallel"]
+        self.names
     }
     fn role(&self) -> Role {
         Role::Baseline
@@ -43,10 +30,10 @@ impl CeckaMethod for CpuParallel {
         Runs::Host
     }
     fn colored(&self) -> bool {
-        true
+        self.parallel
     }
     fn run(&self, ctx: &mut CaseCtx, _: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        run_cpu(ctx, prep, point, true)
+        run_cpu(ctx, prep, point, self.parallel)
     }
 }
 

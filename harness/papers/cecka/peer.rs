@@ -35,43 +35,35 @@ use crate::measure::Gate;
 use crate::real::Real;
 use crate::Precision;
 
-/// The COO route sorted by cuSPARSE's legacy sort (CUDA only): element triplets, the sort into
-/// CSR order, duplicates summed.
-pub(crate) struct CooCusparse;
-/// The same COO route sorted by the shared device radix sort (what CuPy's `tocsr` runs, CUB's
+/// A COO route: element triplets, their sort into CSR order, duplicates summed.
+pub(crate) struct CooRoute {
+    names: &'static [&'static str],
+    runs: Runs,
+    /// Sorted by the shared device radix sort, else by cuSPARSE.
+    radix: bool,
+}
+
+/// The COO route sorted by cuSPARSE's legacy sort (CUDA only).
+pub(crate) const COO_CUSPARSE: CooRoute = CooRoute { names: &["coo-cusparse"], runs: Runs::Cuda, radix: false };
+/// The same route sorted by the shared device radix sort (what CuPy's `tocsr` runs, CUB's
 /// algorithm). Both GPU APIs.
-pub(crate) struct CooRadix;
+pub(crate) const COO_RADIX: CooRoute = CooRoute { names: &["coo-radix"], runs: Runs::Gpu, radix: true };
 /// PyTorch's `index_add_` route: a plain kernel writes the element matrices, then they are
 /// added atomically into CSR slots through a map built once. Both GPU APIs.
 pub(crate) struct SlotScatter;
 
-impl CeckaMethod for CooCusparse {
+impl CeckaMethod for CooRoute {
     fn names(&self) -> &'static [&'static str] {
-        &["coo-cusparse"]
+        self.names
     }
     fn role(&self) -> Role {
         Role::Peer
     }
     fn runs(&self) -> Runs {
-        Runs::Cuda
+        self.runs
     }
     fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        coo_rows(ctx, problem, prep, point, false)
-    }
-}
-
-impl CeckaMethod for CooRadix {
-    fn names(&self) -> &'static [&'static str] {
-        &["coo-radix"]
-    }
-    fn role(&self) -> Role {
-        Role::Peer
-    }
-    fn runs(&self) -> Runs {
-        Runs::Gpu
-    }
-    fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        coo_rows(ctx, problem, prep, point, true)
+        coo_rows(ctx, problem, prep, point, self.radix)
     }
 }
 

@@ -4,25 +4,25 @@
 use serde::Deserialize;
 
 use super::elem::{ElemAtomic, ElemColor};
-use super::host::{CpuParallel, CpuSerial};
+use super::host::{PARALLEL, SERIAL};
 use super::method::{CeckaMethod, Gpu, GpuMethod, Role, Runs};
 use super::nz_methods::{GlobalNz, LocalNz, SharedAtomic, SharedNz};
-use super::peer::{CooCusparse, CooRadix, SlotScatter};
+use super::peer::{SlotScatter, COO_CUSPARSE, COO_RADIX};
 use super::python::{CUPY_TOCSR, SCIPY_TOCSR, TORCH_INDEX_ADD};
 use super::spec::Method;
 
 /// Every method of the Cecka experiments, in the order tables list them.
 pub const METHODS: &[&dyn CeckaMethod] = &[
-    &CpuSerial,
-    &CpuParallel,
+    &SERIAL,
+    &PARALLEL,
     &Gpu(ElemColor),
     &Gpu(GlobalNz),
     &Gpu(SharedNz),
     &Gpu(LocalNz),
     &Gpu(ElemAtomic),
     &Gpu(SharedAtomic),
-    &CooCusparse,
-    &CooRadix,
+    &COO_CUSPARSE,
+    &COO_RADIX,
     &Gpu(SlotScatter),
     &CUPY_TOCSR,
     &TORCH_INDEX_ADD,
@@ -30,7 +30,7 @@ pub const METHODS: &[&dyn CeckaMethod] = &[
 ];
 
 impl Method {
-    pub const CPU_SERIAL: Method = Method(CpuSerial::NAME);
+    pub const CPU_SERIAL: Method = Method(SERIAL.names[0]);
     pub const ELEM_COLOR: Method = Method(<ElemColor as GpuMethod>::NAMES[0]);
     pub const GLOBAL_NZ: Method = Method(<GlobalNz as GpuMethod>::NAMES[0]);
     pub const SHARED_NZ: Method = Method(<SharedNz as GpuMethod>::NAMES[0]);
