@@ -52,6 +52,11 @@ impl BlockData {
         for i in 0..sys.nodes {
             let (s, g) = (arr.slot[i] as usize, global[i] as usize);
             let (r0, r1, r2) = (p.row_ptr[2 * i] as usize, p.row_ptr[2 * i + 1] as usize, p.row_ptr[2 * i + 2] as usize);
+            // A node without rows (a part's halo: loaded by its neighbours, never stepped)
+            // keeps no link pointer, so no thread steps it.
+            if r0 == r1 {
+                continue;
+            }
             for k in 0..l {
                 let ptr = arr.link_ptr[s * l + k];
                 if ptr == NONE {
@@ -59,7 +64,8 @@ impl BlockData {
                 }
                 used_links += 1;
                 let j = arr.link_node[s * l + k];
-                let q = r0 + p.col[r0..r1].binary_search(&(2 * j)).expect("a link is in K's pattern");
+                // Columns keep the model's order, which a part's numbering need not sort.
+                let q = r0 + p.col[r0..r1].iter().position(|&c| c == 2 * j).expect("a link is in K's pattern");
                 let q1 = r1 + (q - r0);
                 debug_assert!(p.col[q1] == 2 * j && q1 < r2);
                 lptr[pointer(k, g, slots)] = ptr;

@@ -50,4 +50,14 @@ crate::device::kernel_args! {
         table: &'a Buffer, lptr: &'a Buffer, kp: &'a Buffer, cp: &'a Buffer, u: Rotation<'a>, nblocks: u32, sources: Sources<'a>,
         trace: TraceRow<'a>,
     }
+    /// The paper's kernel on blocks `first ..` of its arrangement (a part's sent or interior
+    /// blocks).
+    pub struct StepBlockFrom<'a> = "pogo_step_block_from" {
+        table: &'a Buffer, lptr: &'a Buffer, kp: &'a Buffer, cp: &'a Buffer, u: Rotation<'a>, nblocks: u32, first: u32,
+        sources: Sources<'a>, trace: TraceRow<'a>,
+    }
+    /// The sent values of U on the arrangement's two planes, gathered into one buffer.
+    pub struct PackPlanes<'a> = "pogo_pack_planes" { at: &'a Buffer, u: &'a Buffer, out: &'a Buffer, count: u32, slots: i64 }
+    /// A received halo written into the arrangement's two planes.
+    pub struct UnpackPlanes<'a> = "pogo_unpack_planes" { at: &'a Buffer, input: &'a Buffer, u: &'a Buffer, count: u32, slots: i64 }
 }

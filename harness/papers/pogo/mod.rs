@@ -9,7 +9,8 @@
 //! on the host ([`blocked`]), one model made ready for every method ([`prepared`]), the device
 //! methods ([`gpu`]: ours, the paper's kernel and the cuSPARSE step), the cases ([`benchmark`]),
 //! the paper's published numbers and Table A.5 ([`paper`]) and the reports ([`report`],
-//! [`traces`]). Kernels: `kernels/pogo.kern`.
+//! [`traces`]). Across GPUs: the split ([`split`]), the paper's kernel on a part ([`split_blocks`])
+//! and the study ([`scaling`]). Kernels: `kernels/pogo.kern`.
 //!
 //! `harness export --model` writes a model as Gmsh, VTK and Matrix Market files ([`export`]);
 //! `problem.msh` steps a model on a Gmsh mesh instead of ours ([`import`]).
@@ -35,9 +36,11 @@ mod scaling_report;
 mod scaling_rows;
 pub mod scaling_spec;
 mod scaling_stepper;
+mod scaling_upload;
 pub mod sell;
 pub mod spec;
 pub mod split;
+pub mod split_blocks;
 pub mod stepper;
 pub mod system;
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Pogo across GPUs (beyond the paper): the weld model split over 1, 2 or 4 GPUs of one node
-//! ([`super::split`]), each GPU stepping its part with our sliced-ELL kernel, the halo's U going
-//! through NCCL every increment while the interior rows are stepped ([`super::scaling_gpu`]).
+//! ([`super::split`]), each GPU stepping its part with our sliced-ELL kernel or with the paper's
+//! kernel on the part's blocks ([`super::split_blocks`]), the halo's U going through NCCL every
+//! increment while the interior rows or blocks are stepped ([`super::scaling_gpu`]).
 //!
 //! Three studies, each a case per GPU count:
 //! - `strong`: one model (`strong_scale` times the paper's weld DOFs) on 1, 2, 4 GPUs;
@@ -95,8 +96,9 @@ impl Benchmark for PogoScaling {
 }
 
 fn check_sweep(s: &Sweep, at: &str) -> Result<(), (String, String)> {
-    if let Some(m) = s.method.iter().find(|m| !matches!(m, Method::Sell | Method::SellKf32)) {
-        return Err((format!("{at}.method"), format!("{at}.method: {} is not split across GPUs (sell and sell-kf32 are)", m.as_str())));
+    if let Some(m) = s.method.iter().find(|m| !m.splits()) {
+        let split: Vec<&str> = Method::ALL.iter().filter(|m| m.splits()).map(|m| m.as_str()).collect();
+        return Err((format!("{at}.method"), format!("{at}.method: {} is not split across GPUs ({} are)", m.as_str(), split.join(", "))));
     }
     if s.gpus.iter().any(|&g| g == 0 || g > 64) {
         return Err((format!("{at}.gpus"), format!("{at}.gpus: every count must lie in 1..=64")));

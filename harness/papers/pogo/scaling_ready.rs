@@ -2,6 +2,8 @@
 //! the CPU f64 references and the one-GPU runs' results (see [`super::scaling`]).
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
 use super::model::Model;
@@ -10,6 +12,7 @@ use super::scaling_spec::Problem_;
 use super::sell::SlicedEll;
 use super::spec::{Method, ModelName};
 use super::split::Split;
+use super::split_blocks::{arrange_part, PartBlocks};
 use super::system::System;
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
@@ -29,6 +32,11 @@ pub struct Ready {
     pub sigma: usize,
     /// Splits made so far, by part count.
     splits: Mutex<HashMap<usize, Arc<Result<Split, String>>>>,
+    /// Each model node's block of the aligned blocker (the paper's kernel's one-GPU blocks),
+    /// made when the paper's kernel first asks.
+    aligned: std::sync::OnceLock<Vec<u32>>,
+    /// Each split's parts arranged for the paper's kernel, by part count.
+    arranged: Mutex<HashMap<usize, Arc<Result<Vec<PartBlocks>, String>>>>,
     /// The CPU f64 references made so far, by length and start (rest or [`super::scaling_gpu::start_state`]).
     reference: Mutex<HashMap<(usize, bool), Arc<Reference>>>,
     /// The one-GPU run of each method and precision: U and traces, for the P-GPU runs.
@@ -56,7 +64,18 @@ impl Ready {
         let mut rank = vec![0u32; sys.nodes];
         sell.node_at.iter().enumerate().for_each(|(q, &i)| rank[i as usize] = q as u32);
         let build_s = t.elapsed().as_secs_f64();
-        Ready { model, sys, rank, build_s, sigma, splits: Default::default(), reference: Default::default(), one_gpu: Default::default() }
+        Ready {
+            model,
+            sys,
+            rank,
+            build_s,
+            sigma,
+            splits: Default::default(),
+            aligned: Default::default(),
+            arranged: Default::default(),
+            reference: Default::default(),
+            one_gpu: Default::default(),
+        }
     }
 
     /// The model split into `parts` by METIS (made once per count).
@@ -70,6 +89,27 @@ impl Ready {
                 Arc::new(partition::metis_nodes(elements, parts).map(|owner| {
                     let owner = owner.into_iter().map(|p| p as u32).collect();
                     Split::new(&self.sys, owner, parts, &self.rank, self.sigma)
+                }))
+            })
+            .clone()
+    }
+
+    /// The split into `parts` with each part arranged for the paper's kernel: the aligned
+    /// blocker's blocks of the whole model cut by the parts ([`arrange_part`]); made once per
+    /// count.
+    pub fn arranged(&self, parts: usize) -> Arc<Result<Vec<PartBlocks>, String>> {
+        let split = self.split(parts);
+        let mut arranged = self.arranged.lock().unwrap_or_else(|e| e.into_inner());
+        arranged
+            .entry(parts)
+            .or_insert_with(|| {
+                Arc::new(split.as_ref().as_ref().map_err(Clone::clone).and_then(|s| {
+                    let block = self.aligned.get_or_init(|| {
+                        let flat: Vec<u32> = self.model.mesh.tris.iter().flatten().copied().collect();
+                        let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: self.model.nodes() };
+                        crate::fem::aligned::aligned_nodes(elements, &self.model.mesh.points, &Default::default()).block
+                    });
+                    s.parts.par_iter().map(|p| arrange_part(p, block, &self.model.mesh.points)).collect()
                 }))
             })
             .clone()

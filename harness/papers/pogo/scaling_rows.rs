@@ -6,6 +6,7 @@ use super::scaling_gpu::SplitRun;
 use super::scaling_ready::Ready;
 use super::scaling_spec::{Point, Study};
 use super::split::Split;
+use super::split_blocks::PartBlocks;
 use crate::benchmark::Measured;
 use crate::Precision;
 
@@ -14,24 +15,30 @@ use crate::Precision;
 /// bound at f64 rounding still fails a lost or stale halo (which differs by the field's size).
 pub const ONE_GPU_TOLERANCE: f64 = 1e-12;
 
-/// Bytes and flops one increment moves and executes on the busiest GPU (its owned rows' sliced
-/// ELL without padding, U_curr of its nodes and halo, U_prev, C' and U_next): the per-GPU
-/// figures that the physics check holds to one device's copy bandwidth and peak.
-fn busiest_part(split: &Split, kf32: bool, s: usize, col16: bool) -> (f64, f64) {
+/// Bytes and flops one increment moves and executes on the busiest GPU: the per-GPU figures
+/// that the physics check holds to one device's copy bandwidth and peak. The sliced ELL: its
+/// owned rows without padding, U_curr of its nodes and halo, U_prev, C' and U_next. The paper's
+/// kernel (`blocks`): as on one GPU ([`super::benchmark::step_bytes`]), each used link's K' block,
+/// the link pointers and the table of the launched blocks, the linked loads (the halo's U among
+/// them) and the owned nodes' four vectors.
+fn busiest_part(split: &Split, blocks: Option<&[PartBlocks]>, kf32: bool, s: usize, col16: bool) -> (f64, f64) {
     let kv = if kf32 { 4.0 } else { s as f64 };
     let cb = if col16 { 2.0 } else { 4.0 };
     let sf = s as f64;
-    split
-        .parts
-        .iter()
-        .map(|p| {
-            let nnz = p.sys.pattern.nnz() as f64;
-            let links = nnz / 4.0;
-            let owned = p.owned as f64;
-            let bytes = (4.0 * kv + cb) * links + 2.0 * sf * (4.0 * owned + (p.len() - p.owned) as f64);
-            (bytes, 2.0 * nnz + 4.0 * owned)
-        })
-        .fold((0.0f64, 0.0f64), |(b, f), (pb, pf)| (b.max(pb), f.max(pf)))
+    let bytes = |r: usize| {
+        let p = &split.parts[r];
+        let owned = p.owned as f64;
+        match blocks.map(|b| &b[r]) {
+            Some(pb) => {
+                let (d, launched) = (&pb.data, pb.owned as f64 / pb.data.arr.blocks.max(1) as f64);
+                let linked = d.arr.loaded_slots() as f64 * 2.0 * sf + pb.owned as f64 * 80.0;
+                4.0 * kv * d.used_links as f64 + 2.0 * d.pointer_reads as f64 * launched + 4.0 * 2.0 * owned * sf + linked
+            }
+            None => (4.0 * kv + cb) * p.sys.pattern.nnz() as f64 / 4.0 + 2.0 * sf * (4.0 * owned + (p.len() - p.owned) as f64),
+        }
+    };
+    let flops = |r: usize| 2.0 * split.parts[r].sys.pattern.nnz() as f64 + 4.0 * split.parts[r].owned as f64;
+    (0..split.parts.len()).fold((0.0f64, 0.0f64), |(b, f), r| (b.max(bytes(r)), f.max(flops(r))))
 }
 
 pub fn row(r: &Ready, split: &Split, point: &Point, precision: Precision, run: SplitRun) -> Measured {
@@ -42,7 +49,9 @@ pub fn row(r: &Ready, split: &Split, point: &Point, precision: Precision, run: S
         _ => tolerance(f32_rounding, r.sys.row_bound, run.checked_steps),
     };
     let metric = if point.study == Study::Arrival { "arrival" } else { "increment" };
-    let (bytes, flops) = busiest_part(split, point.method.kf32(), s, run.col16);
+    let arranged = point.method.blocker().map(|_| r.arranged(split.parts.len()));
+    let blocks = arranged.as_ref().and_then(|a| a.as_ref().as_ref().ok()).map(Vec::as_slice);
+    let (bytes, flops) = busiest_part(split, blocks, point.method.kf32(), s, run.col16);
     let out = if run.vs_one_gpu > ONE_GPU_TOLERANCE {
         Measured::failed(
             metric,

@@ -27,8 +27,8 @@ impl Study {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sweep {
-    /// Ours: `sell` or `sell-kf32` (the paper's kernel is not split: its blocks would need the
-    /// blocker and the memory arrangement per part).
+    /// Ours (`sell`, `sell-kf32`) or the paper's kernel on each part's aligned blocks
+    /// (`pogo-aligned`, `pogo-aligned-kf32`).
     pub method: NonEmpty<Method>,
     pub study: NonEmpty<Study>,
     /// GPUs of the node (1, 2, 4, ...): a case needing more than the node has is skipped.

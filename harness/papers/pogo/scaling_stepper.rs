@@ -1,18 +1,18 @@
-//! A split model's parts on their GPUs and one increment of them: each part's sliced ELL,
-//! vectors, sources and receivers on its GPU; on several GPUs an increment forks (the sent rows,
-//! their packing and the NCCL exchange on each GPU's exchange stream, the interior rows beside
-//! them on its own stream) and joins before the next. One GPU steps every row in one launch.
+//! A split model's parts on their GPUs and one increment of them. On several GPUs an increment
+//! forks: the sent rows (the sliced ELL) or the sent blocks (the paper's kernel), their packing,
+//! the NCCL exchange and, on the paper's kernel's planes, the unpacking of the halo go on each
+//! GPU's exchange stream, while the interior rows or blocks run beside them on its own stream;
+//! it joins before the next. One GPU steps every row or block in one launch.
 
-use super::kernel::{Pack, Rotation, SellArrays, Sources, StepSellRows, TraceRow};
-use super::sell::SlicedEll;
+use super::kernel::{Pack, PackPlanes, Rotation, SellArrays, Sources, StepBlockFrom, StepSellRows, TraceRow, UnpackPlanes};
+use super::scaling_upload::{upload_part, OnGpu, PartMethod, SendFrom, Staging, Steps};
 use super::spec::Method;
-use super::split::{Link, Part, Split};
+use super::split::{Link, Split};
+use super::split_blocks::PartBlocks;
 use crate::benchmark::{CaseCtx, CaseError, ModuleCache};
 use crate::device::nccl::{NodeGpus, Transfer};
-use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
-use crate::kernels::Defines;
+use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Launch, RealArg};
 use crate::real::Real;
-use crate::Precision;
 
 /// What an increment writes besides U: the force's amplitude and the trace row.
 #[derive(Clone, Copy)]
@@ -48,79 +48,6 @@ impl Gpus<'_> {
     }
 }
 
-/// One part's arrays on its GPU.
-pub(super) struct OnGpu {
-    u: [Buffer; 3],
-    cp: Buffer,
-    slice_ptr: Buffer,
-    col: Buffer,
-    kvals: Buffer,
-    src_dof: Buffer,
-    src_coef: Buffer,
-    rec_dof: Buffer,
-    nsrc: usize,
-    nrec: usize,
-    trace: Buffer,
-    trace_rows: usize,
-    /// Each send's source.
-    sends_from: Vec<SendFrom>,
-    /// The sends that are not one contiguous run, packed by one launch (None: every send is).
-    packed: Option<Packed>,
-    rows: Kernel,
-    pack: Kernel,
-}
-
-impl OnGpu {
-    pub(super) fn bytes(&self) -> usize {
-        let packs: usize = self.packed.iter().map(|p| p.at.bytes() + p.out.bytes()).sum();
-        self.u.iter().map(Buffer::bytes).sum::<usize>()
-            + [&self.cp, &self.slice_ptr, &self.col, &self.kvals, &self.trace].iter().map(|b| b.bytes()).sum::<usize>()
-            + packs
-    }
-}
-
-/// Where a send's values are read each increment: U_next in place from a node position (its
-/// positions are one contiguous run), or the packed staging from a node offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SendFrom {
-    InPlace(usize),
-    Staged(usize),
-}
-
-/// Each send's source, and the positions the staging packs: the sends that are not one
-/// contiguous run, end to end. Worked out once, when the part is uploaded.
-fn send_sources(sends: &[Link]) -> (Vec<SendFrom>, Vec<u32>) {
-    let mut staged = Vec::new();
-    let from = sends
-        .iter()
-        .map(|l| match l.contiguous() {
-            Some(first) => SendFrom::InPlace(first as usize),
-            None => {
-                let f = staged.len();
-                staged.extend_from_slice(&l.at);
-                SendFrom::Staged(f)
-            }
-        })
-        .collect();
-    (from, staged)
-}
-
-/// The staging that one launch packs every non-contiguous send into, and the positions it reads.
-struct Packed {
-    at: Buffer,
-    out: Buffer,
-    count: usize,
-}
-
-impl Packed {
-    fn upload(dev: &dyn Device, staged: &[u32], s: usize) -> DeviceResult<Option<Packed>> {
-        if staged.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(Packed { out: dev.alloc(2 * staged.len() * s)?, at: dev.upload_slice(staged)?, count: staged.len() }))
-    }
-}
-
 pub(super) struct Stepper<'a, T: Real> {
     pub(super) gpus: Gpus<'a>,
     split: &'a Split,
@@ -129,76 +56,35 @@ pub(super) struct Stepper<'a, T: Real> {
     _t: std::marker::PhantomData<T>,
 }
 
-fn upload_part<T: Real>(
-    dev: &dyn Device,
-    modules: &mut ModuleCache,
-    part: &Part,
-    method: Method,
-    trace_rows: usize,
-) -> DeviceResult<(OnGpu, bool)> {
-    let to_t = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
-    let sell = SlicedEll::new(&part.sys, 1);
-    let short = sell.col16();
-    let col16 = short.is_some();
-    let kf32 = method.kf32();
-    let kvals = if kf32 {
-        dev.upload_slice(&sell.vals.iter().map(|&v| v as f32).collect::<Vec<f32>>())?
-    } else {
-        dev.upload_slice(&to_t(&sell.vals))?
-    };
-    let col = match short {
-        Some(c) => dev.upload_slice(&c)?,
-        None => dev.upload_slice(&sell.col)?,
-    };
-    let sys = &part.sys;
-    let defines = Defines::for_precision(T::PRECISION)
-        .with("KVAL_IS_DOUBLE", (T::PRECISION == Precision::F64 && !kf32) as u8)
-        .with("COL16", col16 as u8);
-    let ndof = 2 * part.len();
-    let s = std::mem::size_of::<T>();
-    let nrec = sys.rec_dof.len();
-    let (sends_from, staged) = send_sources(&part.sends);
-    let packed = Packed::upload(dev, &staged, s)?;
-    let on = OnGpu {
-        u: [dev.alloc(ndof * s)?, dev.alloc(ndof * s)?, dev.alloc(ndof * s)?],
-        cp: dev.upload_slice(&to_t(&sys.cp))?,
-        slice_ptr: dev.upload_slice(&sell.slice_ptr)?,
-        col,
-        kvals,
-        src_dof: dev.upload_slice(&sys.src_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?,
-        src_coef: dev.upload_slice(&to_t(&sys.src_coef.iter().copied().chain([0.0]).collect::<Vec<f64>>()))?,
-        rec_dof: dev.upload_slice(&sys.rec_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?,
-        nsrc: sys.src_dof.len(),
-        nrec,
-        trace: dev.alloc((trace_rows * nrec).max(1) * s)?,
-        trace_rows,
-        sends_from,
-        packed,
-        rows: modules.kernel_for::<StepSellRows>(dev, &super::kernel::POGO, &defines)?,
-        pack: modules.kernel_for::<Pack>(dev, &super::kernel::POGO, &Defines::for_precision(T::PRECISION))?,
-    };
-    Ok((on, col16))
+/// Which of a part's rows or blocks a launch steps: those it sends, its interior, or (one GPU)
+/// all.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rows {
+    Sent,
+    Interior,
 }
 
 impl<'a, T: Real> Stepper<'a, T> {
+    /// The split's parts on their GPUs, stepped by `method`; `blocks`: each part's arrangement
+    /// for the paper's kernel (None: the sliced ELL).
     pub(super) fn new(
         ctx: &mut CaseCtx,
         dev: &'a dyn Device,
         split: &'a Split,
         method: Method,
+        blocks: Option<&'a [PartBlocks]>,
         trace_rows: usize,
     ) -> Result<Self, CaseError> {
         let p = split.parts.len();
         let gpus = if p == 1 { Gpus::One(dev) } else { Gpus::Node(NodeGpus::open(p)?) };
         let mut parts = Vec::with_capacity(p);
-        let mut col16 = true;
         for (r, part) in split.parts.iter().enumerate() {
             let mut own = ModuleCache::default();
             let modules = if p == 1 { &mut *ctx.modules } else { &mut own };
-            let (on, c16) = upload_part::<T>(gpus.dev(r), modules, part, method, trace_rows)?;
-            col16 &= c16;
-            parts.push(on);
+            let pm = PartMethod { method, blocks: blocks.map(|b| &b[r]) };
+            parts.push(upload_part::<T>(gpus.dev(r), modules, part, pm, trace_rows)?);
         }
+        let col16 = parts.iter().all(|p| p.col16);
         Ok(Stepper { gpus, split, parts, col16, _t: std::marker::PhantomData })
     }
 
@@ -206,10 +92,13 @@ impl<'a, T: Real> Stepper<'a, T> {
     pub(super) fn load(&mut self, start: Option<&[f64]>) -> Result<(), CaseError> {
         for (r, (part, on)) in self.split.parts.iter().zip(&mut self.parts).enumerate() {
             let dev = self.gpus.dev(r);
-            let local: Vec<T> = match start {
-                Some(u) => part.node_at.iter().flat_map(|&i| [u[2 * i as usize], u[2 * i as usize + 1]]).map(T::from_f64).collect(),
-                None => vec![T::from_f64(0.0); 2 * part.len()],
-            };
+            let mut local = vec![T::from_f64(0.0); on.place.len()];
+            if let Some(u) = start {
+                for (k, &i) in part.node_at.iter().enumerate() {
+                    local[on.place.x(k)] = T::from_f64(u[2 * i as usize]);
+                    local[on.place.y(k)] = T::from_f64(u[2 * i as usize + 1]);
+                }
+            }
             for b in &mut on.u[..2] {
                 dev.upload(b, bytemuck::cast_slice(&local))?;
             }
@@ -222,10 +111,9 @@ impl<'a, T: Real> Stepper<'a, T> {
         Ok(())
     }
 
-    /// Part r's step of rows first..last in increment k.
-    fn rows(&self, r: usize, k: usize, at: Writes, first: usize, last: usize) -> StepSellRows<'_> {
+    /// Part r's sources and receivers at increment k's writes.
+    fn sources(&self, r: usize, at: Writes) -> (Sources<'_>, TraceRow<'_>) {
         let on = &self.parts[r];
-        let sell = SellArrays { slice_ptr: &on.slice_ptr, col: &on.col, kp: &on.kvals, cp: &on.cp };
         let sources = Sources {
             src_dof: &on.src_dof,
             src_coef: &on.src_coef,
@@ -234,35 +122,85 @@ impl<'a, T: Real> Stepper<'a, T> {
             rec_dof: &on.rec_dof,
             nrec: on.nrec as u32,
         };
-        let u = Rotation { u_prev: &on.u[k % 3], u_curr: &on.u[(k + 1) % 3], u_next: &on.u[(k + 2) % 3] };
-        let (first, last, trace) = (first as i64, last as i64, TraceRow { trace: &on.trace, row: at.row });
-        StepSellRows { sell, u, first, last, sources, trace }
+        (sources, TraceRow { trace: &on.trace, row: at.row })
     }
 
-    /// Part r's interior rows (every row on one GPU), on its GPU's own stream.
-    fn launch_interior(&self, r: usize, k: usize, at: Writes) -> DeviceResult<()> {
-        let part = &self.split.parts[r];
-        let last = if self.split.parts.len() == 1 { part.owned } else { part.interior };
-        if last == 0 {
-            return Ok(());
-        }
-        let step = self.rows(r, k, at, 0, last);
-        self.gpus.dev(r).launch_with(&self.parts[r].rows, Launch::cover(last, 256), &step)
-    }
-
-    /// Part r's sent rows and the packing of its sends that are not contiguous, on its exchange
-    /// stream (after a fork).
-    fn launch_sent(&self, nodes: &NodeGpus, r: usize, k: usize, at: Writes) -> DeviceResult<()> {
+    /// Part r's step of `which` rows or blocks in increment k, on its own stream (`beside`:
+    /// None) or on its exchange stream.
+    fn step(&self, r: usize, k: usize, at: Writes, which: Rows, beside: Option<&NodeGpus>) -> DeviceResult<()> {
         let (part, on) = (&self.split.parts[r], &self.parts[r]);
-        if part.owned > part.interior {
-            let step = self.rows(r, k, at, part.interior, part.owned);
-            nodes.launch_beside(r, &on.rows, Launch::cover(part.owned - part.interior, 256), &step)?;
+        let u = Rotation { u_prev: &on.u[k % 3], u_curr: &on.u[(k + 1) % 3], u_next: &on.u[(k + 2) % 3] };
+        let (sources, trace) = self.sources(r, at);
+        match &on.steps {
+            Steps::Sell { slice_ptr, col, kvals, rows, .. } => {
+                let (first, last) = match which {
+                    Rows::Sent => (part.interior, part.owned),
+                    Rows::Interior => (0, part.interior),
+                };
+                if first == last {
+                    return Ok(());
+                }
+                let sell = SellArrays { slice_ptr, col, kp: kvals, cp: &on.cp };
+                let args = StepSellRows { sell, u, first: first as i64, last: last as i64, sources, trace };
+                self.launch(r, beside, rows, Launch::cover(last - first, 256), &args)
+            }
+            Steps::Blocks { table, lptr, kvals, kernel, blocks, sent, owned, .. } => {
+                let (first, last) = match which {
+                    Rows::Sent => (0, *sent),
+                    Rows::Interior => (*sent, *owned),
+                };
+                if first == last {
+                    return Ok(());
+                }
+                let args =
+                    StepBlockFrom { table, lptr, kp: kvals, cp: &on.cp, u, nblocks: *blocks as u32, first: first as u32, sources, trace };
+                self.launch(r, beside, kernel, Launch { groups: last - first, group_size: super::arrange::BLOCK }, &args)
+            }
         }
-        if let Some(p) = &on.packed {
-            let args = Pack { at: &p.at, u: &on.u[(k + 2) % 3], out: &p.out, count: p.count as u32 };
-            nodes.launch_beside(r, &on.pack, Launch::cover(p.count, 256), &args)?;
+    }
+
+    /// A launch on part r's own stream, or beside it on its exchange stream.
+    fn launch<A: crate::device::KernelArgs>(
+        &self,
+        r: usize,
+        beside: Option<&NodeGpus>,
+        kernel: &crate::device::Kernel,
+        launch: Launch,
+        args: &A,
+    ) -> DeviceResult<()> {
+        match beside {
+            Some(nodes) => nodes.launch_beside(r, kernel, launch, args),
+            None => self.gpus.dev(r).launch_with(kernel, launch, args),
         }
-        Ok(())
+    }
+
+    /// Part r's sent rows or blocks and the packing of its staged sends, on its exchange stream
+    /// (after a fork).
+    fn launch_sent(&self, nodes: &NodeGpus, r: usize, k: usize, at: Writes) -> DeviceResult<()> {
+        self.step(r, k, at, Rows::Sent, Some(nodes))?;
+        let on = &self.parts[r];
+        let Some(p) = &on.packed else { return Ok(()) };
+        let next = &on.u[(k + 2) % 3];
+        let cover = Launch::cover(p.count, 256);
+        match &on.steps {
+            Steps::Sell { pack, .. } => {
+                nodes.launch_beside(r, pack, cover, &Pack { at: &p.at, u: next, out: &p.out, count: p.count as u32 })
+            }
+            Steps::Blocks { pack, .. } => {
+                let args = PackPlanes { at: &p.at, u: next, out: &p.out, count: p.count as u32, slots: (on.place.len() / 2) as i64 };
+                nodes.launch_beside(r, pack, cover, &args)
+            }
+        }
+    }
+
+    /// The received halo written into the planes (the paper's kernel), on the exchange stream
+    /// after the exchange.
+    fn launch_unpack(&self, nodes: &NodeGpus, r: usize, k: usize) -> DeviceResult<()> {
+        let on = &self.parts[r];
+        let (Some(p), Steps::Blocks { unpack, .. }) = (&on.unpacked, &on.steps) else { return Ok(()) };
+        let args =
+            UnpackPlanes { at: &p.at, input: &p.out, u: &on.u[(k + 2) % 3], count: p.count as u32, slots: (on.place.len() / 2) as i64 };
+        nodes.launch_beside(r, unpack, Launch::cover(p.count, 256), &args)
     }
 
     /// Increment k's sends and receives, every part's, queued on the exchange streams.
@@ -275,19 +213,18 @@ impl<'a, T: Real> Stepper<'a, T> {
             sends.push(
                 part.sends.iter().zip(&on.sends_from).map(|(l, &from)| sent(l, from, on.packed.as_ref(), next, s)).collect::<Vec<_>>(),
             );
-            let recv = |l: &Link| Transfer { peer: l.peer, buf: next, offset: 2 * s * l.at[0] as usize, count: 2 * l.at.len() };
-            recvs.push(part.recvs.iter().map(recv).collect::<Vec<_>>());
+            recvs.push(received(&part.recvs, on.unpacked.as_ref(), next, s));
         }
         nodes.exchange(T::PRECISION, &sends, &recvs)
     }
 
-    /// Increment k. On one GPU, every row in one launch. On several, forked: each GPU's sent
-    /// rows, the packing and the exchange on its exchange stream, the interior rows beside them
-    /// on its own stream, joined before the next increment. `steps`/`swap` leave out either
-    /// side (for timing the exchange and the steps alone).
+    /// Increment k. On one GPU, every row or block in one launch. On several, forked: each GPU's
+    /// sent rows or blocks, the packing, the exchange and the unpacking on its exchange stream,
+    /// the interior beside them on its own stream, joined before the next increment.
+    /// `steps`/`swap` leave out either side (for timing the exchange and the steps alone).
     pub(super) fn increment(&self, k: usize, at: Writes, steps: bool, swap: bool) -> DeviceResult<()> {
         let Gpus::Node(nodes) = &self.gpus else {
-            return if steps { self.launch_interior(0, k, at) } else { Ok(()) };
+            return if steps { self.step(0, k, at, Rows::Interior, None) } else { Ok(()) };
         };
         nodes.fork()?;
         if steps {
@@ -295,9 +232,10 @@ impl<'a, T: Real> Stepper<'a, T> {
         }
         if swap {
             self.exchange(nodes, k)?;
+            (0..self.parts.len()).try_for_each(|r| self.launch_unpack(nodes, r, k))?;
         }
         if steps {
-            (0..self.parts.len()).try_for_each(|r| self.launch_interior(r, k, at))?;
+            (0..self.parts.len()).try_for_each(|r| self.step(r, k, at, Rows::Interior, None))?;
         }
         nodes.join()
     }
@@ -309,16 +247,18 @@ impl<'a, T: Real> Stepper<'a, T> {
         }
     }
 
-    /// The model's U (dof order) after increment k's predecessor: each part's current vector.
+    /// The model's U (dof order) after increment k's predecessor: each part's owned nodes of
+    /// its current vector.
     pub(super) fn gather_u(&self, k: usize) -> DeviceResult<Vec<f64>> {
-        let mut curr = Vec::with_capacity(self.parts.len());
+        let mut out = vec![0.0; 2 * self.split.owner.len()];
         for (r, (part, on)) in self.split.parts.iter().zip(&self.parts).enumerate() {
-            let v: Vec<f64> =
-                self.gpus.dev(r).download_vec::<T>(&on.u[(k + 1) % 3], 2 * part.len())?.into_iter().map(|x| x.to_f64()).collect();
-            curr.push(v);
+            let v = self.gpus.dev(r).download_vec::<T>(&on.u[(k + 1) % 3], on.place.len())?;
+            for (q, &i) in part.node_at[..part.owned].iter().enumerate() {
+                out[2 * i as usize] = v[on.place.x(q)].to_f64();
+                out[2 * i as usize + 1] = v[on.place.y(q)].to_f64();
+            }
         }
-        let refs: Vec<&[f64]> = curr.iter().map(Vec::as_slice).collect();
-        Ok(self.split.gather(&refs))
+        Ok(out)
     }
 
     /// The model's receivers' traces (x, y per receiver, step-major) from the parts' rows.
@@ -339,7 +279,7 @@ impl<'a, T: Real> Stepper<'a, T> {
 
 /// A send's transfer (`l`, read from `from`): its run of the packed staging, or U_next in place
 /// (`s`: bytes per value). A send of no nodes reads nothing, from U_next.
-fn sent<'b>(l: &Link, from: SendFrom, packed: Option<&'b Packed>, next: &'b Buffer, s: usize) -> Transfer<'b> {
+fn sent<'b>(l: &Link, from: SendFrom, packed: Option<&'b Staging>, next: &'b Buffer, s: usize) -> Transfer<'b> {
     let count = 2 * l.at.len();
     match (from, packed) {
         (SendFrom::Staged(f), Some(p)) => Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * f, count },
@@ -348,17 +288,22 @@ fn sent<'b>(l: &Link, from: SendFrom, packed: Option<&'b Packed>, next: &'b Buff
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{send_sources, SendFrom};
-    use crate::pogo::split::Link;
-
-    #[test]
-    fn sends_read_in_place_where_contiguous_and_from_the_staging_end_to_end_else() {
-        let link = |at: &[u32]| Link { peer: 1, at: at.to_vec() };
-        let sends = [link(&[5, 6, 7]), link(&[1, 3]), link(&[9]), link(&[2, 0])];
-        let (from, staged) = send_sources(&sends);
-        assert_eq!(from, [SendFrom::InPlace(5), SendFrom::Staged(0), SendFrom::InPlace(9), SendFrom::Staged(2)]);
-        assert_eq!(staged, [1, 3, 2, 0]);
-    }
+/// A part's receives: into U_next's halo in place (its positions one run per neighbour), or
+/// end to end into the staging that the unpacking writes into the planes.
+fn received<'b>(recvs: &[Link], unpacked: Option<&'b Staging>, next: &'b Buffer, s: usize) -> Vec<Transfer<'b>> {
+    let mut staged = 0;
+    recvs
+        .iter()
+        .map(|l| {
+            let count = 2 * l.at.len();
+            match unpacked {
+                Some(p) => {
+                    let t = Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * staged, count };
+                    staged += l.at.len();
+                    t
+                }
+                None => Transfer { peer: l.peer, buf: next, offset: 2 * s * l.at[0] as usize, count },
+            }
+        })
+        .collect()
 }

@@ -78,6 +78,11 @@ impl Method {
     pub fn full_runs(self) -> bool {
         matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned)
     }
+    /// The methods the multi-GPU study splits across GPUs: ours, and the paper's kernel on the
+    /// aligned blocks of each part.
+    pub fn splits(self) -> bool {
+        matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned | Method::PogoAlignedKf32)
+    }
     /// The vendor-library steps, the peers of ours.
     pub const PEERS: [Method; 2] = [Method::SellCusparse, Method::CsrCusparse];
     pub fn on_cpu(self) -> bool {

@@ -86,8 +86,8 @@ fn the_multigpu_study_refuses_a_gpu_count_of_zero_and_an_unsplit_method_at_their
     let e = refused(&path);
     assert_eq!((e.line, e.column.is_some()), (Some(line_of(&path, "gpus: [0, 2]")), true), "{e}");
     assert!(e.message.contains("sweep.gpus"), "{e}");
-    let (_d, path) = variant_of("large/pogo-multigpu.yaml", "  method:", "  method: [sell, pogo-aligned]");
+    let (_d, path) = variant_of("large/pogo-multigpu.yaml", "  method:", "  method: [sell, pogo-greedy]");
     let e = refused(&path);
-    assert_eq!(e.line, Some(line_of(&path, "method: [sell, pogo-aligned]")), "{e}");
-    assert!(e.message.contains("pogo-aligned is not split"), "{e}");
+    assert_eq!(e.line, Some(line_of(&path, "method: [sell, pogo-greedy]")), "{e}");
+    assert!(e.message.contains("pogo-greedy is not split"), "{e}");
 }
