@@ -185,7 +185,7 @@ fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_a
 /// (the weak study's larger models too: their cases make that run themselves).
 #[test]
 fn the_published_multigpu_runs_report_the_same_and_equal_one_gpu() {
-    for (gpu, multi) in [("h100-x4", 12)] {
+    for (gpu, multi) in [("h100-x4", 18)] {
         let stored = common::published(gpu);
         let tmp = tempfile::tempdir().unwrap();
         fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
