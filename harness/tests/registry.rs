@@ -166,3 +166,91 @@ fn a_deferred_rest_runs_before_the_next_host_timed_case_and_before_the_experimen
     assert_eq!(dir_run.read_experiment("defer").unwrap().unwrap().height(), 5);
     assert!(dir_run.crashed_cases("defer").unwrap().is_empty(), "every case's started marker was cleared");
 }
+
+// A sweep axis is one line of the benchmark's `axes!` list: here `parts` (the sum taken in that
+// many partial sums) beside `n`. The file's list, the case's field, the cases' product and the
+// parameter column all come from that line.
+fembench::axes! {
+    struct AxesSweep => #[derive(Copy)] struct AxesPoint {
+        n: u64,
+        parts: usize,
+    }
+}
+
+struct AxesBench;
+
+impl Benchmark for AxesBench {
+    const NAME: &'static str = "axes-test";
+    type Sweep = AxesSweep;
+    type Problem = Problem;
+    type Outputs = Outputs;
+    type Point = AxesPoint;
+
+    fn points(sweep: &AxesSweep) -> Vec<AxesPoint> {
+        sweep.product()
+    }
+    fn params(p: &AxesPoint) -> Params {
+        p.params()
+    }
+    fn case_exists(_: &AxesPoint, backend: fembench::Backend, _: fembench::Precision) -> bool {
+        backend == fembench::Backend::Cpu
+    }
+    fn run(ctx: &mut CaseCtx, _: &Problem, p: &AxesPoint) -> Result<Vec<Measured>, CaseError> {
+        let (n, parts) = (p.n, p.parts as u64);
+        let mut sum = f64::NAN;
+        let timing = measure_host::<()>(ctx.policy, &mut || {
+            let part = |k: u64| (k * n / parts + 1..=(k + 1) * n / parts).map(|i| i as f64).sum::<f64>();
+            sum = (0..parts).map(part).sum();
+            Ok(())
+        })
+        .unwrap();
+        let exact = (n * (n + 1) / 2) as f64;
+        Ok(vec![Measured::verified("sum", timing, (sum - exact).abs() / exact, 1e-12)])
+    }
+}
+
+impl Report for AxesBench {
+    fn report(_: &Spec<Self>, _: &DataFrame, _: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
+        Ok(vec![])
+    }
+}
+
+static AXES_REGISTRY: Registry = Registry(&[entry::<AxesBench>()]);
+
+#[test]
+fn a_new_sweep_axis_is_one_line_of_the_axes_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, sweep: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "id: axes\ntitle: axes\nbenchmark: axes-test\nsweep: {sweep}\nbackends: [cpu]\nprecisions: [f64]\n\
+                 measure: {{ warmup: 0, min_reps: 1, max_reps: 1, min_time_s: 0 }}\noutputs: {{}}\n"
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let file = write("axes.yaml", "{ n: [10, 1000], parts: [1, 3, 7] }");
+    let exps = AXES_REGISTRY.load_all(&[&file]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(exps[0].case_count(false), 6);
+    let s = run(&exps, &RunOptions { out_dir: dir.path().join("results"), ..Default::default() }).unwrap();
+    assert_eq!((s.rows_ok, s.rows_failed), (6, 0));
+    // Each axis is a parameter column; the first axis varies fastest.
+    let df = RunDir::open(&s.run_dir).unwrap().read_experiment("axes").unwrap().unwrap();
+    let ints = |c: &str| {
+        df.column(c).unwrap().cast(&polars::prelude::DataType::Int64).unwrap().i64().unwrap().into_no_null_iter().collect::<Vec<_>>()
+    };
+    assert_eq!(ints("n"), [10, 1000, 10, 1000, 10, 1000]);
+    assert_eq!(ints("parts"), [1, 1, 3, 3, 7, 7]);
+    // The file must list every axis (each with a value), and no other.
+    for (name, sweep, field) in [
+        ("missing.yaml", "{ n: [10] }", "parts"),
+        ("empty.yaml", "{ n: [10], parts: [] }", "parts"),
+        ("other.yaml", "{ n: [10], parts: [1], m: [2] }", "m"),
+    ] {
+        let e = AXES_REGISTRY.load(&write(name, sweep)).err().unwrap_or_else(|| panic!("{name} was accepted"));
+        assert!(e.line == Some(4) && e.to_string().contains(field), "{name}: {e}");
+    }
+}

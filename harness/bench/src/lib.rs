@@ -6,6 +6,7 @@
 //! Module dependencies run one way: experiment <- benchmark <- registry <- publish, with
 //! results and report below benchmark; runner and compare sit on top.
 
+pub mod axes;
 pub mod background;
 pub mod benchmark;
 pub mod cache;

@@ -10,7 +10,7 @@ use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
-use crate::experiment::{ParamValue, Params};
+use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode};
 use crate::{Backend, Precision};
@@ -93,10 +93,10 @@ impl Benchmark for AcooCapacitor {
     type Point = Point;
 
     fn points(sweep: &Sweep) -> Vec<Point> {
-        sweep.level.iter().flat_map(|&level| sweep.method.iter().map(move |&method| Point { method, level })).collect()
+        sweep.product()
     }
     fn params(p: &Point) -> Params {
-        Params::default().push("method", ParamValue::Str(p.method.as_str().into())).push("level", ParamValue::Int(p.level as i64))
+        p.params()
     }
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
         let p = &spec.problem;

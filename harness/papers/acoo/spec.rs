@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::NonEmpty;
 use crate::Backend;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -90,13 +89,17 @@ impl Method {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    pub method: NonEmpty<Method>,
-    /// Uniform refinement levels of the capacitor mesh (level 0: 7.6K triangles, x4 each).
-    pub level: NonEmpty<u32>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        method: Method,
+        /// Uniform refinement levels of the capacitor mesh (level 0: 7.6K triangles, x4 each).
+        level: u32,
+    }
 }
+
+crate::named_axis!(Method);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -170,12 +173,6 @@ pub enum FigureName {
 }
 
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub method: Method,
-    pub level: u32,
-}
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ use super::kernel::BANAS;
 use super::prism::MAX_DEGREE;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
-use crate::experiment::{cartesian, ParamValue, Params};
+use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::Precision;
 
@@ -47,12 +47,11 @@ impl Benchmark for BanasIntegration {
     type Point = Point;
 
     fn points(s: &Sweep) -> Vec<Point> {
-        let axes = vec![s.degree.iter().map(|&v| v as usize).collect::<Vec<_>>(), (0..s.method.len()).collect()];
-        cartesian(&axes).into_iter().map(|p| Point { method: s.method[p[1]], degree: p[0] as u32 }).collect()
+        s.product()
     }
 
     fn params(p: &Point) -> Params {
-        Params::default().push("method", ParamValue::Str(p.method.as_str().into())).push("degree", ParamValue::Int(p.degree as i64))
+        p.params()
     }
 
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {

@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::plan::Variant;
-use crate::experiment::NonEmpty;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -88,13 +87,17 @@ impl Method {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    pub method: NonEmpty<Method>,
-    /// Polynomial degree p, 1..7.
-    pub degree: NonEmpty<u32>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        method: Method,
+        /// Polynomial degree p, 1..7.
+        degree: u32,
+    }
 }
+
+crate::named_axis!(Method);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -162,12 +165,6 @@ pub enum FigureName {
 }
 
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub method: Method,
-    pub degree: u32,
-}
 
 /// The stages of one GPU run, in the order the paper's tables list them.
 pub const STAGES: [&str; 5] = ["prepare", "allocate", "upload", "kernel", "download"];

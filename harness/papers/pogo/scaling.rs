@@ -17,7 +17,7 @@ use super::scaling_ready::ready;
 use super::scaling_spec::{Outputs, Point, Problem_, Study, Sweep};
 use super::spec::Method;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
-use crate::experiment::{ParamValue, Params};
+use crate::experiment::Params;
 use crate::{Backend, Precision};
 
 pub struct PogoScaling;
@@ -36,23 +36,12 @@ impl Benchmark for PogoScaling {
         // Strong first (one model for every count), then weak (its 2-GPU model is the strong
         // one at the default scales), then the arrival runs; GPUs ascending, so the one-GPU run
         // that the others equal comes first.
-        let mut out = Vec::new();
-        let mut studies: Vec<Study> = sweep.study.iter().copied().collect();
-        studies.sort();
-        let mut gpus: Vec<usize> = sweep.gpus.iter().copied().collect();
-        gpus.sort_unstable();
-        for &study in &studies {
-            for &g in &gpus {
-                out.extend(sweep.method.iter().map(|&method| Point { method, study, gpus: g }));
-            }
-        }
+        let mut out = sweep.product();
+        out.sort_by_key(|p| (p.study, p.gpus));
         out
     }
     fn params(p: &Point) -> Params {
-        Params::default()
-            .push("method", ParamValue::Str(p.method.as_str().into()))
-            .push("study", ParamValue::Str(p.study.as_str().into()))
-            .push("gpus", ParamValue::Int(p.gpus as i64))
+        p.params()
     }
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
         check_sweep(&spec.sweep, "sweep")?;

@@ -4,7 +4,6 @@
 use serde::Deserialize;
 
 use super::spec::{Method, ModelName};
-use crate::experiment::NonEmpty;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -24,16 +23,20 @@ impl Study {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    /// Ours (`sell`, `sell-kf32`) or the paper's kernel on each part's aligned blocks
-    /// (`pogo-aligned`, `pogo-aligned-kf32`).
-    pub method: NonEmpty<Method>,
-    pub study: NonEmpty<Study>,
-    /// GPUs of the node (1, 2, 4, ...): a case needing more than the node has is skipped.
-    pub gpus: NonEmpty<usize>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        /// Ours (`sell`, `sell-kf32`) or the paper's kernel on each part's aligned blocks
+        /// (`pogo-aligned`, `pogo-aligned-kf32`).
+        method: Method,
+        study: Study,
+        /// GPUs of the node (1, 2, 4, ...): a case needing more than the node has is skipped.
+        gpus: usize,
+    }
 }
+
+crate::named_axis!(Study);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -100,13 +103,6 @@ pub enum FigureName {
 }
 
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub method: Method,
-    pub study: Study,
-    pub gpus: usize,
-}
 
 /// The extra columns the rows carry beyond the row's own, the runner's and the parameters:
 /// the run side writes each name, and a report reads an optional column only if it is here.

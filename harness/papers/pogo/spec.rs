@@ -96,6 +96,8 @@ impl Method {
     }
 }
 
+crate::named_axis!(Method);
+
 /// Which blocker's partition the paper's kernel runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Blocker {
