@@ -1,14 +1,14 @@
 //! The device-bandwidth benchmark: its cases and how each runs.
 
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec};
-use crate::experiment::{cartesian, ParamValue, Params};
+use crate::experiment::Params;
 use crate::kernels::KernelSource;
 
 use crate::Precision;
 
 use super::kernel::BANDWIDTH;
 use super::run::run_typed;
-use super::spec::{Outputs, Point, Problem, StreamKernel, Sweep};
+use super::spec::{Outputs, Point, Problem, Sweep};
 
 pub struct DeviceBandwidth;
 
@@ -22,26 +22,14 @@ impl Benchmark for DeviceBandwidth {
     type Point = Point;
 
     fn points(sweep: &Sweep) -> Vec<Point> {
-        let kernels: Vec<ParamValue> = sweep.kernel.iter().map(|k| ParamValue::Str(k.as_str().into())).collect();
-        let sizes: Vec<ParamValue> = sweep.array_mib.iter().map(|m| ParamValue::Float(m.0)).collect();
-        cartesian(&[kernels, sizes])
-            .into_iter()
-            .map(|p| {
-                let kernel = match &p[0] {
-                    ParamValue::Str(s) => StreamKernel::ALL.into_iter().find(|k| k.as_str() == s).unwrap_or(StreamKernel::Copy),
-                    _ => StreamKernel::Copy,
-                };
-                let mib = match p[1] {
-                    ParamValue::Float(f) => f,
-                    _ => 0.0,
-                };
-                Point { kernel, mib }
-            })
-            .collect()
+        // Each kernel over every size, kernels in the file's order.
+        let mut out = sweep.product();
+        out.sort_by_key(|p| sweep.kernel.iter().position(|&k| k == p.kernel));
+        out
     }
 
     fn params(p: &Point) -> Params {
-        Params::default().push("kernel", ParamValue::Str(p.kernel.as_str().into())).push("array_mib", ParamValue::Float(p.mib))
+        p.params()
     }
 
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
@@ -70,7 +58,7 @@ impl Benchmark for DeviceBandwidth {
     /// Three arrays of `array_mib` and a gather's index array on the device; on the host the
     /// initial values, the downloaded result and the expected one.
     fn memory_estimate(_: &Problem, p: &Point) -> Option<MemoryEstimate> {
-        let array = p.mib * (1u64 << 20) as f64;
+        let array = p.array_mib.0 * (1u64 << 20) as f64;
         Some(MemoryEstimate { host_bytes: 4.0 * array, device_bytes: 4.0 * array })
     }
 

@@ -144,9 +144,9 @@ pub(crate) fn tolerance<T: Real>(kernel: StreamKernel, sequential_terms: usize) 
 
 pub(crate) fn run_typed<T: Real>(ctx: &mut CaseCtx, p: &Problem, point: &Point) -> Result<Vec<Measured>, CaseError> {
     let s = std::mem::size_of::<T>();
-    let n = ((point.mib * (1u64 << 20) as f64) / s as f64) as usize;
+    let n = ((point.array_mib.0 * (1u64 << 20) as f64) / s as f64) as usize;
     if n == 0 {
-        return Err(CaseError::Failed(format!("{} MiB holds no {} element", point.mib, T::PRECISION)));
+        return Err(CaseError::Failed(format!("{} MiB holds no {} element", point.array_mib.0, T::PRECISION)));
     }
     let data = HostData::<T>::new(point.kernel, n, p);
     let bytes = point.kernel.bytes(n, s, p.scatter_fan_in as usize);

@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::experiment::NonEmpty;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamKernel {
@@ -91,12 +89,22 @@ impl<'de> Deserialize<'de> for Mib {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    pub kernel: NonEmpty<StreamKernel>,
-    /// Size of each array in MiB.
-    pub array_mib: NonEmpty<Mib>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        kernel: StreamKernel,
+        /// Size of each array in MiB.
+        array_mib: Mib,
+    }
+}
+
+crate::named_axis!(StreamKernel);
+
+impl crate::axes::AxisValue for Mib {
+    fn param(&self) -> crate::experiment::ParamValue {
+        crate::experiment::ParamValue::Float(self.0)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -136,9 +144,3 @@ pub enum FigureName {
 
 /// The tables and figures an experiment file may ask for.
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub kernel: StreamKernel,
-    pub mib: f64,
-}

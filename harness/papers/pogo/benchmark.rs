@@ -11,7 +11,7 @@ use super::stepper::run_device;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
-use crate::experiment::{ParamValue, Params};
+use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
 use crate::{Backend, Precision};
@@ -74,30 +74,23 @@ impl Benchmark for PogoStepping {
     type Point = Point;
 
     fn points(sweep: &Sweep) -> Vec<Point> {
-        let mut out = Vec::new();
-        for &model in sweep.model.iter() {
-            for &coarsen in sweep.coarsen.iter() {
-                // One size at a time (the cache holds one model: going back to a size builds
-                // it again). At each size: the GPU methods without a full run first, then those
-                // with one (their CPU window, started by the first GPU case of the size, overlaps
-                // the others and their own device runs), then the host methods (timed with the
-                // cores to themselves).
-                let mut methods: Vec<Method> = sweep.method.iter().copied().collect();
-                methods.sort_by_key(|m| match m {
-                    _ if m.on_cpu() => 2,
-                    _ if m.full_runs() => 1,
-                    _ => 0,
-                });
-                out.extend(methods.into_iter().map(|method| Point { method, model, coarsen }));
-            }
-        }
+        // One size at a time (the cache holds one model: going back to a size builds it again),
+        // models and sizes in the file's order. At each size: the GPU methods without a full run
+        // first, then those with one (their CPU window, started by the first GPU case of the
+        // size, overlaps the others and their own device runs), then the host methods (timed
+        // with the cores to themselves).
+        let at = |list: &[f64], v: f64| list.iter().position(|&x| x == v);
+        let class = |m: Method| match m {
+            _ if m.on_cpu() => 2,
+            _ if m.full_runs() => 1,
+            _ => 0,
+        };
+        let mut out = sweep.product();
+        out.sort_by_key(|p| (sweep.model.iter().position(|&m| m == p.model), at(&sweep.coarsen, p.coarsen), class(p.method)));
         out
     }
     fn params(p: &Point) -> Params {
-        Params::default()
-            .push("method", ParamValue::Str(p.method.as_str().into()))
-            .push("model", ParamValue::Str(p.model.as_str().into()))
-            .push("coarsen", ParamValue::Float(p.coarsen))
+        p.params()
     }
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
         if spec.sweep.coarsen.iter().any(|&c| !(c >= 1.0 && c <= 64.0)) {

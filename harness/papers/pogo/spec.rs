@@ -2,7 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::NonEmpty;
 use crate::Backend;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -142,14 +141,18 @@ impl ModelName {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    pub method: NonEmpty<Method>,
-    pub model: NonEmpty<ModelName>,
-    /// Element size over the paper's (1: Table 1's size; 2: four times fewer nodes).
-    pub coarsen: NonEmpty<f64>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        method: Method,
+        model: ModelName,
+        /// Element size over the paper's (1: Table 1's size; 2: four times fewer nodes).
+        coarsen: f64,
+    }
 }
+
+crate::named_axis!(ModelName);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -263,13 +266,6 @@ pub enum FigureName {
 }
 
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub method: Method,
-    pub model: ModelName,
-    pub coarsen: f64,
-}
 
 #[cfg(test)]
 mod tests {
