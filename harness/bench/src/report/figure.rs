@@ -202,6 +202,16 @@ fn log_ticks((lo, hi): (f64, f64)) -> Vec<f64> {
     (a..=b).flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e))).filter(|v| *v >= lo * 0.999 && *v <= hi * 1.001).collect()
 }
 
+/// A log x axis over a few whole numbers close together (GPU counts: 1, 2, 4) takes its ticks at
+/// those numbers, where 1-2-5 ticks would label a 5 that no point has and leave the 4 unlabelled.
+fn data_ticks(fig: &Figure) -> Option<Vec<f64>> {
+    let mut xs: Vec<f64> = fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|x| x.is_finite() && *x > 0.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let few = xs.len() >= 2 && xs.len() <= 8 && xs.iter().all(|x| x.fract() == 0.0) && xs[xs.len() - 1] / xs[0] <= 64.0;
+    (fig.log_x && few).then_some(xs)
+}
+
 /// The points a series is drawn with: all of them up to [`DRAWN_POINTS`]; beyond that, per
 /// column of pixels, the first, lowest, highest and last point in x order, so that a long trace
 /// keeps its envelope and its file stays small.
@@ -306,7 +316,7 @@ where
         }};
     }
     let whole_x = all_whole(fig.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-    let (lx, ly) = (log_ticks(xs), log_ticks(ys));
+    let (lx, ly) = (data_ticks(fig).unwrap_or_else(|| log_ticks(xs)), log_ticks(ys));
     // A linear axis takes plotters' own round ticks; where every x is a whole number (orders,
     // degrees), as many labels as whole numbers in the range, so that the ticks fall on them.
     let x_labels = if whole_x && !fig.log_x { ((xs.1 - xs.0).floor() as usize + 1).clamp(2, 12) } else { 10 };
@@ -517,5 +527,19 @@ mod tests {
         assert!(!log_ticks(r).is_empty());
         let wide = log_ticks((1e-3, 1e6));
         assert_eq!(wide.len(), 10, "{wide:?}");
+    }
+
+    #[test]
+    fn a_log_axis_over_a_few_gpu_counts_is_ticked_at_them() {
+        let s = |points: Vec<(f64, f64)>| Series { label: "a".into(), points, reference: false };
+        let mut f = figure(vec![s(vec![(1.0, 9.0), (2.0, 5.0), (4.0, 3.0)]), s(vec![(4.0, 2.0), (2.0, 4.0)])]);
+        assert_eq!(data_ticks(&f), None, "a linear axis keeps plotters' ticks");
+        f.log_x = true;
+        assert_eq!(data_ticks(&f), Some(vec![1.0, 2.0, 4.0]));
+        // Sizes over decades, or fractions, keep the 1-2-5 ticks.
+        f.series = vec![s(vec![(288.0, 1.0), (4.7e6, 2.0)])];
+        assert_eq!(data_ticks(&f), None);
+        f.series = vec![s(vec![(0.5, 1.0), (1.0, 2.0)])];
+        assert_eq!(data_ticks(&f), None);
     }
 }
