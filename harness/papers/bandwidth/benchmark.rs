@@ -73,6 +73,7 @@ impl Benchmark for DeviceBandwidth {
 #[cfg(test)]
 mod tests {
     use super::super::run::{relative_error, HostData};
+    use super::super::spec::StreamKernel;
     use super::*;
 
     #[test]
