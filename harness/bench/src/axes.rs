@@ -2,11 +2,16 @@
 //! file's list (`sweep.<axis>`, at least one value), the case's field, its place in the cases'
 //! product and its parameter column. nvbench's axes are the model: the first axis varies fastest.
 
-use crate::experiment::ParamValue;
+use crate::experiment::{ParamValue, Params};
 
 /// A value of a sweep axis as it appears in a case's parameter column.
 pub trait AxisValue: Clone {
     fn param(&self) -> ParamValue;
+    /// The case's columns for this axis (`name`): one, the value, unless the value is several
+    /// numbers with names of their own (a box's nx, ny, nz).
+    fn columns(&self, name: &str, params: Params) -> Params {
+        params.push(name, self.param())
+    }
 }
 
 macro_rules! int_axis {
@@ -70,7 +75,8 @@ macro_rules! named_axis {
 ///
 /// `Sweep` holds a non-empty list per axis (unknown fields refused); `Point` one value per axis.
 /// `Sweep::product` lists every combination, the first axis varying fastest; `Point::params`
-/// gives the parameter columns in the declared order. An axis's type implements [`AxisValue`]
+/// gives the parameter columns in the declared order (an axis's value may give several:
+/// [`AxisValue::columns`]). An axis's type implements [`AxisValue`]
 /// (integers, `f64` and `String` do; `named_axis!` gives an enum's name). Adding an axis is one line here (and the experiment
 /// file's list); the run side reads it as `point.<axis>`.
 #[macro_export]
@@ -113,8 +119,9 @@ macro_rules! axes {
         impl $point {
             /// The case's parameter columns, one per axis, in the declared order.
             pub fn params(&self) -> $crate::experiment::Params {
-                $crate::experiment::Params::default()
-                    $( .push(stringify!($field), $crate::axes::AxisValue::param(&self.$field)) )+
+                let params = $crate::experiment::Params::default();
+                $( let params = $crate::axes::AxisValue::columns(&self.$field, stringify!($field), params); )+
+                params
             }
         }
     };

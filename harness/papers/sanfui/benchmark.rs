@@ -10,7 +10,7 @@ use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
-use crate::experiment::{ParamValue, Params};
+use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
 use crate::{Backend, Precision};
@@ -49,15 +49,10 @@ impl Benchmark for SanfuiAssembly {
     type Point = Point;
 
     fn points(sweep: &Sweep) -> Vec<Point> {
-        sweep.nodes.iter().flat_map(|&nodes| sweep.method.iter().map(move |&method| Point { method, nodes })).collect()
+        sweep.product()
     }
     fn params(p: &Point) -> Params {
-        let [x, y, z] = p.nodes.map(|v| v as i64);
-        Params::default()
-            .push("method", ParamValue::Str(p.method.as_str().into()))
-            .push("nx", ParamValue::Int(x))
-            .push("ny", ParamValue::Int(y))
-            .push("nz", ParamValue::Int(z))
+        p.params()
     }
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
         let p = &spec.problem;
@@ -71,7 +66,7 @@ impl Benchmark for SanfuiAssembly {
                 "problem.shared_bytes: SharedNZ needs at least 18432 bytes (8 elements x 576 f32)".into(),
             ));
         }
-        for n in spec.sweep.nodes.iter() {
+        for n in spec.sweep.nodes.iter().map(|b| &b.0) {
             if n.iter().any(|&v| v < 2) {
                 return Err(("sweep.nodes".into(), format!("sweep.nodes: every box needs at least 2 nodes a side, got {n:?}")));
             }
@@ -89,8 +84,8 @@ impl Benchmark for SanfuiAssembly {
         // Host: the reference (values, scale, columns: 20 bytes x 243 per node), the mesh and
         // the part of a result the check holds (its values and two index arrays, f64); the
         // baseline's slots and K^e dominate on the device (576 x (8 + 4) bytes per element).
-        let n = p.nodes.iter().product::<usize>() as f64;
-        let part = super::gpu::CHECK_ENTRIES.min(243 * p.nodes.iter().product::<usize>()) as f64 * 16.0;
+        let n = p.nodes.0.iter().product::<usize>() as f64;
+        let part = super::gpu::CHECK_ENTRIES.min(243 * p.nodes.0.iter().product::<usize>()) as f64 * 16.0;
         // The COO peers keep five int arrays of 576 E triplets besides K^e, and the sort's workspace.
         let host = n * 243.0 * 20.0 + part + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
         let peer = if p.method.coo_route() { n * 576.0 * 28.0 } else { 0.0 };
@@ -106,7 +101,7 @@ impl Benchmark for SanfuiAssembly {
         p.method.runs_on(backend) && (backend != Backend::Cpu || precision == Precision::F64)
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        let prep = prepared(ctx.run, problem, point.nodes);
+        let prep = prepared(ctx.run, problem, point.nodes.0);
         crate::measure::trace::mark("sanfui: box prepared");
         let run = match ctx.target {
             Target::Cpu => run_cpu(ctx, &prep, point.method)?,
@@ -178,9 +173,9 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
         ("elements", prep.mesh.num_elements() as f64),
         ("dofs", 3.0 * nn),
         ("nnz", nnz),
-        ("eq6_nnz", formats::eq6(point.nodes) as f64),
+        ("eq6_nnz", formats::eq6(point.nodes.0) as f64),
         ("storage_bytes", run.storage_bytes),
-        ("table1_bytes", if point.method.is_paper() { formats::table1_bytes(format, point.nodes) } else { f64::NAN }),
+        ("table1_bytes", if point.method.is_paper() { formats::table1_bytes(format, point.nodes.0) } else { f64::NAN }),
         ("device_bytes", run.device_bytes),
         ("setup_s", run.setup_s),
         ("neighbours_s", prep.neighbours_s),

@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::NonEmpty;
 use crate::Backend;
 
 /// The paper's five storage formats.
@@ -152,12 +151,33 @@ impl Method {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    pub method: NonEmpty<Method>,
-    /// Boxes of nx x ny x nz nodes.
-    pub nodes: NonEmpty<[usize; 3]>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        method: Method,
+        /// Boxes of nx x ny x nz nodes.
+        nodes: BoxNodes,
+    }
+}
+
+crate::named_axis!(Method);
+
+/// A box of nx x ny x nz nodes: one sweep axis, three parameter columns (nx, ny, nz).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct BoxNodes(pub [usize; 3]);
+
+impl crate::axes::AxisValue for BoxNodes {
+    fn param(&self) -> crate::experiment::ParamValue {
+        let [x, y, z] = self.0;
+        crate::experiment::ParamValue::Str(format!("{x}x{y}x{z}"))
+    }
+    fn columns(&self, _: &str, params: crate::experiment::Params) -> crate::experiment::Params {
+        use crate::experiment::ParamValue::Int;
+        let [x, y, z] = self.0.map(|v| v as i64);
+        params.push("nx", Int(x)).push("ny", Int(y)).push("nz", Int(z))
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -215,12 +235,6 @@ pub enum FigureName {
 }
 
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub method: Method,
-    pub nodes: [usize; 3],
-}
 
 /// The extra columns the rows carry beyond the row's own, the runner's and the parameters:
 /// the run side writes each name, and a report reads an optional column only if it is here.
