@@ -9,7 +9,7 @@ use super::prepared::prepared;
 use super::spec::{Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
-use crate::experiment::{cartesian, ParamValue, Params};
+use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::Precision;
 
@@ -26,32 +26,24 @@ impl Benchmark for CeckaAssembly {
     type Point = Point;
 
     fn points(s: &Sweep) -> Vec<Point> {
-        let colors: Vec<u32> = s.colors.as_ref().map(|c| c.0.clone()).unwrap_or_else(|| vec![0]);
-        let axes = vec![
-            s.level.iter().map(|&v| v as i64).collect::<Vec<_>>(),
-            s.order.iter().map(|&v| v as i64).collect(),
-            colors.iter().map(|&v| v as i64).collect(),
-            (0..s.method.len() as i64).collect(),
-        ];
-        cartesian(&axes)
+        // Level by level, then order, then color count, the methods inside; the color count
+        // only matters to colored methods: the others run once, at 0.
+        let at = |list: &[u32], v: u32| list.iter().position(|&x| x == v);
+        let first = s.min_colors[0];
+        let mut out: Vec<Point> = s
+            .product()
             .into_iter()
-            .filter_map(|p| {
-                let method = s.method[p[3] as usize];
-                // The color count only matters to colored methods: others run once, at 0.
-                if !method.colored() && p[2] != colors[0] as i64 {
-                    return None;
-                }
-                Some(Point { method, level: p[0] as u32, order: p[1] as u32, colors: if method.colored() { p[2] as u32 } else { 0 } })
-            })
-            .collect()
+            .filter(|p| p.method.colored() || p.min_colors == first)
+            .map(|p| Point { min_colors: if p.method.colored() { p.min_colors } else { 0 }, ..p })
+            .collect();
+        out.sort_by_key(|p| {
+            (at(&s.level, p.level), at(&s.order, p.order), if p.method.colored() { at(&s.min_colors, p.min_colors) } else { Some(0) })
+        });
+        out
     }
 
     fn params(p: &Point) -> Params {
-        Params::default()
-            .push("method", ParamValue::Str(p.method.as_str().into()))
-            .push("level", ParamValue::Int(p.level as i64))
-            .push("order", ParamValue::Int(p.order as i64))
-            .push("min_colors", ParamValue::Int(p.colors as i64))
+        p.params()
     }
 
     fn check(spec: &Spec<Self>) -> Result<(), (String, String)> {
@@ -65,7 +57,7 @@ impl Benchmark for CeckaAssembly {
                 return Err((format!("{at}.level"), format!("{at}.level: {l} is above 8 (level 7 is already 4.8M elements)")));
             }
             // Colors are bits of a 64-bit mask in the greedy coloring.
-            if let Some(c) = sweep.colors.iter().flat_map(|c| c.iter()).find(|&&c| c > 64) {
+            if let Some(c) = sweep.min_colors.iter().find(|&&c| c > 64) {
                 return Err((format!("{at}.colors"), format!("{at}.colors: {c} is above 64, the most the element coloring supports")));
             }
         }

@@ -90,7 +90,7 @@ impl<T: Real> ElemAssembly<T> {
         let s = std::mem::size_of::<T>();
         let setup_start = Instant::now();
         let (colors, color_secs) = if colored {
-            let (c, t) = prep.colors(point.colors)?;
+            let (c, t) = prep.colors(point.min_colors)?;
             (Some(c), t)
         } else {
             (None, 0.0)

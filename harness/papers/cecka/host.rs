@@ -44,7 +44,7 @@ impl CeckaMethod for Baseline {
 fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, point: &Point, parallel: bool) -> Result<Vec<Measured>, CaseError> {
     let p = &prep.problem;
     let (colors, color_secs) = if parallel {
-        let (c, t) = prep.colors(point.colors)?;
+        let (c, t) = prep.colors(point.min_colors)?;
         (Some(c), t)
     } else {
         (None, 0.0)

@@ -136,7 +136,7 @@ pub(crate) fn warm(ctx: &CaseCtx, problem: &Problem_, prep: &Prepared, point: &P
     join_ahead(ctx.run, &key);
     if prep.warmed.lock().unwrap_or_else(|e| e.into_inner()).insert(backend) {
         let (mut wanted, dummies) = wanted_by(ctx.upcoming, backend, point.level, point.order);
-        wanted.insert((point.method.full(), ctx.precision.bytes(), point.colors));
+        wanted.insert((point.method.full(), ctx.precision.bytes(), point.min_colors));
         build_plans(problem, prep, &wanted, dummies || point.method.dummy(), limit);
     }
     if ahead {

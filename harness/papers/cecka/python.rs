@@ -161,7 +161,7 @@ mod tests {
         let policy = MeasurePolicy { warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0.0, ..MeasurePolicy::default() };
         let mut modules = ModuleCache::default();
         let mut ctx = CaseCtx::alone(Target::Cpu, &run, Precision::F64, &policy, &mut modules);
-        let point = Point { method: Method::named("scipy-tocsr").unwrap(), level: 0, order: 2, colors: 0 };
+        let point = Point { method: Method::named("scipy-tocsr").unwrap(), level: 0, order: 2, min_colors: 0 };
         let prep = prepared(&run, None, point.level, point.order).unwrap();
         let (out, library) = run_python::<f64>(&mut ctx, &prep, &SCIPY_TOCSR).unwrap();
         assert!(library.starts_with("SciPy "), "{library}");

@@ -44,18 +44,29 @@ pub(crate) enum Family {
     SharedAtomic,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sweep {
-    pub method: NonEmpty<Method>,
-    /// Uniform refinements of the coarse plate mesh: level 0 has about 290 P1 elements, each
-    /// level four times more (level 7: about 4.8M, Table VI's largest).
-    pub level: NonEmpty<u32>,
-    /// Lagrange order, 1..6.
-    pub order: NonEmpty<u32>,
-    /// Minimum number of colors for the colored methods (0: as few as greedy coloring finds).
-    #[serde(default)]
-    pub colors: Option<NonEmpty<u32>>,
+crate::axes! {
+    pub struct Sweep =>
+    #[derive(Copy)]
+    pub struct Point {
+        method: Method,
+        /// Uniform refinements of the coarse plate mesh: level 0 has about 290 P1 elements, each
+        /// level four times more (level 7: about 4.8M, Table VI's largest).
+        level: u32,
+        /// Lagrange order, 1..6.
+        order: u32,
+        /// Minimum number of colors for the colored methods (0: as few as greedy coloring
+        /// finds); `colors` in the file, where it may be left out (0). Other methods run once,
+        /// at 0.
+        #[serde(rename = "colors", default = "fewest_colors")]
+        min_colors: u32,
+    }
+}
+
+crate::named_axis!(Method);
+
+/// The `colors` axis left out: as few colors as greedy coloring finds.
+fn fewest_colors() -> NonEmpty<u32> {
+    NonEmpty(vec![0])
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -148,14 +159,6 @@ pub enum FigureName {
 
 /// The tables and figures an experiment file may ask for.
 pub type Outputs = crate::experiment::Outputs<TableName, FigureName>;
-
-#[derive(Debug, Clone, Copy)]
-pub struct Point {
-    pub method: Method,
-    pub level: u32,
-    pub order: u32,
-    pub colors: u32,
-}
 
 /// The extra columns the rows carry beyond the row's own, the runner's and the parameters:
 /// the run side writes each name, and a report reads an optional column only if it is here.
