@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::scaling_ready::{Outcome, Ready};
+use super::scaling_ready::{part_blocks, Outcome, Ready};
 use super::scaling_stepper::{Stepper, Writes};
 use super::scaling_upload::OnGpu;
 use super::spec::Method;
@@ -146,11 +146,8 @@ fn one_gpu_outcome<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, drive: &Drive) 
     }
     let whole = drive.ready.split(1);
     let whole = whole.as_ref().as_ref().ok()?;
-    let arranged = drive.plan.method.blocker().map(|_| drive.ready.arranged(1));
-    let blocks = match &arranged {
-        Some(a) => Some(a.as_ref().as_ref().ok()?.as_slice()),
-        None => None,
-    };
+    let arranged = drive.ready.arranged_for(drive.plan.method, 1);
+    let blocks = part_blocks(&arranged).ok()?;
     let mut stepper = Stepper::<T>::new(ctx, dev, whole, drive.plan.method, blocks, drive.trace_rows()).ok()?;
     let (outcome, _) = checked_pass(&mut stepper, drive).ok()?;
     let outcome = Arc::new(outcome);
@@ -164,13 +161,8 @@ pub fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, ready: &Ready, split: &
     // Before the node's GPUs are opened, so that the one-GPU pass has GPU 0 to itself.
     let one = if several { one_gpu_outcome::<T>(ctx, dev, &drive) } else { None };
     let reference = ready.reference(plan.checked_steps, drive.start.as_deref());
-    let arranged = plan.method.blocker().map(|_| ready.arranged(split.parts.len()));
-    let blocks = match &arranged {
-        Some(a) => {
-            Some(a.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("section 3.2's memory arrangement of a part: {e}")))?.as_slice())
-        }
-        None => None,
-    };
+    let arranged = ready.arranged_for(plan.method, split.parts.len());
+    let blocks = part_blocks(&arranged).map_err(|e| CaseError::Failed(format!("section 3.2's memory arrangement of a part: {e}")))?;
     let mut stepper = Stepper::<T>::new(ctx, dev, split, plan.method, blocks, drive.trace_rows())?;
     // NCCL connects each pair of ranks (and allocates its buffers) on their first send and
     // receive: one exchange first, untimed, so that no timed region holds that set-up. The

@@ -115,6 +115,12 @@ impl Ready {
             .clone()
     }
 
+    /// The parts' arrangements for `method` split into `parts`: the paper's kernel's (see
+    /// [`Ready::arranged`]), None for the sliced ELL.
+    pub fn arranged_for(&self, method: Method, parts: usize) -> Option<Arc<Result<Vec<PartBlocks>, String>>> {
+        method.blocker().map(|_| self.arranged(parts))
+    }
+
     /// The CPU f64 reference of `steps` increments from `start` (U_prev = U_curr; rest where
     /// None) at t = 0: Eq. (4) on K' in CSR, on every core, the receivers recorded before each
     /// increment as the kernels record them. Made once per length and start.
@@ -130,6 +136,12 @@ impl Ready {
             })
             .clone()
     }
+}
+
+/// The part arrangements that [`Ready::arranged_for`] gave, as the stepper takes them: None for
+/// the sliced ELL, or why the arrangement failed.
+pub fn part_blocks(arranged: &Option<Arc<Result<Vec<PartBlocks>, String>>>) -> Result<Option<&[PartBlocks]>, String> {
+    arranged.as_ref().map(|a| a.as_ref().as_ref().map(Vec::as_slice).map_err(Clone::clone)).transpose()
 }
 
 type Key = (ModelName, u64, usize);

@@ -3,7 +3,7 @@
 
 use super::benchmark::{long_run_tolerance, tolerance};
 use super::scaling_gpu::SplitRun;
-use super::scaling_ready::Ready;
+use super::scaling_ready::{part_blocks, Ready};
 use super::scaling_spec::{Point, Study};
 use super::split::Split;
 use super::split_blocks::PartBlocks;
@@ -31,7 +31,8 @@ fn busiest_part(split: &Split, blocks: Option<&[PartBlocks]>, kf32: bool, s: usi
         match blocks.map(|b| &b[r]) {
             Some(pb) => {
                 let (d, launched) = (&pb.data, pb.owned as f64 / pb.data.arr.blocks.max(1) as f64);
-                let linked = d.arr.loaded_slots() as f64 * 2.0 * sf + pb.owned as f64 * 80.0;
+                // The linked loads, and each launched block's 20 table entries of 4 bytes.
+                let linked = d.arr.loaded_slots() as f64 * 2.0 * sf + pb.owned as f64 * 20.0 * 4.0;
                 4.0 * kv * d.used_links as f64 + 2.0 * d.pointer_reads as f64 * launched + 4.0 * 2.0 * owned * sf + linked
             }
             None => (4.0 * kv + cb) * p.sys.pattern.nnz() as f64 / 4.0 + 2.0 * sf * (4.0 * owned + (p.len() - p.owned) as f64),
@@ -49,8 +50,8 @@ pub fn row(r: &Ready, split: &Split, point: &Point, precision: Precision, run: S
         _ => tolerance(f32_rounding, r.sys.row_bound, run.checked_steps),
     };
     let metric = if point.study == Study::Arrival { "arrival" } else { "increment" };
-    let arranged = point.method.blocker().map(|_| r.arranged(split.parts.len()));
-    let blocks = arranged.as_ref().and_then(|a| a.as_ref().as_ref().ok()).map(Vec::as_slice);
+    let arranged = r.arranged_for(point.method, split.parts.len());
+    let blocks = part_blocks(&arranged).ok().flatten();
     let (bytes, flops) = busiest_part(split, blocks, point.method.kf32(), s, run.col16);
     let out = if run.vs_one_gpu > ONE_GPU_TOLERANCE {
         Measured::failed(

@@ -204,15 +204,15 @@ fn block_steps<T: Real>(dev: &dyn Device, modules: &mut ModuleCache, pb: &PartBl
 
 /// C', the sources and the receivers where the part's U lies: the part's own numbering
 /// (interleaved), or the arrangement's positions.
-fn operators(part: &Part, pm: PartMethod) -> (Vec<f64>, Vec<u32>, Vec<f64>, Vec<u32>) {
+fn operators<'p>(part: &'p Part, pm: PartMethod<'p>) -> (&'p [f64], &'p [u32], &'p [f64], &'p [u32]) {
     match pm.blocks {
         Some(pb) => {
             let p = &pb.data.placed;
-            (p.cp.clone(), p.src_dof.clone(), p.src_coef.clone(), p.rec_dof.clone())
+            (&p.cp, &p.src_dof, &p.src_coef, &p.rec_dof)
         }
         None => {
             let s = &part.sys;
-            (s.cp.clone(), s.src_dof.clone(), s.src_coef.clone(), s.rec_dof.clone())
+            (&s.cp, &s.src_dof, &s.src_coef, &s.rec_dof)
         }
     }
 }
@@ -247,7 +247,7 @@ pub(super) fn upload_part<T: Real>(
     let n = place.len();
     Ok(OnGpu {
         u: [dev.alloc(n * s)?, dev.alloc(n * s)?, dev.alloc(n * s)?],
-        cp: dev.upload_slice(&to_t(&cp))?,
+        cp: dev.upload_slice(&to_t(cp))?,
         src_dof: dev.upload_slice(&src_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?,
         src_coef: dev.upload_slice(&to_t(&src_coef.iter().copied().chain([0.0]).collect::<Vec<f64>>()))?,
         rec_dof: dev.upload_slice(&rec_dof.iter().copied().chain([0]).collect::<Vec<u32>>())?,
