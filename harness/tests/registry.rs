@@ -254,3 +254,126 @@ fn a_new_sweep_axis_is_one_line_of_the_axes_list() {
         assert!(e.line == Some(4) && e.to_string().contains(field), "{name}: {e}");
     }
 }
+
+// A new method is one type, its kernel and one line of a method list. Here, two GPU methods of
+// Cecka's assembly, added beside the shipped ones in this file only: `elem-atomic-copied`
+// assembles with ElemAtomic into buffers of its own, then its own kernel copies them into its
+// outputs; `copied-short` is the same with a copy one entry short, so its check must fail.
+mod added_method {
+    use fembench::benchmark::{CaseCtx, CaseError};
+    use fembench::cecka::checked::Cost;
+    use fembench::cecka::elem::ElemAtomic;
+    use fembench::cecka::method::{Assembly, Case, CeckaMethod, Gpu, GpuMethod, Role};
+    use fembench::cecka::registry::MethodList;
+    use fembench::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
+    use fembench::kernels::{Defines, KernelSource};
+    use fembench::real::Real;
+
+    const COPY: KernelSource = KernelSource {
+        file: "copy_test.kern",
+        text: "KERNEL void copy_test(const GLOBAL real *RESTRICT src, GLOBAL real *RESTRICT dst, int n) {\n\
+               int i = GROUP_ID() * LOCAL_SIZE() + LOCAL_ID();\n  if (i < n) dst[i] = src[i];\n}\n",
+    };
+
+    fembench::device::kernel_args! {
+        pub const COPY_ARGS in COPY;
+        pub struct CopyArgs<'a> = "copy_test" { src: &'a Buffer, dst: &'a Buffer, n: i32 }
+    }
+
+    /// ElemAtomic's assembly, copied out by its own kernel (`short`: one entry of the values
+    /// left out).
+    pub struct Copied<const SHORT: bool>;
+
+    impl<const SHORT: bool> GpuMethod for Copied<SHORT> {
+        const NAMES: &'static [&'static str] = if SHORT { &["copied-short"] } else { &["elem-atomic-copied", "elem-atomic-copied-dummy"] };
+        const ROLE: Role = Role::Beyond;
+        fn prepare<T: Real>(&self, ctx: &mut CaseCtx, case: &Case) -> Result<Box<dyn Assembly<T>>, CaseError> {
+            let inner = ElemAtomic.prepare::<T>(ctx, case)?;
+            let sizes: Vec<usize> = inner.outputs().iter().map(|b| b.bytes() / std::mem::size_of::<T>()).collect();
+            let poisoned = |n: usize| case.dev.upload_slice(&vec![T::nan(); n]);
+            let outputs = [poisoned(sizes[0])?, poisoned(sizes[1])?];
+            let copy = ctx.modules.kernel_for::<CopyArgs>(case.dev, &COPY, &Defines::for_precision(T::PRECISION))?;
+            Ok(Box::new(CopiedAssembly { inner, outputs, sizes: [sizes[0] - SHORT as usize, sizes[1]], copy }))
+        }
+    }
+
+    struct CopiedAssembly<T> {
+        inner: Box<dyn Assembly<T>>,
+        outputs: [Buffer; 2],
+        sizes: [usize; 2],
+        copy: Kernel,
+    }
+
+    impl<T: Real> Assembly<T> for CopiedAssembly<T> {
+        fn enqueue(&self, dev: &dyn Device) -> DeviceResult<()> {
+            self.inner.enqueue(dev)?;
+            for ((src, dst), &n) in self.inner.outputs().into_iter().zip(&self.outputs).zip(&self.sizes) {
+                dev.launch_with(&self.copy, Launch::cover(n, 128), &CopyArgs { src, dst, n: n as i32 })?;
+            }
+            Ok(())
+        }
+        fn outputs(&self) -> Vec<&Buffer> {
+            self.outputs.iter().collect()
+        }
+        fn read(&self, dev: &dyn Device) -> Result<(Vec<T>, Vec<T>), CaseError> {
+            let size = |b: &Buffer| b.bytes() / std::mem::size_of::<T>();
+            let [vals, rhs] = &self.outputs;
+            Ok((dev.download_vec::<T>(vals, size(vals))?, dev.download_vec::<T>(rhs, size(rhs))?))
+        }
+        fn cost(&self) -> Cost {
+            let mut cost = self.inner.cost();
+            cost.bytes += 2.0 * (self.sizes.iter().sum::<usize>() * std::mem::size_of::<T>()) as f64;
+            cost
+        }
+    }
+
+    /// The list this test runs: the method copied, and the two added ones.
+    pub struct WithCopied;
+
+    impl MethodList for WithCopied {
+        const METHODS: &'static [&'static dyn CeckaMethod] = &[&Gpu(ElemAtomic), &Gpu(Copied::<false>), &Gpu(Copied::<true>)];
+    }
+}
+
+static METHOD_REGISTRY: Registry = Registry(&[entry::<fembench::cecka::benchmark::Assembly<added_method::WithCopied>>()]);
+
+#[test]
+fn a_new_method_is_one_type_one_kernel_and_one_line_of_a_method_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, methods: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "id: added\ntitle: added\nbenchmark: cecka-assembly\nsweep:\n  method: [{methods}]\n  level: [0]\n  order: [1, 2]\n\
+                 backends: [opencl]\nprecisions: [f64]\nmeasure: {{ warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0 }}\n\
+                 outputs: {{ tables: [timings] }}\n"
+            ),
+        )
+        .unwrap();
+        file
+    };
+    // A name the list does not hold is refused at its line, naming the list's methods.
+    let e = METHOD_REGISTRY.load(&write("unknown.yaml", "elem-atomic, global-nz")).err().expect("global-nz is not in this list");
+    assert!(e.line == Some(5) && e.to_string().contains("unknown method `global-nz`"), "{e}");
+    assert!(e.to_string().contains("`elem-atomic-copied-dummy`") && e.to_string().contains("`copied-short`"), "{e}");
+
+    let file = write("added.yaml", "elem-atomic, elem-atomic-copied, elem-atomic-copied-dummy, copied-short");
+    let exps = METHOD_REGISTRY.load_all(&[&file]).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(exps[0].case_count(false), 8);
+    let s = run(&exps, &RunOptions { out_dir: dir.path().join("results"), ..Default::default() }).unwrap();
+    if s.rows_ok + s.rows_failed == 0 {
+        assert_ne!(std::env::var("FEMBENCH_REQUIRE_OPENCL").as_deref(), Ok("1"), "FEMBENCH_REQUIRE_OPENCL=1 but no case ran on OpenCL");
+        return eprintln!("skipping: no OpenCL device");
+    }
+    // Every case ran and was checked entry by entry against the f64 reference: the copied
+    // method and its dummy pass; the short copy leaves an entry poisoned (NaN), and fails.
+    let df = RunDir::open(&s.run_dir).unwrap().read_experiment("added").unwrap().unwrap();
+    let strs = |c: &str| df.column(c).unwrap().str().unwrap().iter().map(|v| v.unwrap_or("").to_string()).collect::<Vec<_>>();
+    let failed: Vec<String> =
+        strs("method").into_iter().zip(strs("status")).filter(|(_, st)| st != "ok").map(|(m, st)| format!("{m} {st}")).collect();
+    assert_eq!(failed, ["copied-short failed", "copied-short failed"], "{failed:?}");
+    assert_eq!((s.rows_ok, s.rows_failed), (6, 2));
+    let out = fembench::publish::report_run(&METHOD_REGISTRY, &s.run_dir).unwrap();
+    assert!(out.terminal.contains("elem-atomic-copied"), "{}", out.terminal);
+}

@@ -3,19 +3,35 @@
 
 use super::gpu::shared_limit;
 use super::kernel::CECKA;
-use super::method::Runs;
+use std::marker::PhantomData;
+
+use super::method::{CeckaMethod, Runs};
 use super::plans::warm;
 use super::prepared::prepared;
-use super::spec::{Outputs, Point, Problem_, Sweep};
+use super::registry::{unknown_method, MethodList, Shipped};
+use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
 use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::Precision;
 
-pub struct CeckaAssembly;
+/// The Cecka experiments over the methods of `L`.
+pub struct Assembly<L = Shipped>(PhantomData<L>);
 
-impl Benchmark for CeckaAssembly {
+/// The benchmark every build registers: the shipped methods.
+pub type CeckaAssembly = Assembly<Shipped>;
+
+/// A sweep point's method in `L` (none for a name `check` refuses).
+fn entry<L: MethodList>(point: &Point) -> Option<&'static dyn CeckaMethod> {
+    L::entry(point.method)
+}
+
+fn colored<L: MethodList>(m: Method) -> bool {
+    L::entry(m).is_some_and(|e| e.colored())
+}
+
+impl<L: MethodList> Benchmark for Assembly<L> {
     const NAME: &'static str = "cecka-assembly";
     const COLUMNS: &'static [&'static str] = super::spec::COLUMNS;
     const KERNELS: &'static [KernelSource] = &[CECKA];
@@ -33,11 +49,11 @@ impl Benchmark for CeckaAssembly {
         let mut out: Vec<Point> = s
             .product()
             .into_iter()
-            .filter(|p| p.method.colored() || p.min_colors == first)
-            .map(|p| Point { min_colors: if p.method.colored() { p.min_colors } else { 0 }, ..p })
+            .filter(|p| colored::<L>(p.method) || p.min_colors == first)
+            .map(|p| Point { min_colors: if colored::<L>(p.method) { p.min_colors } else { 0 }, ..p })
             .collect();
         out.sort_by_key(|p| {
-            (at(&s.level, p.level), at(&s.order, p.order), if p.method.colored() { at(&s.min_colors, p.min_colors) } else { Some(0) })
+            (at(&s.level, p.level), at(&s.order, p.order), if colored::<L>(p.method) { at(&s.min_colors, p.min_colors) } else { Some(0) })
         });
         out
     }
@@ -50,6 +66,9 @@ impl Benchmark for CeckaAssembly {
         let quick = spec.quick.as_ref().and_then(|q| q.sweep.as_ref());
         for (at, sweep) in [("sweep", Some(&spec.sweep)), ("quick.sweep", quick)] {
             let Some(sweep) = sweep else { continue };
+            if let Some(m) = unknown_method::<L>(&sweep.method) {
+                return Err((format!("{at}.method"), format!("{at}.method: {m}")));
+            }
             if let Some(o) = sweep.order.iter().find(|&&o| !(1..=6).contains(&o)) {
                 return Err((format!("{at}.order"), format!("{at}.order: {o} is outside 1..6")));
             }
@@ -97,7 +116,8 @@ impl Benchmark for CeckaAssembly {
     /// The CPU methods run on the cpu backend in f64 (the paper's baseline); the GPU methods on
     /// CUDA and OpenCL in f32 and f64.
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
-        match (backend, point.method.entry().runs()) {
+        let Some(runs) = entry::<L>(point).map(|m| m.runs()) else { return false };
+        match (backend, runs) {
             (Backend::Cpu, runs) => runs == Runs::Host && precision == Precision::F64,
             // The vendor-library peer needs cuSPARSE; the Python GPU routes run CuPy or PyTorch.
             (Backend::OpenCl, runs) => runs == Runs::Gpu,
@@ -106,8 +126,10 @@ impl Benchmark for CeckaAssembly {
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        let method =
+            entry::<L>(point).ok_or_else(|| CaseError::Failed(format!("{} is not a method of this build", point.method.as_str())))?;
         let gpu = matches!(ctx.target, Target::Gpu(_));
-        if gpu == point.method.on_cpu() {
+        if gpu == (method.runs() == Runs::Host) {
             return Err(CaseError::Skipped(format!(
                 "{} runs on {}",
                 point.method.as_str(),
@@ -122,7 +144,7 @@ impl Benchmark for CeckaAssembly {
             // This problem's plans, and the next problem's, built or under way.
             warm(ctx, problem, &prep, point, dev.info().backend, shared_limit(dev, problem)?, !dev.info().runs_on_host());
         }
-        point.method.entry().run(ctx, problem, &prep, point)
+        method.run(ctx, problem, &prep, point)
     }
 }
 

@@ -11,15 +11,15 @@ use crate::Precision;
 
 /// A case's declared cost and what its rows carry beside the timings.
 #[derive(Clone)]
-pub(crate) struct Cost {
+pub struct Cost {
     /// Bytes the method must move from or to global memory.
-    pub(crate) bytes: f64,
-    pub(crate) flops: f64,
+    pub bytes: f64,
+    pub flops: f64,
     /// Device bytes of its arrays.
-    pub(crate) memory: f64,
+    pub memory: f64,
     /// Host seconds of its set-up: its plan (when first made) and its uploads.
-    pub(crate) setup_s: f64,
-    pub(crate) extras: Vec<(&'static str, f64)>,
+    pub setup_s: f64,
+    pub extras: Vec<(&'static str, f64)>,
 }
 
 /// What one GPU method's run leaves for verification and the row.

@@ -24,7 +24,7 @@ use crate::real::Real;
 /// 4.1: one thread per element, one launch per color.
 pub(crate) struct ElemColor;
 /// Beyond the paper: one thread per element, atomic adds into precomputed CSR slots.
-pub(crate) struct ElemAtomic;
+pub struct ElemAtomic;
 
 impl GpuMethod for ElemColor {
     const NAMES: &'static [&'static str] = &["elem-color", "elem-color-dummy"];

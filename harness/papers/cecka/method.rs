@@ -78,7 +78,7 @@ pub trait CeckaMethod: Sync {
 }
 
 /// What a prepared GPU case offers its lifecycle.
-pub(crate) trait Assembly<T> {
+pub trait Assembly<T> {
     /// One assembly: the timed work.
     fn enqueue(&self, dev: &dyn Device) -> DeviceResult<()>;
     /// Every buffer the assembly writes, poisoned before the checked pass.
@@ -97,15 +97,15 @@ pub(crate) trait Assembly<T> {
 /// The case a GPU method prepares: its device, the experiment's problem settings, the built
 /// problem (with its reference and plans) and the sweep point.
 #[derive(Clone, Copy)]
-pub(crate) struct Case<'a> {
-    pub(crate) dev: &'a dyn Device,
-    pub(crate) problem: &'a Problem_,
-    pub(crate) prep: &'a Prepared,
-    pub(crate) point: &'a Point,
+pub struct Case<'a> {
+    pub dev: &'a dyn Device,
+    pub problem: &'a Problem_,
+    pub prep: &'a Prepared,
+    pub point: &'a Point,
 }
 
 /// A GPU method as a type.
-pub(crate) trait GpuMethod: Sync {
+pub trait GpuMethod: Sync {
     /// Its name, then its dummy variant's.
     const NAMES: &'static [&'static str];
     const ROLE: Role;

@@ -1,11 +1,14 @@
 //! Cecka's methods: their one registration list, [`METHODS`], and what a method's name stands
 //! for. A new method is one type (see `method`), its kernel, and one line here.
+//!
+//! The benchmark runs the methods of a [`MethodList`]: [`Shipped`] ([`METHODS`]) in every
+//! build, another list in a test that adds a method in its own file.
 
 use serde::Deserialize;
 
 use super::elem::{ElemAtomic, ElemColor};
 use super::host::{PARALLEL, SERIAL};
-use super::method::{CeckaMethod, Gpu, GpuMethod, Role, Runs};
+use super::method::{CeckaMethod, Gpu, GpuMethod, Role};
 use super::nz_methods::{GlobalNz, LocalNz, SharedAtomic, SharedNz};
 use super::peer::{SlotScatter, COO_CUSPARSE, COO_RADIX};
 use super::python::{CUPY_TOCSR, SCIPY_TOCSR, TORCH_INDEX_ADD};
@@ -28,6 +31,27 @@ pub const METHODS: &[&dyn CeckaMethod] = &[
     &TORCH_INDEX_ADD,
     &SCIPY_TOCSR,
 ];
+
+/// The methods a benchmark of this paper runs, as a type (the benchmark is generic over it).
+pub trait MethodList: Send + Sync + 'static {
+    const METHODS: &'static [&'static dyn CeckaMethod];
+
+    /// The method registered under `name` (a full method's name or its dummy's).
+    fn entry(name: Method) -> Option<&'static dyn CeckaMethod> {
+        Self::METHODS.iter().copied().find(|m| m.names().contains(&name.as_str()))
+    }
+    /// Every registered name, in the list's order.
+    fn names() -> Vec<&'static str> {
+        Self::METHODS.iter().flat_map(|m| m.names().iter().copied()).collect()
+    }
+}
+
+/// The list every build runs: [`METHODS`].
+pub struct Shipped;
+
+impl MethodList for Shipped {
+    const METHODS: &'static [&'static dyn CeckaMethod] = METHODS;
+}
 
 impl Method {
     pub const CPU_SERIAL: Method = Method(SERIAL.names[0]);
@@ -60,28 +84,29 @@ impl Method {
     pub fn peers() -> Vec<Method> {
         Method::of_role(Role::Peer)
     }
-    /// Its registered type.
+    /// Its registered type (in the shipped list).
     pub fn entry(self) -> &'static dyn CeckaMethod {
-        METHODS.iter().copied().find(|m| m.names().contains(&self.0)).expect("a method is made from a registered name")
+        Shipped::entry(self).expect("a shipped method")
     }
     /// A route a Python script runs (`peers/cecka_assembly.py`), on a CUDA device or the host.
     pub fn external(self) -> bool {
         self.entry().external()
     }
-    pub(crate) fn on_cpu(self) -> bool {
-        self.entry().runs() == Runs::Host
-    }
-    pub(crate) fn colored(self) -> bool {
-        self.entry().colored()
-    }
 }
 
+/// A shipped name is the registry's own; any other is kept for the benchmark's list to judge
+/// (`unknown_method`, at its line, before anything runs): its few bytes are leaked, once per
+/// name read, since a name outlives the experiment file.
 impl<'de> Deserialize<'de> for Method {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Method, D::Error> {
         let name = String::deserialize(d)?;
-        Method::named(&name).ok_or_else(|| {
-            let known: Vec<String> = Method::all().iter().map(|m| format!("`{}`", m.0)).collect();
-            serde::de::Error::custom(format!("unknown variant `{name}`, expected one of {}", known.join(", ")))
-        })
+        Ok(Method::named(&name).unwrap_or_else(|| Method(Box::leak(name.into_boxed_str()))))
     }
+}
+
+/// The first method of `methods` that `L` does not list, as the error `check` reports.
+pub(crate) fn unknown_method<L: MethodList>(methods: &[Method]) -> Option<String> {
+    let m = methods.iter().find(|&&m| L::entry(m).is_none())?;
+    let known: Vec<String> = L::names().iter().map(|n| format!("`{n}`")).collect();
+    Some(format!("unknown method `{}`, expected one of {}", m.as_str(), known.join(", ")))
 }

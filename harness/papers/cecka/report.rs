@@ -348,7 +348,7 @@ pub(crate) fn figure_by(id: &str, rows: &LazyFrame, what: &str, x: &str, x_label
 }
 
 /// The report side: tables and figures from a run's rows, never a device.
-impl Report for super::benchmark::CeckaAssembly {
+impl<L: super::registry::MethodList> Report for super::benchmark::Assembly<L> {
     fn report(spec: &Spec<Self>, rows: &DataFrame, _ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
         let r = super::report::rows(rows)?;
         let mut items = Vec::new();
