@@ -23,8 +23,8 @@ pub mod pogo;
 pub mod sanfui;
 
 pub use fembench_bench::{
-    axes, background, benchmark, cache, compare, context, experiment, external, hardware, history, interrupt, lifecycle, merge, named_axis,
-    precompile, publish, registry, report, results, runner, shard,
+    axes, background, benchmark, cache, compare, context, experiment, external, hardware, history, interrupt, lifecycle, merge,
+    method_registry, methods, named_axis, precompile, publish, registry, report, results, runner, shard,
 };
 pub use fembench_core::{real, stats, Backend, Precision};
 pub use fembench_device::{self as device, kernels, telemetry};

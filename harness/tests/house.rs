@@ -285,7 +285,7 @@ mod statics;
 fn reports_name_methods_through_their_types() {
     let names = |all: Vec<&'static str>| all;
     let papers = [
-        ("acoo", names(fembench::acoo::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
+        ("acoo", names(fembench::acoo::spec::Method::all().iter().map(|m| m.as_str()).collect())),
         ("cecka", names(fembench::cecka::spec::Method::all().iter().map(|m| m.as_str()).collect())),
         ("pogo", names(fembench::pogo::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
         ("sanfui", names(fembench::sanfui::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),

@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod lifecycle;
 pub mod merge;
 pub mod meta;
+pub mod methods;
 pub mod peer_worker;
 pub mod precompile;
 pub mod publish;

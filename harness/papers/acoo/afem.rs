@@ -6,15 +6,28 @@ use std::marker::PhantomData;
 
 use super::gpu::{cover, csr_error, fill_with, spmv, spmv_into, Cg, CgKernels, DeviceCsr, Memory, Stage};
 use super::kernel::{Bc, Consolidate, Push, SpmvCsr, ToCsr};
-use super::methods::{check, stages_of, Base, Checks, NODE_BYTES};
+use super::method::{DeviceMethod, Passes};
+use super::methods::{check, Base, Checks, MethodRun, NODE_BYTES};
 use super::product::{self, Output, ProductRun};
-use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::{exclusive_scan, scan_sums_len, ScanKernels};
 use crate::device::{Buffer, DeviceExt, Kernel};
-use crate::lifecycle::PassMethod;
+use crate::lifecycle::{drive, Driven, PassMethod};
 use crate::measure::{Pass, Timer};
 use crate::real::Real;
+
+/// The paper's method, as registered.
+pub struct AFem;
+
+impl DeviceMethod for AFem {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, base: &Base, passes: Passes) -> Result<MethodRun, CaseError> {
+        let Passes { mut mem, about, mode, .. } = passes;
+        let mut m = AFemCase::<T>::new(ctx, base, &mut mem, about.timed_stages())?;
+        let Driven { staged, .. } = drive(ctx, base.dev, &mut m, mode)?;
+        let product = m.product(ctx)?;
+        m.checks.into_run(staged, mem, None, product)
+    }
+}
 
 /// A-FEM's linked lists (row heads; per element entry a 16-byte node: next, column, value),
 /// its row counts, right-hand side and scan scratch.
@@ -40,8 +53,9 @@ struct AFemKernels {
 
 /// A-FEM: element entries pushed into per-row lists with atomics, boundary conditions on the
 /// lists, consolidation, conversion to CSR, then our CG on it.
-pub(crate) struct AFem<'a, T> {
+pub(crate) struct AFemCase<'a, T> {
     base: &'a Base<'a>,
+    stages: Vec<(&'static str, Timer)>,
     lists: Lists,
     a: DeviceCsr,
     cg: Cg,
@@ -51,8 +65,13 @@ pub(crate) struct AFem<'a, T> {
     real: PhantomData<T>,
 }
 
-impl<'a, T: Real> AFem<'a, T> {
-    pub(crate) fn new(ctx: &mut CaseCtx, base: &'a Base<'a>, mem: &mut Memory) -> Result<Self, CaseError> {
+impl<'a, T: Real> AFemCase<'a, T> {
+    pub(crate) fn new(
+        ctx: &mut CaseCtx,
+        base: &'a Base<'a>,
+        mem: &mut Memory,
+        stages: Vec<(&'static str, Timer)>,
+    ) -> Result<Self, CaseError> {
         let (dev, c, s) = (base.dev, base.c, std::mem::size_of::<T>());
         let (nf, ne, n, nnz) = (c.n_free, c.num_elements(), c.num_nodes(), c.pattern.nnz());
         let lists_bytes = 4 * n + 9 * ne * NODE_BYTES;
@@ -79,7 +98,7 @@ impl<'a, T: Real> AFem<'a, T> {
             fill: kk.filler()?,
         };
         let cgk = kk.cg()?;
-        Ok(AFem { base, lists, a, cg, k, cgk, checks: Checks::default(), real: PhantomData })
+        Ok(AFemCase { base, stages, lists, a, cg, k, cgk, checks: Checks::default(), real: PhantomData })
     }
 
     /// The stages up to the CSR matrix: elements (lists emptied inside the stage, as csr-atomic
@@ -125,10 +144,10 @@ impl<'a, T: Real> AFem<'a, T> {
     }
 }
 
-impl<T: Real> PassMethod for AFem<'_, T> {
+impl<T: Real> PassMethod for AFemCase<'_, T> {
     type Verdict = f64;
     fn stages(&self) -> Vec<(&'static str, Timer)> {
-        stages_of(Method::AFem)
+        self.stages.clone()
     }
     fn decisive(&self) -> &'static str {
         "solve"

@@ -3,16 +3,15 @@
 use std::sync::{Arc, OnceLock};
 
 use super::capacitor::{cg, spmv, Capacitor, Solve};
-use super::device_run::run_device;
 use super::kernel::ACOO;
-use super::methods::{stages_of, MethodRun, Reference};
+use super::method::Case;
+use super::methods::{MethodRun, Reference};
 use super::spec::{Method, Outputs, Point, Problem_, Sweep};
-use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
 use crate::experiment::Params;
 use crate::kernels::KernelSource;
-use crate::measure::{run_staged, CacheMode};
 use crate::{Backend, Precision};
 
 pub struct AcooCapacitor;
@@ -136,18 +135,13 @@ impl Benchmark for AcooCapacitor {
         let prep = prepared(ctx.run, point.level)?;
         let c = &prep.capacitor;
         let (reference, reference_vals) = prep.reference(problem.max_iterations.max(10 * c.n_free));
-        let colors = (&prep.colors[..], prep.coloring_s);
-        let run = match ctx.target {
-            Target::Cpu => run_cpu(ctx, problem, c, &prep.colors, reference, point.method)?,
-            Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => {
-                    run_device::<f32>(ctx, dev, problem, c, colors, Reference { x: &reference.x, vals: reference_vals }, point.method)?
-                }
-                Precision::F64 => {
-                    run_device::<f64>(ctx, dev, problem, c, colors, Reference { x: &reference.x, vals: reference_vals }, point.method)?
-                }
-            },
+        let case = Case {
+            problem,
+            c,
+            colors: (&prep.colors[..], prep.coloring_s),
+            reference: Reference { x: &reference.x, vals: reference_vals },
         };
+        let run = point.method.entry().run(ctx, &case)?;
         let pre = [("mesh_s", prep.mesh_s), ("adjacency_s", prep.adjacency_s), ("preprocess_coloring_s", prep.coloring_s)];
         // The consolidated CSR must hold the reference's values (scaled by the largest entry) to
         // 64 u (1 + X / h): the kernel's edge vectors come from coordinates rounded to the working
@@ -161,63 +155,6 @@ impl Benchmark for AcooCapacitor {
             .into_iter()
             .map(|m| pre.iter().fold(m, |m, &(k, v)| m.extra(k, v)))
             .collect())
-    }
-}
-
-/// The CPU reference as a measured method: serial assembly and CG (one rayon thread), or both
-/// on rayon's threads (colored assembly; the coloring is pre-processing, outside the timers).
-/// Everything is allocated before the passes: the timed stages allocate nothing.
-fn run_cpu(
-    ctx: &mut CaseCtx,
-    problem: &Problem_,
-    c: &Capacitor,
-    colors: &[Vec<u32>],
-    reference: &Solve,
-    method: Method,
-) -> Result<MethodRun, CaseError> {
-    let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
-    let colors = (threads > 1).then_some(colors);
-    let (mut vals, mut rhs) = (vec![0.0; c.pattern.nnz()], vec![0.0; c.n_free]);
-    let mut work = Solve::workspace(c.n_free, problem.max_iterations);
-    let mut worst: f64 = 0.0;
-    let staged = pool.install(|| {
-        run_staged(ctx.policy, CacheMode::Warm, &stages_of(method), "solve", |pass| -> Result<(), CaseError> {
-            pass.host("elements", || match &colors {
-                None => c.assemble_into(&mut vals, &mut rhs),
-                Some(colors) => assemble_parallel_into(c, colors, &mut vals, &mut rhs),
-            });
-            pass.host("solve", || work.solve(&rhs, problem.tolerance, problem.max_iterations, |p, q| spmv(&c.pattern, &vals, p, q)));
-            let err = fembench_fem::verify::relative_l2(&work.x, &reference.x);
-            worst = if err.is_nan() || worst.is_nan() { f64::NAN } else { worst.max(err) };
-            work.x.fill(f64::NAN); // the next pass must write its own solution
-            Ok(())
-        })
-    })?;
-    let cg = super::gpu::CgRun {
-        iterations: work.iterations,
-        performed: work.iterations,
-        converged: work.relative_residual <= problem.tolerance,
-    };
-    Ok(MethodRun { staged: vec![staged], cg, error: worst, csr_error: None, memory: Default::default(), coloring: None, product: None })
-}
-
-/// Colored assembly with rayon: one color at a time, its elements across the threads.
-fn assemble_parallel_into(c: &Capacitor, colors: &[Vec<u32>], vals: &mut [f64], rhs: &mut [f64]) {
-    use rayon::prelude::*;
-    vals.par_iter_mut().for_each(|v| *v = 0.0);
-    rhs.par_iter_mut().for_each(|v| *v = 0.0);
-    #[derive(Clone, Copy)]
-    struct Shared(*mut f64);
-    unsafe impl Send for Shared {}
-    unsafe impl Sync for Shared {}
-    let (vp, rp) = (Shared(vals.as_mut_ptr()), Shared(rhs.as_mut_ptr()));
-    for group in colors {
-        group.par_iter().for_each(|&e| {
-            let (vp, rp) = (vp, rp);
-            // SAFETY: elements of one color share no node, so no row and no slot.
-            c.contributions(e as usize, |s, v| unsafe { *vp.0.add(s) += v }, |r, v| unsafe { *rp.0.add(r) += v });
-        });
     }
 }
 

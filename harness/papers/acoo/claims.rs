@@ -11,10 +11,10 @@ use crate::report::{fmt_num, Table};
 use crate::report::{ReportCtx, ReportError, ReportItem};
 use polars::prelude::DataFrame;
 
-const PAPER_METHODS: [Method; 3] = [Method::AFem, Method::EbeV1, Method::EbeV2];
+const PAPER_METHODS: [Method; 3] = [Method::A_FEM, Method::EBE_V1, Method::EBE_V2];
 
 /// The paper's memory per element (Sec. 4, Fig. 10), bytes.
-const PAPER_BYTES: [(Method, f64); 3] = [(Method::EbeV2, 79.0), (Method::EbeV1, 151.0), (Method::AFem, 192.0)];
+const PAPER_BYTES: [(Method, f64); 3] = [(Method::EBE_V2, 79.0), (Method::EBE_V1, 151.0), (Method::A_FEM, 192.0)];
 
 /// One device, backend and precision at its largest mesh.
 struct At<'a> {
@@ -70,7 +70,7 @@ pub(crate) fn claims(id: &str, r: &Rows, keys: &[String]) -> Table {
 /// Fig. 10: EbE-v2 < EbE-v1 < A-FEM in memory per element, the paper's bytes beside ours.
 fn memory_order(at: &At) -> Option<Claim> {
     let bpe = |m: Method| at.row(m, "total").map(|i| at.r.bytes_per_element[i]);
-    let (a, b, c) = (bpe(Method::EbeV2)?, bpe(Method::EbeV1)?, bpe(Method::AFem)?);
+    let (a, b, c) = (bpe(Method::EBE_V2)?, bpe(Method::EBE_V1)?, bpe(Method::A_FEM)?);
     let paper = PAPER_BYTES.map(|p| fmt_num(p.1)).join(" < ");
     Some(at.claim(
         Quote::paper(
@@ -87,7 +87,7 @@ fn memory_order(at: &At) -> Option<Claim> {
 /// Sec. 4: A-FEM's processing time "appears to be worst" and "very close to the EbE-v2": A-FEM
 /// the slowest of the three and within 0.8-1.25x of EbE-v2.
 fn afem_close_to_ebe_v2(at: &At) -> Option<Claim> {
-    let (a, v1, v2) = (at.total(Method::AFem)?, at.total(Method::EbeV1)?, at.total(Method::EbeV2)?);
+    let (a, v1, v2) = (at.total(Method::A_FEM)?, at.total(Method::EBE_V1)?, at.total(Method::EBE_V2)?);
     let worst = Order::of(a, v1) != Order::Faster && Order::of(a, v2) != Order::Faster;
     let close = (0.8..=1.25).contains(&(a.median / v2.median));
     let verdict = match (worst, close) {
@@ -116,8 +116,8 @@ fn afem_close_to_ebe_v2(at: &At) -> Option<Claim> {
 /// Fig. 9: with the coloring counted, A-FEM (no coloring) becomes more appealing: at least as
 /// fast as the best EbE plus its coloring.
 fn coloring_counted(at: &At) -> Option<Claim> {
-    let a = at.total(Method::AFem)?;
-    let ebe = [Method::EbeV1, Method::EbeV2]
+    let a = at.total(Method::A_FEM)?;
+    let ebe = [Method::EBE_V1, Method::EBE_V2]
         .iter()
         .filter_map(|&m| at.row(m, "total").map(|i| at.r.time[i] + at.r.coloring[i].max(0.0)))
         .fold(f64::NAN, f64::min);
@@ -138,7 +138,7 @@ fn coloring_counted(at: &At) -> Option<Claim> {
 /// Goals against the same run's strongest vendor-library CG (the fastest of the peers, by
 /// iteration and by total): an iteration within 10%, and the total.
 fn peer_goals(at: &At) -> Vec<Claim> {
-    let ours = [Method::AFem, Method::EbeV1, Method::EbeV2, Method::CsrAtomic, Method::CsrColor];
+    let ours = [Method::A_FEM, Method::EBE_V1, Method::EBE_V2, Method::CSR_ATOMIC, Method::CSR_COLOR];
     let fastest = |methods: &[Method], y: &dyn Fn(usize) -> Option<f64>| {
         methods.iter().filter_map(|&m| at.row(m, "total").and_then(y).map(|v| (v, m.as_str()))).min_by(|a, b| a.0.total_cmp(&b.0))
     };
@@ -170,9 +170,9 @@ fn peer_goals(at: &At) -> Vec<Claim> {
 /// of the colored assembly into CSR (coloring not counted); the atomic one beside.
 fn assembly_goal(at: &At) -> Option<Claim> {
     let stage = |m: Method, st: &str| at.row(m, st).map(|i| at.r.time[i]);
-    let a: f64 = ["elements", "bc", "consolidate", "convert"].iter().map(|st| stage(Method::AFem, st)).sum::<Option<f64>>()?;
-    let col = stage(Method::CsrColor, "elements")?;
-    let atomic = stage(Method::CsrAtomic, "elements").map_or(String::new(), |t| format!(", csr-atomic {:.3} ms ({:.2}x)", t * 1e3, a / t));
+    let a: f64 = ["elements", "bc", "consolidate", "convert"].iter().map(|st| stage(Method::A_FEM, st)).sum::<Option<f64>>()?;
+    let col = stage(Method::CSR_COLOR, "elements")?;
+    let atomic = stage(Method::CSR_ATOMIC, "elements").map_or(String::new(), |t| format!(", csr-atomic {:.3} ms ({:.2}x)", t * 1e3, a / t));
     Some(at.claim(
         Quote::goal("A-FEM's assembly + CSR conversion within 2x of the colored CSR assembly"),
         "A-FEM's elements + bc + consolidate + convert at most 2x csr-color's elements stage",
@@ -200,7 +200,7 @@ fn growth(at: &At) -> Vec<Claim> {
             continue;
         }
         let on = |claim: Claim| Claim { rests_on: format!("{}: {n} sizes", m.as_str()), ..claim };
-        if m == Method::AFem {
+        if m == Method::A_FEM {
             out.push(on(at.claim(
                 Quote::paper("it still presents linear growth", "Sec. 4, Fig. 8"),
                 "least-squares exponent of A-FEM's total time against triangles at most 1.15 (at most linear; below 1 the GPU is not full at the small meshes)",

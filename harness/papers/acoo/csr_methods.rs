@@ -9,28 +9,48 @@ use std::marker::PhantomData;
 use super::gpu::{cover, fill_with, spmv, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Stage, Vendor, VendorCgKernels};
 use super::kernel::ACOO;
 use super::kernel::{CsrAtomic, CsrColor, SpmvCsr};
-use super::methods::{check, color_ranges, stages_of, Base, Checks, MethodRun};
+use super::method::{DeviceMethod, Passes};
+use super::methods::{check, color_ranges, Base, Checks, MethodRun};
 use super::product::{self, Output, ProductRun};
-use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::vendor::{VendorBlas, VendorOp};
 use crate::device::{Buffer, DeviceExt, Kernel};
 use crate::lifecycle::{drive, Driven, PassMethod};
-use crate::measure::{CacheMode, Pass, Timer};
+use crate::measure::{Pass, Timer};
 use crate::real::Real;
 
+/// How a CSR method's system is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Solver {
+    /// Our CG with our CSR product.
+    Ours,
+    /// The library CG with its scalars on the host (NVIDIA's sample).
+    VendorHost,
+    /// The library CG in device pointer mode.
+    VendorDevice,
+    /// The same, each batch of iterations replayed as a CUDA graph.
+    VendorGraph,
+}
+
+/// A method that assembles into the CSR pattern (by atomic adds, or `colored`), solved by
+/// `solver`.
+pub struct Csr {
+    pub colored: bool,
+    pub solver: Solver,
+}
+
+impl DeviceMethod for Csr {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, base: &Base, passes: Passes) -> Result<MethodRun, CaseError> {
+        run::<T>(ctx, base, passes, self)
+    }
+}
+
 /// The case of one of these methods: buffers, the solver's plans, the lifecycle, the product.
-pub(crate) fn run<T: Real>(
-    ctx: &mut CaseCtx,
-    base: &Base,
-    mut mem: Memory,
-    (colors, coloring_s): (&[Vec<u32>], f64),
-    method: Method,
-    mode: CacheMode,
-) -> Result<MethodRun, CaseError> {
+fn run<T: Real>(ctx: &mut CaseCtx, base: &Base, passes: Passes, method: &Csr) -> Result<MethodRun, CaseError> {
+    let Passes { mut mem, colors: (colors, coloring_s), about, mode } = passes;
     let (dev, c, s) = (base.dev, base.c, std::mem::size_of::<T>());
     let (nf, nnz) = (c.n_free, c.pattern.nnz());
-    let colored = method == Method::CsrColor;
+    let colored = method.colored;
     let inputs = Inputs::upload(base, &mut mem, colors, colored)?;
     let a = DeviceCsr {
         row_ptr: mem.upload(dev, &c.pattern.row_ptr)?,
@@ -40,15 +60,26 @@ pub(crate) fn run<T: Real>(
     };
     let rhs = mem.alloc(dev, s * nf)?;
     let cg = Cg::new::<T>(dev, &mut mem, nf)?;
-    let solver = Solver::new::<T>(ctx, base, &mut mem, method, (&a, &cg))?;
+    let solver = Solving::new::<T>(ctx, base, &mut mem, method.solver, (&a, &cg))?;
     let kernel = if colored {
         ctx.modules.kernel_for::<CsrColor>(dev, &ACOO, &base.defines)?
     } else {
         ctx.modules.kernel_for::<CsrAtomic>(dev, &ACOO, &base.defines)?
     };
     let fill = ctx.modules.filler(dev)?;
-    let mut m =
-        CsrMethod::<T> { base, method, inputs, a: &a, rhs, cg: &cg, solver, kernel, fill, checks: Checks::default(), real: PhantomData };
+    let mut m = CsrCase::<T> {
+        base,
+        stages: about.timed_stages(),
+        inputs,
+        a: &a,
+        rhs,
+        cg: &cg,
+        solver,
+        kernel,
+        fill,
+        checks: Checks::default(),
+        real: PhantomData,
+    };
     let Driven { staged, .. } = drive(ctx, dev, &mut m, mode)?;
     let product = m.product(ctx)?;
     m.checks.into_run(staged, mem, colored.then_some((coloring_s, colors.len())), product)
@@ -77,8 +108,8 @@ impl Inputs {
     }
 }
 
-/// How the assembled system is solved.
-enum Solver<'a> {
+/// The assembled system's solver, planned.
+enum Solving<'a> {
     /// Our CG with our CSR product.
     Ours { k: CgKernels<'a>, spmv: Kernel },
     /// The library CG with its scalars on the host (`cusparse-cg`).
@@ -87,41 +118,41 @@ enum Solver<'a> {
     Device { op: Box<dyn VendorOp + 'a>, blas: &'a dyn VendorBlas, k: VendorCgKernels<'a>, graph: bool },
 }
 
-impl<'a> Solver<'a> {
+impl<'a> Solving<'a> {
     /// The peers' SpMV is planned here, outside the passes (descriptors, workspace), and its
     /// workspace and cuBLAS' (a buffer the harness gives the handle) counted as the method's.
     fn new<T: Real>(
         ctx: &mut CaseCtx,
         base: &'a Base,
         mem: &mut Memory,
-        method: Method,
+        solver: Solver,
         (a, cg): (&'a DeviceCsr, &'a Cg),
     ) -> Result<Self, CaseError> {
         let dev = base.dev;
         let mut k = base.kernels(ctx);
-        if !matches!(method, Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph) {
-            return Ok(Solver::Ours { spmv: k.get::<SpmvCsr>()?, k: k.cg()? });
+        if solver == Solver::Ours {
+            return Ok(Solving::Ours { spmv: k.get::<SpmvCsr>()?, k: k.cg()? });
         }
         let op = dev.sparse()?.csr_spmv(a.compressed(T::PRECISION, base.c.pattern.nnz()), &cg.p, &cg.q)?;
         mem.count(op.workspace_bytes());
         let blas = dev.blas()?;
         mem.count(blas.workspace_bytes());
-        Ok(match method {
-            Method::CusparseCg => Solver::Host { op, blas },
-            _ => Solver::Device { op, blas, k: k.vendor_cg()?, graph: method == Method::CusparseCgGraph },
+        Ok(match solver {
+            Solver::VendorHost => Solving::Host { op, blas },
+            _ => Solving::Device { op, blas, k: k.vendor_cg()?, graph: solver == Solver::VendorGraph },
         })
     }
 }
 
-/// One of the CSR methods: the assembly, then the solver.
-struct CsrMethod<'a, T> {
+/// One of the CSR methods' case: the assembly, then the solver.
+struct CsrCase<'a, T> {
     base: &'a Base<'a>,
-    method: Method,
+    stages: Vec<(&'static str, Timer)>,
     inputs: Inputs,
     a: &'a DeviceCsr,
     rhs: Buffer,
     cg: &'a Cg,
-    solver: Solver<'a>,
+    solver: Solving<'a>,
     /// The assembly kernel (csr_atomic or csr_color) and the filler.
     kernel: Kernel,
     fill: Kernel,
@@ -129,7 +160,7 @@ struct CsrMethod<'a, T> {
     real: PhantomData<T>,
 }
 
-impl<T: Real> CsrMethod<'_, T> {
+impl<T: Real> CsrCase<'_, T> {
     /// Values and right-hand side zeroed, then the element entries added into their slots.
     fn elements(&self) -> crate::device::DeviceResult<()> {
         let (dev, m, c, s) = (self.base.dev, self.base.mesh, self.base.c, std::mem::size_of::<T>());
@@ -158,7 +189,7 @@ impl<T: Real> CsrMethod<'_, T> {
         let out = Output { q: &qy, on_nodes: false };
         let refs = (c, self.base.reference.vals);
         match &self.solver {
-            Solver::Ours { spmv: sp, .. } => {
+            Solving::Ours { spmv: sp, .. } => {
                 let (a, partial) = (self.a, &self.cg.partial);
                 product::measure::<T>(ctx, dev, refs, out, bytes, &mut || spmv_into(dev, sp, a, &px, &qy, partial))
             }
@@ -170,10 +201,10 @@ impl<T: Real> CsrMethod<'_, T> {
     }
 }
 
-impl<T: Real> PassMethod for CsrMethod<'_, T> {
+impl<T: Real> PassMethod for CsrCase<'_, T> {
     type Verdict = f64;
     fn stages(&self) -> Vec<(&'static str, Timer)> {
-        stages_of(self.method)
+        self.stages.clone()
     }
     fn decisive(&self) -> &'static str {
         "solve"
@@ -188,9 +219,9 @@ impl<T: Real> PassMethod for CsrMethod<'_, T> {
         pass.device(dev, "elements", &mut || self.elements())?;
         let (cg, rhs, stage) = (self.cg, &self.rhs, Stage { pass, name: "solve" });
         let run = match &self.solver {
-            Solver::Ours { k, spmv: sp } => cg.solve::<T>(k, rhs, stop, stage, &mut |cg| spmv(dev, sp, self.a, cg))?,
-            Solver::Host { op, blas } => vendor_cg::<T>(dev, Vendor { spmv: &**op, blas: *blas }, &self.fill, rhs, cg, stop, stage)?,
-            Solver::Device { op, blas, k, graph } => {
+            Solving::Ours { k, spmv: sp } => cg.solve::<T>(k, rhs, stop, stage, &mut |cg| spmv(dev, sp, self.a, cg))?,
+            Solving::Host { op, blas } => vendor_cg::<T>(dev, Vendor { spmv: &**op, blas: *blas }, &self.fill, rhs, cg, stop, stage)?,
+            Solving::Device { op, blas, k, graph } => {
                 cg.solve_vendor::<T>(k, Vendor { spmv: &**op, blas: *blas }, *graph, rhs, stop, stage)?
             }
         };

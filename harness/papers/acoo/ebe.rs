@@ -7,14 +7,31 @@ use std::marker::PhantomData;
 
 use super::gpu::{cover, Cg, CgKernels, Memory, Stage};
 use super::kernel::{EbeRhsFinish, EbeStore, MaskDot};
-use super::methods::{check, color_ranges, ebe_product, stages_of, Base, Checks};
+use super::method::{DeviceMethod, Passes};
+use super::methods::{check, color_ranges, ebe_product, Base, Checks, MethodRun};
 use super::product::{self, Output, ProductRun};
-use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, DeviceExt, DeviceResult, Kernel};
-use crate::lifecycle::PassMethod;
+use crate::lifecycle::{drive, Driven, PassMethod};
 use crate::measure::{Pass, Timer};
 use crate::real::Real;
+
+/// EbE-v1 (element matrices stored, colored element-by-element products in CG) and EbE-v2
+/// (`recompute`: the element matrices recomputed in every product).
+pub struct Ebe {
+    pub recompute: bool,
+}
+
+impl DeviceMethod for Ebe {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, base: &Base, passes: Passes) -> Result<MethodRun, CaseError> {
+        let Passes { mut mem, colors, about, mode } = passes;
+        let mut m = EbeCase::<T>::new(ctx, base, &mut mem, colors.0, self.recompute)?;
+        m.stages = about.timed_stages();
+        let Driven { staged, .. } = drive(ctx, base.dev, &mut m, mode)?;
+        let product = m.product_run(ctx)?;
+        m.checks.into_run(staged, mem, Some((colors.1, colors.0.len())), product)
+    }
+}
 
 /// EbE's kernels: store A^e, finish the right-hand side, the masked dot, the element product
 /// and the filler.
@@ -27,9 +44,10 @@ struct EbeKernels {
 }
 
 /// One of the EbE methods.
-pub(crate) struct Ebe<'a, T> {
+pub(crate) struct EbeCase<'a, T> {
     base: &'a Base<'a>,
     recompute: bool,
+    stages: Vec<(&'static str, Timer)>,
     /// The elements in color order, and each color's range in it.
     elist: Buffer,
     ranges: Vec<(usize, usize)>,
@@ -43,7 +61,7 @@ pub(crate) struct Ebe<'a, T> {
     real: PhantomData<T>,
 }
 
-impl<'a, T: Real> Ebe<'a, T> {
+impl<'a, T: Real> EbeCase<'a, T> {
     pub(crate) fn new(
         ctx: &mut CaseCtx,
         base: &'a Base<'a>,
@@ -67,7 +85,20 @@ impl<'a, T: Real> Ebe<'a, T> {
             fill: kk.filler()?,
         };
         let cgk = kk.cg()?;
-        Ok(Ebe { base, recompute, elist, ranges: color_ranges(colors), ke, b, cg, k, cgk, checks: Checks::default(), real: PhantomData })
+        Ok(EbeCase {
+            base,
+            recompute,
+            stages: Vec::new(),
+            elist,
+            ranges: color_ranges(colors),
+            ke,
+            b,
+            cg,
+            k,
+            cgk,
+            checks: Checks::default(),
+            real: PhantomData,
+        })
     }
 
     /// q = A p over every color, then the masked partials of p.q.
@@ -94,10 +125,10 @@ impl<'a, T: Real> Ebe<'a, T> {
     }
 }
 
-impl<T: Real> PassMethod for Ebe<'_, T> {
+impl<T: Real> PassMethod for EbeCase<'_, T> {
     type Verdict = f64;
     fn stages(&self) -> Vec<(&'static str, Timer)> {
-        stages_of(if self.recompute { Method::EbeV2 } else { Method::EbeV1 })
+        self.stages.clone()
     }
     fn decisive(&self) -> &'static str {
         "solve"

@@ -7,18 +7,17 @@ use super::capacitor::Capacitor;
 use super::gpu::{cover, fill_with, Cg, CgRun, Kernels, Memory, Mesh, Stop};
 use super::kernel::EbeMatvec;
 use super::product::ProductRun;
-use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, Device, DeviceExt};
 use crate::kernels::Defines;
-use crate::measure::{Staged, Timer};
+use crate::measure::Staged;
 use crate::real::Real;
 
 /// Bytes of one A-FEM list node (`acoo_node` in kernels/acoo.kern).
 pub const NODE_BYTES: usize = 16;
 
 /// What a method's passes measured and how its last checked pass compared.
-pub(crate) struct MethodRun {
+pub struct MethodRun {
     pub(crate) staged: Vec<Staged>,
     pub(crate) cg: CgRun,
     /// Relative L2 error of the solution on the free nodes against the reference.
@@ -30,26 +29,6 @@ pub(crate) struct MethodRun {
     pub(crate) coloring: Option<(f64, usize)>,
     /// The method's matrix-vector product on its own (device methods).
     pub(crate) product: Option<ProductRun>,
-}
-
-/// The stages a method has, in table order, each with its clock.
-pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
-    let names: &[&'static str] = match m {
-        Method::AFem => &["elements", "bc", "consolidate", "convert", "solve"],
-        Method::EbeV1 => &["elements", "bc", "solve"],
-        Method::EbeV2 => &["bc", "solve"],
-        Method::CsrAtomic
-        | Method::CsrColor
-        | Method::CusparseCg
-        | Method::CusparseCgDevice
-        | Method::CusparseCgGraph
-        | Method::CpuSerial
-        | Method::CpuParallel => &["elements", "solve"],
-    };
-    let timer = if m.on_cpu() { Timer::HostWall } else { Timer::DeviceEvent };
-    // The cuSPARSE/cuBLAS CG reads its scalars back every iteration: its solve is an open region.
-    let open = |n: &str| m == Method::CusparseCg && n == "solve";
-    names.iter().map(|&n| (n, if open(n) { Timer::DeviceEventOpen } else { timer })).collect()
 }
 
 /// Why a cold run of these methods fails.

@@ -5,8 +5,14 @@
 //! the same device CG.
 //!
 //! Here: the model problem, its meshes and the f64 CPU reference ([`capacitor`]), the device
-//! buffers, memory accounting and CG ([`gpu`]), the methods' staged passes ([`methods`]), each method's product on its own ([`product`]), the
-//! cases ([`benchmark`]) and the reports ([`report`]). Kernels: `kernels/acoo.kern`.
+//! buffers, memory accounting and CG ([`gpu`]), what the methods share ([`methods`]), each
+//! method's product on its own ([`product`]), the cases ([`benchmark`]) and the reports
+//! ([`report`]). Kernels: `kernels/acoo.kern`.
+//!
+//! Each method is a type ([`method`]), registered with one line in [`registry::METHODS`]
+//! that states what it is (name, role, where it runs, stages): A-FEM in `afem`, EbE-v1 and v2
+//! in `ebe`, the CSR methods and the cuSPARSE peers in `csr_methods`, the CPU reference in
+//! `host`.
 //!
 //! Cost model (bytes per element the device keeps, s = size of a real): the mesh (12 + 2s per
 //! node... as uploaded: 12 per element, 2s + 4 + s per node); A-FEM's lists 9 x 16 per element
@@ -19,12 +25,14 @@ pub mod benchmark;
 pub mod capacitor;
 mod claims;
 mod csr_methods;
-mod device_run;
 mod ebe;
 pub mod gpu;
+mod host;
 pub mod kernel;
+pub mod method;
 pub mod methods;
 pub mod product;
+pub mod registry;
 pub mod report;
 pub mod spec;
 

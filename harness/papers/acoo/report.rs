@@ -101,7 +101,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
             .iter()
             .map(|p| (per_iteration(r, key, p.as_str(), top), find(r, key, p.as_str(), "total", top).map(|i| r.time[i])))
             .collect();
-        for m in Method::ALL {
+        for m in Method::all() {
             let Some(total) = find(r, key, m.as_str(), "total", top) else { continue };
             let ms = |metric: &str| find(r, key, m.as_str(), metric, top).map(|i| fmt_num(r.time[i] * 1e3)).unwrap_or_else(|| "-".into());
             let solve = find(r, key, m.as_str(), "solve", top).map(|i| r.time[i]).unwrap_or(f64::NAN);
@@ -206,7 +206,7 @@ fn totals_of(r: &Rows, key: &str, method: &str, y: &dyn Fn(usize) -> f64) -> Vec
 /// Fig. 8: each method's stage times (ms) against triangles.
 fn stage_series(r: &Rows, key: &str) -> Vec<Series> {
     let mut series = Vec::new();
-    for m in Method::ALL {
+    for m in Method::all() {
         for stage in ["elements", "bc", "consolidate", "convert", "solve"] {
             let mut pts: Vec<(f64, f64)> = (0..r.key.len())
                 .filter(|&i| r.key[i] == key && r.method[i] == m.as_str() && r.metric[i] == stage)
@@ -224,7 +224,7 @@ fn stage_series(r: &Rows, key: &str) -> Vec<Series> {
 /// Fig. 9: each method's total (ms), and the total with its coloring where it has one.
 fn total_series(r: &Rows, key: &str) -> Vec<Series> {
     let mut series = Vec::new();
-    for m in Method::ALL {
+    for m in Method::all() {
         let pts = totals_of(r, key, m.as_str(), &|i| r.time[i] * 1e3);
         if !pts.is_empty() {
             series.push(Series { label: m.as_str().into(), points: pts, reference: false });
@@ -241,7 +241,7 @@ fn total_series(r: &Rows, key: &str) -> Vec<Series> {
 /// Fig. 10: each method's device memory (MB), and the paper's bytes per element where it gives them.
 fn memory_series(r: &Rows, key: &str) -> Vec<Series> {
     let mut series = Vec::new();
-    for m in Method::ALL {
+    for m in Method::all() {
         let mut pts = totals_of(r, key, m.as_str(), &|i| r.bytes_per_element[i] * r.triangles[i] / 1e6);
         pts.retain(|p| p.1.is_finite() && p.1 > 0.0);
         if !pts.is_empty() {

@@ -1,93 +1,10 @@
 //! The a-COO experiment files' own types: methods, sweep, problem, tables and figures.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::Backend;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// The paper's method: linked lists by atomic exchange, no coloring, then CSR and CG.
-    AFem,
-    /// Element matrices stored, colored element-by-element products in CG.
-    EbeV1,
-    /// Element matrices recomputed in every product, colored.
-    EbeV2,
-    /// Baseline: one thread per element, atomic adds into precomputed CSR slots, same CG.
-    CsrAtomic,
-    /// Baseline with coloring: the elements renumbered by color, one launch per color, plain
-    /// adds into the same slots, same CG (the coloring is timed as pre-processing).
-    CsrColor,
-    /// The peer "what a user would do": the csr-atomic assembly, then the CG a user writes with
-    /// the vendor libraries (cuSPARSE SpMV, cuBLAS dot/axpy/scal/copy, scalars on the host, as
-    /// in NVIDIA's CG sample). CUDA only.
-    CusparseCg,
-    /// The peer an expert writes: the same assembly and cuSPARSE SpMV, cuBLAS in device pointer
-    /// mode with the scalar steps on the device (NVIDIA's CUDA-graph CG sample, without the
-    /// graph), the convergence tested every batch of iterations as in our CG. CUDA only.
-    CusparseCgDevice,
-    /// The same with each batch of iterations recorded once as a CUDA graph and replayed by one
-    /// launch (NVIDIA's CUDA-graph CG sample, with the convergence test between batches). CUDA
-    /// only.
-    CusparseCgGraph,
-    /// The CPU reference: serial f64 assembly and CG (the paper's sequential FEM).
-    CpuSerial,
-    /// The same with rayon's threads.
-    CpuParallel,
-}
-
-impl Method {
-    pub const ALL: [Method; 10] = [
-        Method::AFem,
-        Method::EbeV1,
-        Method::EbeV2,
-        Method::CsrAtomic,
-        Method::CsrColor,
-        Method::CusparseCg,
-        Method::CusparseCgDevice,
-        Method::CusparseCgGraph,
-        Method::CpuSerial,
-        Method::CpuParallel,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::AFem => "a-fem",
-            Method::EbeV1 => "ebe-v1",
-            Method::EbeV2 => "ebe-v2",
-            Method::CsrAtomic => "csr-atomic",
-            Method::CsrColor => "csr-color",
-            Method::CusparseCg => "cusparse-cg",
-            Method::CusparseCgDevice => "cusparse-cg-device",
-            Method::CusparseCgGraph => "cusparse-cg-graph",
-            Method::CpuSerial => "cpu-serial",
-            Method::CpuParallel => "cpu-parallel",
-        }
-    }
-    /// The peers, strongest first: what a user of the vendor libraries runs.
-    pub const PEERS: [Method; 3] = [Method::CusparseCgGraph, Method::CusparseCgDevice, Method::CusparseCg];
-    /// A CG written with the vendor libraries.
-    pub fn vendor(self) -> bool {
-        matches!(self, Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph)
-    }
-    pub fn on_cpu(self) -> bool {
-        matches!(self, Method::CpuSerial | Method::CpuParallel)
-    }
-    pub fn runs_on(self, backend: Backend) -> bool {
-        match self {
-            Method::CusparseCg | Method::CusparseCgDevice | Method::CusparseCgGraph => backend == Backend::Cuda,
-            _ => self.on_cpu() == (backend == Backend::Cpu),
-        }
-    }
-    /// The paper's device bytes per element (Fig. 10), where it gives one.
-    pub fn paper_bytes_per_element(self) -> Option<f64> {
-        match self {
-            Method::AFem => Some(192.0),
-            Method::EbeV1 => Some(151.0),
-            Method::EbeV2 => Some(79.0),
-            _ => None,
-        }
-    }
-}
+/// A method, by its registered name (`registry::METHODS`, where each method is a type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Method(pub(crate) &'static str);
 
 crate::axes! {
     pub struct Sweep =>
@@ -98,8 +15,6 @@ crate::axes! {
         level: u32,
     }
 }
-
-crate::named_axis!(Method);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -21,29 +21,7 @@ use crate::measure::Gate;
 use crate::real::Real;
 use crate::Precision;
 
-/// What a method is to the paper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The paper's CPU baselines (Algorithm 1).
-    Baseline,
-    /// The paper's four GPU methods (Sec. 4).
-    Paper,
-    /// Our own methods beyond the paper.
-    Beyond,
-    /// What a user of a library runs instead: compared on its own device and backend.
-    Peer,
-}
-
-/// Where a method's cases run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runs {
-    /// The cpu backend, in f64 (the paper's baseline precision).
-    Host,
-    /// CUDA and OpenCL devices, f32 and f64.
-    Gpu,
-    /// CUDA devices only (a vendor library, CuPy or PyTorch).
-    Cuda,
-}
+pub use crate::methods::{Role, Runs};
 
 /// What a method's host plan is built for, ahead of its cases (`plans::warm`).
 pub struct Ahead<'a> {
