@@ -6,6 +6,7 @@
 //!   of a format (Algorithms 1 and 3-6), and COOM's and ELLM's conversion to CSR;
 //! - [`Baseline`]: the ElemAtomic-style baseline, host-made CSR slots and one atomic scatter.
 
+use super::method::{Case, DeviceMethod};
 use std::marker::PhantomData;
 
 use super::formats::{self, Check};
@@ -26,11 +27,21 @@ use crate::real::Real;
 /// Why a cold run of these methods fails.
 pub(crate) const WARM_ONLY: &str = "Sanfui-Sharma methods run warm only: their stages are timed back to back in one pass";
 
+/// The methods that assemble into a format (the paper's ten, elem-atomic, ellm-gather): what
+/// their registry line says (format, race) picks their kernels.
+pub struct IntoFormat;
+
+impl DeviceMethod for IntoFormat {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, case: &Case) -> Result<DeviceRun, CaseError> {
+        run_device::<T>(ctx, dev, case.prep, case.method)
+    }
+}
+
 /// A device method's case: set up, driven (checked pass, then timed passes), its matrix
 /// multiplied by a vector, its row's figures.
-pub(crate) fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
+fn run_device<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
     let mode = warm_only(ctx.policy, WARM_ONLY)?;
-    if method == Method::ElemAtomic {
+    if method == Method::ELEM_ATOMIC {
         let mut m = Baseline::<T>::new(ctx, dev, prep)?;
         let Driven { staged, verdict } = drive(ctx, dev, &mut m, mode)?;
         let spmv = spmv::measure::<T>(ctx, dev, prep, &m.assembled())?;
@@ -116,7 +127,7 @@ impl<'a, T: Real> Formats<'a, T> {
             None
         };
         // ellm-gather: its plan and kernels (the adjacency is host pre-processing).
-        let gather = if method == Method::EllmGather { Some(Gather::new(ctx, dev, prep, &defines)?) } else { None };
+        let gather = if method == Method::ELLM_GATHER { Some(Gather::new(ctx, dev, prep, &defines)?) } else { None };
         bytes += gather.as_ref().map_or(0, |g| g.bytes);
         let kernels =
             (ctx.modules.kernel_for::<Symbolic>(dev, &SANFUI, &defines)?, ctx.modules.kernel_for::<Numeric>(dev, &SANFUI, &defines)?);
@@ -290,7 +301,7 @@ pub(crate) struct Baseline<'a, T> {
 impl<'a, T: Real> Baseline<'a, T> {
     fn new(ctx: &mut CaseCtx, dev: &'a dyn Device, prep: &'a Prepared) -> Result<Self, CaseError> {
         let s = std::mem::size_of::<T>();
-        let defines = defines_of::<T>(Method::ElemAtomic);
+        let defines = defines_of::<T>(Method::ELEM_ATOMIC);
         let el = Elements::new::<T>(ctx, dev, prep, &defines, false)?;
         let (p, ne) = (&prep.pattern, prep.mesh.num_elements());
         let t0 = std::time::Instant::now();
@@ -344,7 +355,7 @@ impl<'a, T: Real> Baseline<'a, T> {
 impl<T: Real> PassMethod for Baseline<'_, T> {
     type Verdict = Check;
     fn stages(&self) -> Vec<(&'static str, Timer)> {
-        stages_of(Method::ElemAtomic)
+        stages_of(Method::ELEM_ATOMIC)
     }
     fn decisive(&self) -> &'static str {
         "numeric"

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use super::assembly::run_device;
 use super::formats::{self, Check};
-use super::gpu::{stages_of, DeviceRun, SANFUI};
+use super::gpu::{DeviceRun, SANFUI};
+use super::method::{About, Case, SanfuiMethod};
 use super::reference::{CpuCsr, Prepared};
 use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
@@ -87,11 +87,11 @@ impl Benchmark for SanfuiAssembly {
         let n = p.nodes.0.iter().product::<usize>() as f64;
         let part = super::gpu::CHECK_ENTRIES.min(243 * p.nodes.0.iter().product::<usize>()) as f64 * 16.0;
         // The COO peers keep five int arrays of 576 E triplets besides K^e, and the sort's workspace.
-        let host = n * 243.0 * 20.0 + part + if p.method == Method::ElemAtomic { n * 576.0 * 4.0 } else { 0.0 };
+        let host = n * 243.0 * 20.0 + part + if p.method == Method::ELEM_ATOMIC { n * 576.0 * 4.0 } else { 0.0 };
         let peer = if p.method.coo_route() { n * 576.0 * 28.0 } else { 0.0 };
         // SharedNZ's lists: about 576 sources and 243 targets per owned node, 4 bytes each,
         // built per block, then concatenated (host: twice), and no K^e on the device.
-        if p.method == Method::SharedNz {
+        if p.method == Method::SHARED_NZ {
             let lists = n * 850.0 * 4.0;
             return Some(MemoryEstimate { host_bytes: host + 3.0 * lists, device_bytes: lists + n * 243.0 * 16.0 });
         }
@@ -103,17 +103,7 @@ impl Benchmark for SanfuiAssembly {
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let prep = prepared(ctx.run, problem, point.nodes.0);
         crate::measure::trace::mark("sanfui: box prepared");
-        let run = match ctx.target {
-            Target::Cpu => run_cpu(ctx, &prep, point.method)?,
-            Target::Gpu(dev) => match (ctx.precision, point.method) {
-                (Precision::F32, m) if m.coo_route() => super::peer::run_peer::<f32>(ctx, dev, &prep, m)?,
-                (Precision::F64, m) if m.coo_route() => super::peer::run_peer::<f64>(ctx, dev, &prep, m)?,
-                (Precision::F32, Method::SharedNz) => super::shared_nz::run::<f32>(ctx, dev, &prep, problem)?,
-                (Precision::F64, Method::SharedNz) => super::shared_nz::run::<f64>(ctx, dev, &prep, problem)?,
-                (Precision::F32, _) => run_device::<f32>(ctx, dev, &prep, point.method)?,
-                (Precision::F64, _) => run_device::<f64>(ctx, dev, &prep, point.method)?,
-            },
-        };
+        let run = point.method.entry().run(ctx, &Case { prep: &prep, problem, method: point.method })?;
         crate::measure::trace::mark("sanfui: device buffers freed");
         Ok(rows(&prep, point, ctx.precision, run))
     }
@@ -123,11 +113,29 @@ impl Benchmark for SanfuiAssembly {
 /// (values zeroed, K^e computed, blocks added), serial or per color on rayon's threads. The
 /// checked pass (on poisoned arrays) runs first and stands as the first warm-up pass: it does
 /// the timed passes' work on the same arrays (a serial pass at 500K nodes takes about 3.7 s).
-fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
-    let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
+pub struct HostMethod {
+    pub about: About,
+    /// Per color on rayon's threads, else serial.
+    pub parallel: bool,
+}
+
+impl SanfuiMethod for HostMethod {
+    fn about(&self) -> &About {
+        &self.about
+    }
+    fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<DeviceRun, CaseError> {
+        if !matches!(ctx.target, Target::Cpu) {
+            return Err(CaseError::Skipped(format!("{} runs on the cpu backend", self.about.names[0])));
+        }
+        run_cpu(ctx, case.prep, self)
+    }
+}
+
+fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: &HostMethod) -> Result<DeviceRun, CaseError> {
+    let parallel = method.parallel;
+    let threads = if parallel { rayon::current_num_threads() } else { 1 };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
     let mut csr = CpuCsr::new(prep);
-    let parallel = method == Method::CpuParallel;
     csr.row_ptr.fill(u32::MAX);
     csr.col.fill(u32::MAX);
     csr.vals.fill(f64::NAN);
@@ -139,7 +147,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method) -> Result<DeviceR
     let check = formats::check(Format::Csr, &prep.nb, (&as_i32(&csr.row_ptr), &as_i32(&csr.col)), &csr.vals, prep.expected());
     let policy = crate::measure::MeasurePolicy { warmup: ctx.policy.warmup.saturating_sub(1), ..ctx.policy.clone() };
     let staged = pool.install(|| {
-        run_staged(&policy, CacheMode::Warm, &stages_of(method), "addto", |pass| -> Result<(), CaseError> {
+        run_staged(&policy, CacheMode::Warm, &method.about.timed_stages(), "addto", |pass| -> Result<(), CaseError> {
             pass.host("symbolic", || csr.symbolic(&prep.nb));
             pass.host("addto", || csr.numeric(prep, parallel));
             Ok(())
@@ -180,7 +188,7 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
         ("setup_s", run.setup_s),
         ("neighbours_s", prep.neighbours_s),
         ("coloring_s", prep.coloring_s),
-        ("colors", if point.method.colored() || point.method == Method::CpuParallel { prep.colors.len() as f64 } else { 0.0 }),
+        ("colors", if point.method.uses_colors() { prep.colors.len() as f64 } else { 0.0 }),
     ]
     .into_iter()
     .chain(run.extras.iter().copied())

@@ -169,7 +169,7 @@ fn symbolic_small(at: &At) -> Claim {
 /// Fig. 10: with coloring, every format but COO and CSR beats SharedNZ (elements included).
 fn beat_shared_nz(at: &At) -> Claim {
     let with = |m: &str| at.r.with_elements(at.key, m, at.top);
-    let shared = with(Method::SharedNz.as_str());
+    let shared = with(Method::SHARED_NZ.as_str());
     let quote = Quote::paper(
         "It can be seen from the figure that apart from the COO and CSR formats, all the storage formats including the modified ones outperform the SharedNZ implementation.",
         "Sec. 5, Fig. 10 (coloring)",
@@ -178,14 +178,14 @@ fn beat_shared_nz(at: &At) -> Claim {
     if !shared.is_finite() {
         return at.claim(quote, rule, Verdict::NotMeasured, "no verified shared-nz rows at this box".into());
     }
-    let must = [Method::EllColor.as_str(), Method::CoomColor.as_str(), Method::EllmColor.as_str()];
+    let must = [Method::ELL_COLOR.as_str(), Method::COOM_COLOR.as_str(), Method::ELLM_COLOR.as_str()];
     let held = must.iter().filter(|m| with(m) < shared).count();
     let all = [
-        Method::CooColor.as_str(),
-        Method::CsrColor.as_str(),
-        Method::EllColor.as_str(),
-        Method::CoomColor.as_str(),
-        Method::EllmColor.as_str(),
+        Method::COO_COLOR.as_str(),
+        Method::CSR_COLOR.as_str(),
+        Method::ELL_COLOR.as_str(),
+        Method::COOM_COLOR.as_str(),
+        Method::ELLM_COLOR.as_str(),
     ];
     at.claim(
         quote,
@@ -204,12 +204,12 @@ fn beat_shared_nz(at: &At) -> Claim {
 fn against_cusparse(at: &At) -> Claim {
     let quote = Quote::goal("the best assembly is at least 5x faster than the cuSPARSE COO-to-CSR path");
     let rule = "at the largest box where coo-cusparse ran, its assembly over our best".to_string();
-    let peer_top = at.r.sizes(at.key).into_iter().rev().find(|&n| at.r.assembly(at.key, Method::CooCusparse.as_str(), n).is_finite());
+    let peer_top = at.r.sizes(at.key).into_iter().rev().find(|&n| at.r.assembly(at.key, Method::COO_CUSPARSE.as_str(), n).is_finite());
     let Some(n) = peer_top else {
         return at.claim(quote, rule, Verdict::NotMeasured, "no verified coo-cusparse rows at any box (CUDA only)".into());
     };
     let best = ours().iter().map(|m| at.r.assembly(at.key, m, n)).fold(f64::INFINITY, f64::min);
-    let peer = at.r.assembly(at.key, Method::CooCusparse.as_str(), n);
+    let peer = at.r.assembly(at.key, Method::COO_CUSPARSE.as_str(), n);
     at.claim(
         quote,
         rule,

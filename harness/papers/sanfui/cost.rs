@@ -62,7 +62,7 @@ pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, C
     let (e, n, s) = (prep.mesh.num_elements() as f64, nb.nodes() as f64, s as f64);
     let elements = Cost { bytes: 32.0 * e + 3.0 * s * n + 576.0 * s * e, flops: e * ELEMENT_FLOPS };
     let ke = 576.0 * s * e + 32.0 * e;
-    if method == Method::ElemAtomic {
+    if method == Method::ELEM_ATOMIC {
         let nnz = 9.0 * nb.blocks() as f64;
         return vec![("elements", elements), ("numeric", Cost { bytes: 576.0 * s * e + 4.0 * 576.0 * e + s * nnz, flops: 576.0 * e })];
     }
@@ -78,7 +78,7 @@ pub fn stages(prep: &Prepared, method: Method, s: usize) -> Vec<(&'static str, C
     }
     let format = method.format();
     let (r, c, v) = lengths(format, nb);
-    if method == Method::EllmGather {
+    if method == Method::ELLM_GATHER {
         let symbolic = 4.0 * (n + 1.0 + nb.blocks() as f64) + 4.0 * c as f64;
         let plan = 4.0 * c as f64 + 32.0 * n + 32.0 * e + 8.0 * c as f64;
         return vec![

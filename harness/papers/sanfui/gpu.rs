@@ -75,7 +75,7 @@ pub(crate) fn cover(n: usize) -> Launch {
 }
 
 /// What a device method measured, and how its checked pass compared.
-pub(crate) struct DeviceRun {
+pub struct DeviceRun {
     pub(crate) staged: Staged,
     pub(crate) check: Check,
     /// Bytes of the method's device buffers.
@@ -93,27 +93,9 @@ pub(crate) struct DeviceRun {
     pub(crate) extras: Vec<(&'static str, f64)>,
 }
 
-/// The stages a method has, in table order.
+/// The stages a method has, in table order, each with its clock (its registry line's).
 pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
-    match m {
-        Method::CpuSerial | Method::CpuParallel => vec![("symbolic", Timer::HostWall), ("addto", Timer::HostWall)],
-        Method::ElemAtomic => vec![("elements", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
-        // K^e is computed inside the numeric kernel, in shared memory.
-        Method::SharedNz => vec![("symbolic", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
-        Method::CooCusparse | Method::CooRadix => vec![
-            ("elements", Timer::DeviceEvent),
-            ("triplets", Timer::DeviceEvent),
-            ("sort", Timer::DeviceEvent),
-            ("sum", Timer::DeviceEvent),
-        ],
-        _ if converts(m) => vec![
-            ("elements", Timer::DeviceEvent),
-            ("symbolic", Timer::DeviceEvent),
-            ("numeric", Timer::DeviceEvent),
-            ("convert", Timer::DeviceEvent),
-        ],
-        _ => vec![("elements", Timer::DeviceEvent), ("symbolic", Timer::DeviceEvent), ("numeric", Timer::DeviceEvent)],
-    }
+    m.entry().about().timed_stages()
 }
 
 /// COOM and ELLM are converted to CSR on the device after assembly (beyond the paper): their

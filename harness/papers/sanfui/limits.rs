@@ -34,7 +34,7 @@ pub(crate) fn memory_limit(id: &str, df: &DataFrame, ctx: &ReportCtx) -> Result<
     type Case = (bool, f64, Option<String>);
     let mut cases: BTreeMap<(String, String, String, usize), BTreeMap<u64, Case>> = BTreeMap::new();
     for i in 0..all.height() {
-        let Some(m) = Method::ALL.iter().position(|m| m.as_str() == method[i]) else { continue };
+        let Some(m) = Method::all().iter().position(|m| m.as_str() == method[i]) else { continue };
         let nodes = (nx[i] * ny[i] * nz[i]) as u64;
         let key = (device[i].clone(), backend[i].clone(), precision[i].clone(), m);
         let c = cases.entry(key).or_default().entry(nodes).or_insert((true, f64::NAN, None));
@@ -58,7 +58,7 @@ pub(crate) fn memory_limit(id: &str, df: &DataFrame, ctx: &ReportCtx) -> Result<
             let not = boxes.iter().find(|(&n, c)| !c.0 && n > after);
             vec![
                 format!("{d} {b} {p}"),
-                Method::ALL[*m].as_str().to_string(),
+                Method::all()[*m].as_str().to_string(),
                 ran.map_or("-".into(), |(&n, _)| fmt_num(n as f64)),
                 ran.map_or("-".into(), |(_, c)| fmt_num(c.1 / 1e9)),
                 fmt_num(per_node),

@@ -14,6 +14,11 @@
 //! against Timoshenko's deflection ([`beam`]).
 //! Kernels: `kernels/sanfui.kern`.
 //! The paper's GPU baseline, Cecka et al.'s SharedNZ for hex8, is [`shared_nz`].
+//!
+//! Each method is a type ([`method`]), registered with one line in [`registry::METHODS`] that
+//! states what it is (name, role, where it runs, stages, format and how its numeric kernel
+//! meets the race): the format methods in `assembly`, SharedNZ in `shared_nz`, the COO routes
+//! in `peer`, the CPU baselines in `benchmark`.
 
 pub mod assembly;
 pub mod beam;
@@ -25,8 +30,10 @@ pub mod gpu;
 pub mod hex8;
 pub mod kernel;
 pub mod limits;
+pub mod method;
 pub mod peer;
 pub mod reference;
+pub mod registry;
 pub mod report;
 pub mod shared_nz;
 pub mod spec;

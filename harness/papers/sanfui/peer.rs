@@ -5,6 +5,7 @@
 //! sort (CUB's algorithm, as CuPy's `tocsr`), `coo-cusparse` (CUDA only) with cuSPARSE's legacy
 //! sort, whose calls wait on the stream inside.
 
+use super::method::{Case, DeviceMethod};
 use std::marker::PhantomData;
 
 use super::assembly::WARM_ONLY;
@@ -24,7 +25,17 @@ use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::{Pass, Timer};
 use crate::real::Real;
 
-pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
+/// The COO routes (element triplets sorted into CSR, duplicates summed): cuSPARSE's sort or
+/// the device radix sort, by the case's name.
+pub struct CooRoute;
+
+impl DeviceMethod for CooRoute {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, case: &Case) -> Result<DeviceRun, CaseError> {
+        run_peer::<T>(ctx, dev, case.prep, case.method)
+    }
+}
+
+fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, method: Method) -> Result<DeviceRun, CaseError> {
     let mode = warm_only(ctx.policy, WARM_ONLY)?;
     let s = std::mem::size_of::<T>();
     let nb = &prep.nb;
@@ -38,7 +49,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
     let defines = Defines::for_precision(T::PRECISION);
     let el = Elements::new::<T>(ctx, dev, prep, &defines, false)?;
     let b = CooBuffers::new(dev, rows, pairs, (nnz, s))?;
-    let radix = method == Method::CooRadix;
+    let radix = method == Method::COO_RADIX;
     // The radix sort's kernels only for its route.
     let (radix_k, scan) = (if radix { Some(ctx.modules.radix_sort(dev)?) } else { None }, ctx.modules.scan(dev)?);
     let arrays = CooArrays { rows, cols: rows, pairs, row: &b.row, col: &b.col, perm: &b.perm, row_ptr: &b.row_ptr_dup };
@@ -54,7 +65,7 @@ pub(crate) fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prep
         + formats::storage_bytes(Format::Csr, nb, s)
         + sort.workspace_bytes();
     let kernels = (ctx.modules.kernel_for::<Triplets>(dev, &SANFUI, &defines)?, ctx.modules.coo_sum(dev, T::PRECISION)?);
-    let mut route = CooRoute::<T> { dev, prep, method, el: &el, b: &b, sort, scan: &scan, kernels, real: PhantomData };
+    let mut route = CooRouteCase::<T> { dev, prep, method, el: &el, b: &b, sort, scan: &scan, kernels, real: PhantomData };
     let Driven { staged, verdict: check } = drive(ctx, dev, &mut route, mode)?;
     let a = Assembled {
         format: Format::Csr,
@@ -106,7 +117,7 @@ impl CooBuffers {
 }
 
 /// A COO route as the case lifecycle runs it: elements, triplets, sort, sum.
-struct CooRoute<'a, T> {
+struct CooRouteCase<'a, T> {
     dev: &'a dyn Device,
     prep: &'a Prepared,
     method: Method,
@@ -119,7 +130,7 @@ struct CooRoute<'a, T> {
     real: PhantomData<T>,
 }
 
-impl<T: Real> PassMethod for CooRoute<'_, T> {
+impl<T: Real> PassMethod for CooRouteCase<'_, T> {
     type Verdict = Check;
     fn stages(&self) -> Vec<(&'static str, Timer)> {
         stages_of(self.method)
@@ -142,7 +153,7 @@ impl<T: Real> PassMethod for CooRoute<'_, T> {
         // deadlocks), so its sort stage is timed with an open gate: its host gaps count, as for
         // a user. The radix sort does not wait: device events time it like every other stage.
         let sort = &*self.sort;
-        if self.method == Method::CooRadix {
+        if self.method == Method::COO_RADIX {
             pass.device(dev, "sort", &mut || sort.enqueue())?;
         } else {
             pass.device_open(dev, "sort", &mut || sort.enqueue())?;

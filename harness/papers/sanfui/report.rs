@@ -82,7 +82,7 @@ impl Rows {
     /// numeric kernel), for the comparisons with it.
     pub(crate) fn with_elements(&self, key: &str, method: &str, nodes: f64) -> f64 {
         let asm = self.assembly(key, method, nodes);
-        if method == Method::SharedNz.as_str() {
+        if method == Method::SHARED_NZ.as_str() {
             asm
         } else {
             self.time(key, method, "elements", nodes) + asm
@@ -91,7 +91,7 @@ impl Rows {
     /// The serial CPU's total at `nodes`, from any CPU key of the run.
     fn cpu_serial(&self, nodes: f64) -> f64 {
         (0..self.key.len())
-            .find(|&i| self.method[i] == Method::CpuSerial.as_str() && self.metric[i] == "total" && self.nodes[i] == nodes)
+            .find(|&i| self.method[i] == Method::CPU_SERIAL.as_str() && self.metric[i] == "total" && self.nodes[i] == nodes)
             .map_or(f64::NAN, |i| self.time[i])
     }
     pub(crate) fn device_keys(&self) -> Vec<String> {
@@ -114,9 +114,9 @@ impl Rows {
 /// and sum; the CPU's total.
 pub(crate) fn assembly_stages(method: &str) -> &'static [&'static str] {
     match Method::named(method) {
-        Some(Method::ElemAtomic) => &["numeric"],
-        Some(Method::CooCusparse | Method::CooRadix) => &["triplets", "sort", "sum"],
-        Some(Method::CpuSerial | Method::CpuParallel) => &["total"],
+        Some(Method::ELEM_ATOMIC) => &["numeric"],
+        Some(Method::COO_CUSPARSE | Method::COO_RADIX) => &["triplets", "sort", "sum"],
+        Some(Method::CPU_SERIAL | Method::CPU_PARALLEL) => &["total"],
         _ => &["symbolic", "numeric"],
     }
 }
@@ -196,18 +196,18 @@ pub(crate) fn strongest_peer(r: &Rows, key: &str, n: f64) -> Option<(&'static st
 
 /// The paper's ten combinations, by name.
 pub(crate) fn paper() -> Vec<&'static str> {
-    Method::ALL.iter().filter(|m| m.is_paper()).map(|m| m.as_str()).collect()
+    Method::all().iter().filter(|m| m.is_paper()).map(|m| m.as_str()).collect()
 }
 
 fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     let mut rows = Vec::new();
     for key in keys {
         let Some(&top) = r.sizes(key).last() else { continue };
-        let base = r.assembly(key, Method::ElemAtomic.as_str(), top);
-        let peer = r.assembly(key, Method::CooCusparse.as_str(), top);
+        let base = r.assembly(key, Method::ELEM_ATOMIC.as_str(), top);
+        let peer = r.assembly(key, Method::COO_CUSPARSE.as_str(), top);
         let strongest = strongest_peer(r, key, top);
         let cpu = r.cpu_serial(top);
-        for m in Method::ALL.iter().filter(|m| !m.on_cpu()) {
+        for m in Method::all().iter().filter(|m| !m.on_cpu()) {
             let name = m.as_str();
             let Some(total) = r.find(key, name, "total", top) else { continue };
             let ms = |metric: &str| fmt_num(r.time(key, name, metric, top) * 1e3);
@@ -277,7 +277,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
 
 /// Our device assembly methods: the paper's ten and ellm-gather (beyond the paper).
 pub(crate) fn ours() -> Vec<&'static str> {
-    Method::ALL.iter().filter(|m| m.is_paper() || **m == Method::EllmGather).map(|m| m.as_str()).collect()
+    Method::all().iter().filter(|m| m.is_paper() || **m == Method::ELLM_GATHER).map(|m| m.as_str()).collect()
 }
 
 fn storage(id: &str, r: &Rows) -> Figure {
@@ -339,9 +339,9 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
             for m in paper.iter().filter(|m| m.ends_with(race)) {
                 add(m.to_string(), line(&|n| r.assembly(key, m, n) * 1e3));
             }
-            add("elem-atomic (baseline)".into(), line(&|n| r.assembly(key, Method::ElemAtomic.as_str(), n) * 1e3));
-            add("shared-nz (the paper's baseline; K^e inside)".into(), line(&|n| r.assembly(key, Method::SharedNz.as_str(), n) * 1e3));
-            add("ellm-gather (no race; beyond the paper)".into(), line(&|n| r.assembly(key, Method::EllmGather.as_str(), n) * 1e3));
+            add("elem-atomic (baseline)".into(), line(&|n| r.assembly(key, Method::ELEM_ATOMIC.as_str(), n) * 1e3));
+            add("shared-nz (the paper's baseline; K^e inside)".into(), line(&|n| r.assembly(key, Method::SHARED_NZ.as_str(), n) * 1e3));
+            add("ellm-gather (no race; beyond the paper)".into(), line(&|n| r.assembly(key, Method::ELLM_GATHER.as_str(), n) * 1e3));
             if race == "color" {
                 ("time-coloring", "Assembly time against nodes, coloring (Fig. 10)", "ms", true)
             } else {
@@ -349,19 +349,19 @@ fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
             }
         }
         FigureName::SpeedupSharedNz => {
-            for m in paper.iter().chain(&[Method::ElemAtomic.as_str(), Method::EllmGather.as_str()]) {
-                add(m.to_string(), line(&|n| r.with_elements(key, Method::SharedNz.as_str(), n) / r.with_elements(key, m, n)));
+            for m in paper.iter().chain(&[Method::ELEM_ATOMIC.as_str(), Method::ELLM_GATHER.as_str()]) {
+                add(m.to_string(), line(&|n| r.with_elements(key, Method::SHARED_NZ.as_str(), n) / r.with_elements(key, m, n)));
             }
             ("speedup-shared-nz", "Speed-up over SharedNZ, elements + symbolic + numeric (Fig. 12)", "x", true)
         }
         FigureName::SpeedupCpu => {
-            for m in paper.iter().chain(&[Method::ElemAtomic.as_str(), Method::EllmGather.as_str()]) {
+            for m in paper.iter().chain(&[Method::ELEM_ATOMIC.as_str(), Method::ELLM_GATHER.as_str()]) {
                 add(m.to_string(), line(&|n| r.cpu_serial(n) / r.time(key, m, "total", n)));
             }
             ("speedup-cpu", "Speed-up of the total over the serial f64 CPU (Fig. 13)", "x", true)
         }
         FigureName::Gflops => {
-            for m in paper.iter().chain(&[Method::ElemAtomic.as_str(), Method::EllmGather.as_str()]) {
+            for m in paper.iter().chain(&[Method::ELEM_ATOMIC.as_str(), Method::ELLM_GATHER.as_str()]) {
                 add(m.to_string(), line(&|n| r.find(key, m, "numeric", n).map_or(f64::NAN, |i| r.gflops[i])));
             }
             ("gflops", "Numeric kernel GFLOP/s, 576 additions per element (Fig. 14)", "GFLOP/s", true)

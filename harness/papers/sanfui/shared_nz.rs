@@ -21,6 +21,7 @@
 //! The CSR layout is the symbolic kernel's (row 3a + m of node a at 9 base + 3 nng m, column
 //! 3 nbr[k] + n at + 3k + n), so the row offsets and columns come from the CSR symbolic stage.
 
+use super::method::{Case, DeviceMethod};
 use std::marker::PhantomData;
 
 use rayon::prelude::*;
@@ -187,7 +188,15 @@ const GROUP: usize = 128;
 /// SharedNZ on a device: the CSR symbolic kernel (stage `symbolic`), then one launch of
 /// `sanfui_shared_nz` (stage `numeric`, K^e computed inside); the plan is host pre-processing
 /// (`setup_s`). The case lifecycle checks a pass on poisoned outputs, as for every method.
-pub(crate) fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, problem: &Problem_) -> Result<DeviceRun, CaseError> {
+pub struct SharedNz;
+
+impl DeviceMethod for SharedNz {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, case: &Case) -> Result<DeviceRun, CaseError> {
+        run::<T>(ctx, dev, case.prep, case.problem)
+    }
+}
+
+fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, problem: &Problem_) -> Result<DeviceRun, CaseError> {
     let mode = warm_only(ctx.policy, WARM_ONLY)?;
     let s = std::mem::size_of::<T>();
     let limit = dev.info().shared_limit(problem.shared_bytes).map_err(CaseError::Failed)?;
@@ -230,7 +239,7 @@ fn device_bytes(prep: &Prepared, plan: &SharedPlan, s: usize) -> usize {
 /// node's coordinates once per block and the reference derivatives, and writes every value
 /// once; its flops are the element calls' and one addition per list source.
 fn costs(prep: &Prepared, plan: &SharedPlan, s: usize) -> Vec<(&'static str, f64, f64)> {
-    let csr_symbolic = cost::stages(prep, Method::CsrColor, s).into_iter().find(|(n, _)| *n == "symbolic");
+    let csr_symbolic = cost::stages(prep, Method::CSR_COLOR, s).into_iter().find(|(n, _)| *n == "symbolic");
     let nnz = 9 * prep.nb.blocks();
     let numeric = Cost {
         bytes: (list_bytes(plan) + plan.node_fetches * 3 * s + 192 * s + nnz * s) as f64,
@@ -320,7 +329,7 @@ impl<'a, T: Real> OnDevice<'a, T> {
 impl<T: Real> PassMethod for OnDevice<'_, T> {
     type Verdict = formats::Check;
     fn stages(&self) -> Vec<(&'static str, Timer)> {
-        stages_of(Method::SharedNz)
+        stages_of(Method::SHARED_NZ)
     }
     fn decisive(&self) -> &'static str {
         "numeric"

@@ -1,9 +1,7 @@
 //! The Sanfui-Sharma experiment files' own types: methods (format x race strategy, and the
 //! baselines), sweep, problem, tables and figures.
 
-use serde::{Deserialize, Serialize};
-
-use crate::Backend;
+use serde::Deserialize;
 
 /// The paper's five storage formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,130 +24,10 @@ impl Format {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Symbolic kernel, then the numeric kernel over 8 element colors (Algorithm 6).
-    CooColor,
-    CooAtomic,
-    CsrColor,
-    CsrAtomic,
-    EllColor,
-    EllAtomic,
-    CoomColor,
-    CoomAtomic,
-    EllmColor,
-    EllmAtomic,
-    /// Baseline: one thread per element, atomic adds into precomputed CSR slots (Cecka's
-    /// ElemAtomic); its slots are host pre-processing.
-    ElemAtomic,
-    /// Beyond the paper: ELLM with the race avoided by gathering instead of scattering. A
-    /// second symbolic kernel lists, per 3x3 block of ELLM, the element blocks that land there;
-    /// the numeric kernel (one thread per block) sums them and writes each value once, with
-    /// neither colors nor atomics nor a zeroing pass.
-    EllmGather,
-    /// The paper's GPU baseline: Cecka et al.'s SharedNZ for hex8 ([`super::shared_nz`]): node
-    /// bricks, K^e computed in shared memory, reduction lists into CSR values (the CSR symbolic
-    /// kernel writes the indices).
-    SharedNz,
-    /// What most users do (beyond the paper, CUDA only): every element writes its 576 unsorted
-    /// (row, column, value) triplets; cuSPARSE sorts them (`coosortByRow`, `coo2csr`,
-    /// `csrsort`) and our kernels sum the duplicates into CSR (head flags, the shared scan, a
-    /// segmented sum).
-    CooCusparse,
-    /// The same COO route sorted by the shared device radix sort (what CuPy's `tocsr` runs, CUB's
-    /// algorithm; beyond the paper, both GPU APIs).
-    CooRadix,
-    /// Algorithm 2 (`addto`), serial f64 into CSR: the paper's CPU baseline.
-    CpuSerial,
-    /// The same over the 8 colors with rayon's threads.
-    CpuParallel,
-}
-
-impl Method {
-    pub const ALL: [Method; 17] = [
-        Method::CooColor,
-        Method::CooAtomic,
-        Method::CsrColor,
-        Method::CsrAtomic,
-        Method::EllColor,
-        Method::EllAtomic,
-        Method::CoomColor,
-        Method::CoomAtomic,
-        Method::EllmColor,
-        Method::EllmAtomic,
-        Method::ElemAtomic,
-        Method::EllmGather,
-        Method::SharedNz,
-        Method::CooCusparse,
-        Method::CooRadix,
-        Method::CpuSerial,
-        Method::CpuParallel,
-    ];
-    pub fn as_str(self) -> &'static str {
-        [
-            "coo-color",
-            "coo-atomic",
-            "csr-color",
-            "csr-atomic",
-            "ell-color",
-            "ell-atomic",
-            "coom-color",
-            "coom-atomic",
-            "ellm-color",
-            "ellm-atomic",
-            "elem-atomic",
-            "ellm-gather",
-            "shared-nz",
-            "coo-cusparse",
-            "coo-radix",
-            "cpu-serial",
-            "cpu-parallel",
-        ][self as usize]
-    }
-    /// The method of a row's `method` value.
-    pub fn named(name: &str) -> Option<Method> {
-        Method::ALL.into_iter().find(|m| m.as_str() == name)
-    }
-    /// The format a paper method assembles into (the baselines: CSR).
-    pub fn format(self) -> Format {
-        match self {
-            Method::CooColor | Method::CooAtomic => Format::Coo,
-            Method::EllColor | Method::EllAtomic => Format::Ell,
-            Method::CoomColor | Method::CoomAtomic => Format::Coom,
-            Method::EllmColor | Method::EllmAtomic | Method::EllmGather => Format::Ellm,
-            _ => Format::Csr,
-        }
-    }
-    /// One of the paper's ten symbolic + numeric combinations.
-    pub fn is_paper(self) -> bool {
-        (self as usize) < 10
-    }
-    /// Atomic adds rather than colors.
-    pub fn atomic(self) -> bool {
-        matches!(self, Method::ElemAtomic) || (self.is_paper() && (self as usize) % 2 == 1)
-    }
-    /// Element coloring (Algorithm 6): a paper method that is not atomic.
-    pub fn colored(self) -> bool {
-        self.is_paper() && !self.atomic()
-    }
-    pub fn on_cpu(self) -> bool {
-        matches!(self, Method::CpuSerial | Method::CpuParallel)
-    }
-    /// The peers, what a GPU-library user runs instead: the COO routes and the slot-map scatter
-    /// (elem-atomic: K^e written, then added through CSR slots built once, PyTorch's index_add_).
-    pub const PEERS: [Method; 3] = [Method::CooRadix, Method::ElemAtomic, Method::CooCusparse];
-    /// A COO route (element triplets sorted into CSR, duplicates summed).
-    pub fn coo_route(self) -> bool {
-        matches!(self, Method::CooCusparse | Method::CooRadix)
-    }
-    pub fn runs_on(self, backend: Backend) -> bool {
-        match self {
-            Method::CooCusparse => backend == Backend::Cuda,
-            _ => self.on_cpu() == (backend == Backend::Cpu),
-        }
-    }
-}
+/// A method, by its registered name (`registry::METHODS`, where each method is a type and its
+/// line says what it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Method(pub(crate) &'static str);
 
 crate::axes! {
     pub struct Sweep =>
@@ -160,8 +38,6 @@ crate::axes! {
         nodes: BoxNodes,
     }
 }
-
-crate::named_axis!(Method);
 
 /// A box of nx x ny x nz nodes: one sweep axis, three parameter columns (nx, ny, nz).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -1,0 +1,142 @@
+//! Sanfui and Sharma's methods: their one registration list, [`METHODS`]. Each line states what
+//! a method is ([`About`]: its name, role, where it runs, its stages, its format and how its
+//! numeric kernel meets the race) beside its type (see [`super::method`]). A new method is one
+//! type, its kernels and one line here.
+
+use super::assembly::IntoFormat;
+use super::benchmark::HostMethod;
+use super::method::{About, Race, Registered, SanfuiMethod};
+use super::peer::CooRoute;
+use super::shared_nz::SharedNz;
+use super::spec::{Format, Method};
+use crate::methods::{Role, Runs};
+
+/// Every method of the Sanfui-Sharma experiments, in the order tables list them.
+pub const METHODS: &[&dyn SanfuiMethod] = &[
+    &paper(&["coo-color"], Format::Coo, Race::Colors),
+    &paper(&["coo-atomic"], Format::Coo, Race::Atomics),
+    &paper(&["csr-color"], Format::Csr, Race::Colors),
+    &paper(&["csr-atomic"], Format::Csr, Race::Atomics),
+    &paper(&["ell-color"], Format::Ell, Race::Colors),
+    &paper(&["ell-atomic"], Format::Ell, Race::Atomics),
+    &paper(&["coom-color"], Format::Coom, Race::Colors),
+    &paper(&["coom-atomic"], Format::Coom, Race::Atomics),
+    &paper(&["ellm-color"], Format::Ellm, Race::Colors),
+    &paper(&["ellm-atomic"], Format::Ellm, Race::Atomics),
+    &gpu(&["elem-atomic"], Role::Baseline, Runs::Gpu, &["elements", "numeric"], Race::Atomics, IntoFormat),
+    &Registered(About { format: Format::Ellm, ..about(&["ellm-gather"], Role::Beyond, Runs::Gpu, ASSEMBLED, Race::None) }, IntoFormat),
+    // K^e is computed inside the numeric kernel, in shared memory.
+    &gpu(&["shared-nz"], Role::Baseline, Runs::Gpu, &["symbolic", "numeric"], Race::None, SharedNz),
+    &gpu(&["coo-cusparse"], Role::Peer, Runs::Cuda, COO_ROUTE, Race::None, CooRoute),
+    &gpu(&["coo-radix"], Role::Peer, Runs::Gpu, COO_ROUTE, Race::None, CooRoute),
+    &HostMethod { about: about(&["cpu-serial"], Role::Baseline, Runs::Host, HOST, Race::None), parallel: false },
+    &HostMethod { about: about(&["cpu-parallel"], Role::Baseline, Runs::Host, HOST, Race::Colors), parallel: true },
+];
+
+/// The stages of a format method, and of one whose blocks are converted to CSR after assembly
+/// (COOM and ELLM: their blocks are worth only what a solver can do with them).
+const ASSEMBLED: &[&str] = &["elements", "symbolic", "numeric"];
+const CONVERTED: &[&str] = &["elements", "symbolic", "numeric", "convert"];
+const COO_ROUTE: &[&str] = &["elements", "triplets", "sort", "sum"];
+const HOST: &[&str] = &["symbolic", "addto"];
+
+/// A method that assembles into CSR (the baselines and peers).
+const fn about(names: &'static [&'static str], role: Role, runs: Runs, stages: &'static [&'static str], race: Race) -> About {
+    About { names, role, runs, stages, format: Format::Csr, race }
+}
+
+const fn gpu<M>(
+    names: &'static [&'static str],
+    role: Role,
+    runs: Runs,
+    stages: &'static [&'static str],
+    race: Race,
+    m: M,
+) -> Registered<M> {
+    Registered(about(names, role, runs, stages, race), m)
+}
+
+/// One of the paper's ten symbolic + numeric combinations.
+const fn paper(names: &'static [&'static str], format: Format, race: Race) -> Registered<IntoFormat> {
+    let stages = if matches!(format, Format::Coom | Format::Ellm) { CONVERTED } else { ASSEMBLED };
+    Registered(About { names, role: Role::Paper, runs: Runs::Gpu, stages, format, race }, IntoFormat)
+}
+
+crate::method_registry!(Method in METHODS: dyn SanfuiMethod);
+
+impl Method {
+    pub const COO_COLOR: Method = Method("coo-color");
+    pub const CSR_COLOR: Method = Method("csr-color");
+    pub const ELL_COLOR: Method = Method("ell-color");
+    pub const COOM_COLOR: Method = Method("coom-color");
+    pub const ELLM_COLOR: Method = Method("ellm-color");
+    pub const ELEM_ATOMIC: Method = Method("elem-atomic");
+    pub const ELLM_GATHER: Method = Method("ellm-gather");
+    pub const SHARED_NZ: Method = Method("shared-nz");
+    pub const COO_CUSPARSE: Method = Method("coo-cusparse");
+    pub const COO_RADIX: Method = Method("coo-radix");
+    pub const CPU_SERIAL: Method = Method("cpu-serial");
+    pub const CPU_PARALLEL: Method = Method("cpu-parallel");
+    /// The peers, what a GPU-library user runs instead: the COO routes and the slot-map scatter
+    /// (elem-atomic: K^e written, then added through CSR slots built once, PyTorch's index_add_).
+    pub const PEERS: [Method; 3] = [Method::COO_RADIX, Method::ELEM_ATOMIC, Method::COO_CUSPARSE];
+
+    fn about(self) -> &'static About {
+        self.entry().about()
+    }
+    /// The format it assembles into (the baselines: CSR).
+    pub fn format(self) -> Format {
+        self.about().format
+    }
+    /// One of the paper's ten symbolic + numeric combinations.
+    pub fn is_paper(self) -> bool {
+        self.about().role == Role::Paper
+    }
+    /// Atomic adds rather than colors.
+    pub fn atomic(self) -> bool {
+        self.about().race == Race::Atomics
+    }
+    /// Element coloring (Algorithm 6): a paper method that is not atomic.
+    pub fn colored(self) -> bool {
+        self.is_paper() && self.about().race == Race::Colors
+    }
+    /// Its cases use the element colors (a colored paper method, or the CPU baseline's threads).
+    pub fn uses_colors(self) -> bool {
+        self.about().race == Race::Colors
+    }
+    pub fn on_cpu(self) -> bool {
+        self.about().runs == Runs::Host
+    }
+    /// A COO route (element triplets sorted into CSR, duplicates summed).
+    pub fn coo_route(self) -> bool {
+        self.about().stages == COO_ROUTE
+    }
+    pub fn runs_on(self, backend: crate::Backend) -> bool {
+        self.about().runs.on(backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_states_what_each_method_was_before_it_was_a_type() {
+        let all = Method::all();
+        assert_eq!(all.len(), 17);
+        let names: std::collections::BTreeSet<&str> = all.iter().map(|m| m.as_str()).collect();
+        assert_eq!(names.len(), all.len(), "a name registered twice");
+        // The paper's ten: formats in pairs, colors then atomics; COOM and ELLM converted.
+        let paper: Vec<Method> = all.iter().copied().filter(|m| m.is_paper()).collect();
+        assert_eq!(paper, all[..10]);
+        for (i, m) in paper.iter().enumerate() {
+            assert_eq!((m.format(), m.atomic(), m.colored()), (Format::ALL[[0, 1, 2, 3, 4][i / 2]], i % 2 == 1, i % 2 == 0), "{m:?}");
+        }
+        assert!(Method::ELEM_ATOMIC.atomic() && !Method::ELEM_ATOMIC.colored() && !Method::ELEM_ATOMIC.is_paper());
+        assert!(Method::named("cpu-parallel").unwrap().uses_colors() && !Method::named("cpu-parallel").unwrap().colored());
+        assert_eq!(all.iter().filter(|m| m.coo_route()).copied().collect::<Vec<_>>(), [Method::COO_CUSPARSE, Method::COO_RADIX]);
+        assert!(Method::COO_CUSPARSE.runs_on(crate::Backend::Cuda) && !Method::COO_CUSPARSE.runs_on(crate::Backend::OpenCl));
+        assert!(Method::COO_RADIX.runs_on(crate::Backend::OpenCl) && !Method::CPU_SERIAL.runs_on(crate::Backend::Cuda));
+        assert_eq!(Method::ELLM_GATHER.format(), Format::Ellm);
+    }
+}
