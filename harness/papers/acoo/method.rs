@@ -1,6 +1,6 @@
 //! What an a-COO method is, as a type: [`AcooMethod`] (a registered method: what it is, and its
-//! case), and for a device method [`DeviceMethod`], registered as [`Registered`]`(about, M)`:
-//! its passes on the case's device after the shared set-up ([`run_device`]: the mesh uploaded,
+//! case), and for a device method `DeviceMethod`, registered as [`Registered`]`(about, M)`:
+//! its passes on the case's device after the shared set-up (`run_device`: the mesh uploaded,
 //! the stopping rule and the kernels' definitions), with the case lifecycle around them (the
 //! checked pass on poisoned outputs, then the timed passes, every pass's solution checked) and
 //! its matrix-vector product measured on its own.
@@ -85,7 +85,7 @@ pub(crate) trait DeviceMethod: Sync {
     fn run<T: Real>(&self, ctx: &mut CaseCtx, base: &Base, passes: Passes) -> Result<MethodRun, CaseError>;
 }
 
-/// A [`DeviceMethod`] registered, with what it is.
+/// A `DeviceMethod` registered, with what it is.
 pub struct Registered<M>(pub About, pub M);
 
 impl<M: DeviceMethod> AcooMethod for Registered<M> {

@@ -1,7 +1,7 @@
 //! What the device methods share: their stages, the f64 reference and the checks of every
-//! pass, the case's mesh and stopping rule ([`Base`]), and the element-by-element product.
-//! The methods, as the case lifecycle runs them ([`crate::lifecycle`]): [`super::afem`],
-//! [`super::csr_methods`] and [`super::ebe`]; [`super::device_run`] runs one's case.
+//! pass, the case's mesh and stopping rule (`Base`), and the element-by-element product.
+//! The methods, as the case lifecycle runs them ([`crate::lifecycle`]): `afem`, `csr_methods`
+//! and `ebe`; [`super::method`] runs one's case.
 
 use super::capacitor::Capacitor;
 use super::gpu::{cover, fill_with, Cg, CgRun, Kernels, Memory, Mesh, Stop};

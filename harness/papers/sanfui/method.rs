@@ -1,5 +1,5 @@
 //! What a Sanfui-Sharma method is, as a type: [`SanfuiMethod`] (a registered method: what it is,
-//! [`About`], and its case), and for a device method [`DeviceMethod`], registered as
+//! [`About`], and its case), and for a device method `DeviceMethod`, registered as
 //! [`Registered`]`(about, M)`, whose `run` is its case on the device in the case's precision.
 
 use super::gpu::DeviceRun;
@@ -69,7 +69,7 @@ pub(crate) trait DeviceMethod: Sync {
     fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, case: &Case) -> Result<DeviceRun, CaseError>;
 }
 
-/// A [`DeviceMethod`] registered, with what it is.
+/// A `DeviceMethod` registered, with what it is.
 pub struct Registered<M>(pub About, pub M);
 
 impl<M: DeviceMethod> SanfuiMethod for Registered<M> {
