@@ -5,6 +5,7 @@
 
 use super::elasticity::{element_dofs, element_flops, element_matrices_into, rigid_body_residual};
 use super::kernel::BANAS;
+use super::method::{About, BanasMethod};
 use super::prism::MAX_DEGREE;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::device::Backend;
@@ -13,7 +14,7 @@ use crate::kernels::KernelSource;
 use crate::Precision;
 
 use super::inputs::prepared;
-use super::spec::{Method, Outputs, Point, Problem_, Sweep};
+use super::spec::{Outputs, Point, Problem_, Sweep};
 
 pub struct BanasIntegration;
 
@@ -95,13 +96,7 @@ impl Benchmark for BanasIntegration {
     /// The f64 CPU reference runs on the cpu backend; the four GPU variants on CUDA and OpenCL in
     /// f32 and f64.
     fn case_exists(point: &Point, backend: Backend, precision: Precision) -> bool {
-        match (backend, point.method) {
-            (Backend::Cpu, Method::NumpyMatmul) => precision == Precision::F64,
-            (Backend::Cuda, m) if m.is_peer() => !m.tf32() || precision == Precision::F32,
-            (_, m) if m.is_peer() => false,
-            (Backend::Cpu, _) => point.method.variant().is_none() && precision == Precision::F64,
-            _ => point.method.variant().is_some(),
-        }
+        point.method.entry().about().has_case(backend, precision)
     }
 
     /// A launch's output (`output_mib`) on the device with its inputs, and on the host its pinned
@@ -112,26 +107,24 @@ impl Benchmark for BanasIntegration {
     }
 
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        match (point.method.variant(), &ctx.target, ctx.precision) {
-            (None, _, _) if point.method.is_python() => super::python::run_python_peer(ctx, problem, point),
-            (None, Target::Gpu(dev), Precision::F32) if point.method.is_peer() => {
-                super::peer::run_gemm_peer::<f32>(ctx, *dev, problem, point)
-            }
-            (None, Target::Gpu(_), Precision::F64) if point.method.tf32() => {
-                Err(CaseError::Skipped(format!("{} takes f32 inputs", point.method.as_str())))
-            }
-            (None, Target::Gpu(dev), Precision::F64) if point.method.is_peer() => {
-                super::peer::run_gemm_peer::<f64>(ctx, *dev, problem, point)
-            }
-            (None, Target::Cpu, _) if point.method.is_peer() => {
-                Err(CaseError::Skipped(format!("{} runs on the cuda backend", point.method.as_str())))
-            }
-            (None, Target::Cpu, Precision::F64) => run_cpu(ctx, problem, point),
-            (None, Target::Cpu, Precision::F32) => Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into())),
-            (None, Target::Gpu(_), _) => Err(CaseError::Skipped("cpu-reference runs on the cpu backend".into())),
-            (Some(_), Target::Cpu, _) => Err(CaseError::Skipped("the GPU variants run on GPU backends".into())),
-            (Some(v), Target::Gpu(dev), Precision::F32) => super::staged::run_gpu::<f32>(ctx, *dev, problem, point, v),
-            (Some(v), Target::Gpu(dev), Precision::F64) => super::staged::run_gpu::<f64>(ctx, *dev, problem, point, v),
+        point.method.entry().run(ctx, problem, point)
+    }
+}
+
+/// The f64 CPU reference as a measured method.
+pub struct HostReference {
+    pub about: About,
+}
+
+impl BanasMethod for HostReference {
+    fn about(&self) -> &About {
+        &self.about
+    }
+    fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        match (&ctx.target, ctx.precision) {
+            (Target::Cpu, Precision::F64) => run_cpu(ctx, problem, point),
+            (Target::Cpu, Precision::F32) => Err(CaseError::Skipped("the CPU reference runs in f64, as the paper's baseline".into())),
+            (Target::Gpu(_), _) => Err(CaseError::Skipped("cpu-reference runs on the cpu backend".into())),
         }
     }
 }

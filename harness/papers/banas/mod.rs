@@ -12,6 +12,10 @@
 //! Kernel: `kernels/banas.kern`, one source, the variants by `-D` defines. The peer ([`peer`],
 //! beyond the paper, CUDA only): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM.
 //!
+//! Each method is a type ([`method`]), registered with one line in [`registry::METHODS`] that
+//! states what it is (name, role, where it runs): the kernel variants in `staged`, the cuBLAS
+//! route in [`peer`], the Python routes in `python`, the CPU reference in [`benchmark`].
+//!
 //! Cost model: flops are the paper's count (63 per 3x3 block update per quadrature point plus
 //! 20 per shape function per point for the derivatives in physical coordinates), for the
 //! useful blocks only: the blocks a padded part adds are the device's waste, not work done.
@@ -23,11 +27,13 @@ pub mod claims;
 pub mod elasticity;
 pub mod inputs;
 pub mod kernel;
+pub mod method;
 pub mod paper;
 pub mod peer;
 pub mod plan;
 pub mod prism;
 mod python;
+pub mod registry;
 pub mod report;
 pub mod spec;
 mod staged;

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras, Prepared};
 use super::kernel::BANAS;
+use super::method::DeviceMethod;
 use super::plan::{Plan, Tuning, Variant};
 use super::spec::{Method, Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
@@ -39,18 +40,23 @@ const SPLIT_STAGES: [(&str, Timer); 3] = [("bmatrix", Timer::DeviceEvent), ("spl
 /// variants; TF32's (10 stored mantissa bits) for the plain TF32 GEMM.
 pub(crate) fn tolerance(method: Method, precision: Precision) -> f64 {
     match (method, precision) {
-        (Method::CublasGemmTf32, _) => 1e-2,
+        (Method::CUBLAS_GEMM_TF32, _) => 1e-2,
         (_, Precision::F32) => 1e-4,
         (_, Precision::F64) => 1e-10,
     }
 }
 
-pub(crate) fn run_gemm_peer<T: Real>(
-    ctx: &mut CaseCtx,
-    dev: &dyn Device,
-    problem: &Problem_,
-    point: &Point,
-) -> Result<Vec<Measured>, CaseError> {
+/// The cuBLAS route: B by our kernel, then a strided-batched GEMM (in TF32 or as 3xTF32 by the
+/// case's name).
+pub struct CublasRoute;
+
+impl DeviceMethod for CublasRoute {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        run_gemm_peer::<T>(ctx, dev, problem, point)
+    }
+}
+
+fn run_gemm_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
     let (prep, nsh, nq) = peer_problem(ctx, dev, problem, point, T::PRECISION)?;
     let mut m = GemmPeer::<T>::new(ctx, dev, &prep, (nsh, nq), point.method)?;
     // The checked pass; its error is in `m.worst` with every timed pass's.
@@ -131,7 +137,7 @@ impl<'a, T: Real> GemmPeer<'a, T> {
     ) -> Result<Self, CaseError> {
         let (ne, s) = (prep.mesh.len(), std::mem::size_of::<T>());
         let (k, n) = (6 * nq, element_dofs(nsh));
-        let split = method == Method::CublasGemm3xTf32;
+        let split = method == Method::CUBLAS_GEMM_3XTF32;
         let lengths = input_lengths(prep, false);
         let mut host_in: Vec<HostBuffer> = lengths.iter().map(|&l| dev.alloc_host(l * s)).collect::<Result<_, _>>()?;
         prepare_inputs::<T>(prep, false, &mut host_in);

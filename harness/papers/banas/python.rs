@@ -9,6 +9,7 @@ use super::elasticity::{element_dofs, element_flops};
 use std::sync::Arc;
 
 use super::inputs::{checked_error, prepared, with_extras, Prepared};
+use super::method::{About, BanasMethod};
 use super::peer::{peer_problem, tolerance};
 use super::prism::jacobian_terms;
 use super::spec::{Method, Point, Problem_};
@@ -20,17 +21,31 @@ const SCRIPT: Script = Script { file: "banas_gemm.py", text: include_str!("../..
 
 /// The rows of `point`'s Python route on `dev`: the whole route (B and the GEMM) as the `kernel`
 /// metric, beside the cuBLAS peer's, naming the library.
+/// A route a Python script runs (PyTorch, CuPy on the GPU; NumPy on the host).
+pub struct PythonRoute {
+    pub about: About,
+}
+
+impl BanasMethod for PythonRoute {
+    fn about(&self) -> &About {
+        &self.about
+    }
+    fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        run_python_peer(ctx, problem, point)
+    }
+}
+
 pub(crate) fn run_python_peer(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
     let gpu = match ctx.target {
         Target::Gpu(dev) => Some(dev),
         Target::Cpu => None,
     };
     let (prep, nsh, nq, device) = match (gpu, point.method) {
-        (None, Method::NumpyMatmul) => {
+        (None, Method::NUMPY_MATMUL) => {
             let (prep, nsh, nq) = host_problem(ctx, problem, point)?;
             (prep, nsh, nq, None)
         }
-        (Some(dev), m) if m != Method::NumpyMatmul && dev.info().backend == Some(Backend::Cuda) => {
+        (Some(dev), m) if m != Method::NUMPY_MATMUL && dev.info().backend == Some(Backend::Cuda) => {
             let (prep, nsh, nq) = peer_problem(ctx, dev, problem, point, ctx.precision)?;
             (prep, nsh, nq, Some(dev.info().index))
         }
@@ -136,7 +151,7 @@ mod tests {
         let mut ctx = CaseCtx::alone(Target::Cpu, &run, Precision::F64, &policy, &mut modules);
         let problem = Problem_ { cpu_elements: Some(3), ..Problem_::default() };
         for degree in [1, 3] {
-            let rows = run_python_peer(&mut ctx, &problem, &Point { method: Method::NumpyMatmul, degree }).unwrap();
+            let rows = run_python_peer(&mut ctx, &problem, &Point { method: Method::NUMPY_MATMUL, degree }).unwrap();
             assert_eq!(rows.len(), 1);
             assert_eq!(rows[0].status, Status::Ok, "p = {degree}: {:?}", rows[0].reason);
             assert!(rows[0].library.as_deref().is_some_and(|l| l.starts_with("NumPy ")), "{:?}", rows[0].library);

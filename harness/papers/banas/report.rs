@@ -179,7 +179,7 @@ impl Rows {
     }
     /// The CPU reference row of a degree (f64, the host the run was on).
     pub(crate) fn cpu(&self, degree: i64) -> Option<usize> {
-        (0..self.method.len()).find(|&i| self.method[i] == Method::CpuReference.as_str() && self.degree[i] == degree && self.ok(i))
+        (0..self.method.len()).find(|&i| self.method[i] == Method::CPU_REFERENCE.as_str() && self.degree[i] == degree && self.ok(i))
     }
 }
 
@@ -362,7 +362,8 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
 
 /// The peers whose output meets the variants' own accuracy (f32's or f64's): the strongest of
 /// them is the one a variant is judged against.
-pub(crate) const SAME_ACCURACY_PEERS: [Method; 4] = [Method::CublasGemm, Method::CublasGemm3xTf32, Method::TorchBmm, Method::CupyMatmul];
+pub(crate) const SAME_ACCURACY_PEERS: [Method; 4] =
+    [Method::CUBLAS_GEMM, Method::CUBLAS_GEMM_3XTF32, Method::TORCH_BMM, Method::CUPY_MATMUL];
 
 /// Our variants at the accuracy of the CUDA-core kernels in `precision`: all of them, but
 /// mma-nojac in f32 (3xTF32, about ten times their error).
@@ -381,8 +382,8 @@ fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Ve
     let cpu = r.cpu(d).map(|i| r.us(i));
     // The same run's peers on the same device, precision and cache mode.
     let peer_of = |method: Method, metric: &str| r.find(g, method.as_str(), metric, d).filter(|&i| r.ok(i));
-    let peer = |metric: &str| peer_of(Method::CublasGemm, metric);
-    let (gemm, b_gemm, tf32) = (peer("gemm"), peer("kernel"), peer_of(Method::CublasGemmTf32, "kernel"));
+    let peer = |metric: &str| peer_of(Method::CUBLAS_GEMM, metric);
+    let (gemm, b_gemm, tf32) = (peer("gemm"), peer("kernel"), peer_of(Method::CUBLAS_GEMM_TF32, "kernel"));
     let strongest = SAME_ACCURACY_PEERS
         .iter()
         .filter_map(|&m| peer_of(m, "kernel").map(|i| (m.as_str(), i)))
@@ -407,8 +408,8 @@ fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Ve
         cell(gemm.map(|i| r.time[i] / r.time[k])),
         cell(b_gemm.map(|i| r.time[i] / r.time[k])),
         cell(tf32.map(|i| r.time[i] / r.time[k])),
-        [Method::TorchBmm, Method::CupyMatmul].map(|m| cell(peer_of(m, "kernel").map(|i| r.time[i] / r.time[k]))).join(" / "),
-        [Some(k), peer_of(Method::CublasGemm3xTf32, "kernel"), tf32]
+        [Method::TORCH_BMM, Method::CUPY_MATMUL].map(|m| cell(peer_of(m, "kernel").map(|i| r.time[i] / r.time[k]))).join(" / "),
+        [Some(k), peer_of(Method::CUBLAS_GEMM_3XTF32, "kernel"), tf32]
             .map(|i| i.map_or("-".to_string(), |i| format!("{:.1e}", r.error[i])))
             .join(" / "),
         paper_best.map(|(pv, x)| format!("{pv} {x:.0} ({:.0}%)", 100.0 * x / PAPER_PEAK_GTX580)).unwrap_or_else(|| "-".into()),
@@ -517,12 +518,12 @@ pub(crate) fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
             }
         }
         let peers = [
-            (Method::CublasGemm, "gemm", "(GEMM only)"),
-            (Method::CublasGemm, "kernel", "(B + GEMM)"),
-            (Method::CublasGemm3xTf32, "kernel", "(B + GEMM)"),
-            (Method::CublasGemmTf32, "kernel", "(B + GEMM, TF32 accuracy)"),
-            (Method::TorchBmm, "kernel", "(einsum + bmm)"),
-            (Method::CupyMatmul, "kernel", "(einsum + matmul)"),
+            (Method::CUBLAS_GEMM, "gemm", "(GEMM only)"),
+            (Method::CUBLAS_GEMM, "kernel", "(B + GEMM)"),
+            (Method::CUBLAS_GEMM_3XTF32, "kernel", "(B + GEMM)"),
+            (Method::CUBLAS_GEMM_TF32, "kernel", "(B + GEMM, TF32 accuracy)"),
+            (Method::TORCH_BMM, "kernel", "(einsum + bmm)"),
+            (Method::CUPY_MATMUL, "kernel", "(einsum + matmul)"),
         ];
         for (method, metric, label) in peers {
             let pts: Vec<(f64, f64)> = r

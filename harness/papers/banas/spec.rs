@@ -1,91 +1,12 @@
 //! The Banaś et al. experiment files' own types: variants, sweep, problem, tables and figures,
 //! a case's sweep point and the stage names.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::plan::Variant;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Algorithm 2 in f64 on the host, rayon-parallel over elements (the paper's OpenMP code).
-    CpuReference,
-    RegJac,
-    RegNojac,
-    ShmJac,
-    ShmNojac,
-    /// Beyond the paper: REG_NOJAC accumulating Gram sums, finished by Lamé's constants.
-    GramNojac,
-    /// Beyond the paper: the Gram sums on the tensor cores (CUDA on sm_80+): DMMA in f64,
-    /// 3xTF32 in f32 (about f32's accuracy).
-    MmaNojac,
-    /// Beyond the paper, the peer (CUDA only): A^e = B^T (w D B) as one cuBLAS strided-batched
-    /// GEMM, B computed by our kernel (what a user of cuBLAS or torch writes). cuBLAS' default
-    /// math: FP32 without TF32, f64 on the FP64 tensor cores where the GPU has them.
-    CublasGemm,
-    /// The same on the TF32 tensor cores (f32 only; TF32's accuracy, about 1e-3).
-    CublasGemmTf32,
-    /// The same as 3xTF32 (f32 only): B and w D B split into TF32 high and low parts by our
-    /// kernel, then three TF32 GEMMs accumulated, keeping about f32's accuracy.
-    #[serde(rename = "cublas-gemm-3xtf32")]
-    CublasGemm3xTf32,
-    /// Beyond the paper, an external peer (CUDA, through Python, `peers/banas_gemm.py`): B with
-    /// PyTorch's einsum, then `torch.bmm` (PyTorch's default math: FP32 without TF32).
-    TorchBmm,
-    /// The same with CuPy: `cupy.einsum`, then `cupy.matmul` over the batch.
-    CupyMatmul,
-    /// The same with NumPy on the host, f64 (`numpy.einsum`, `numpy.matmul`): the CPU
-    /// reference's peer, on the same elements.
-    NumpyMatmul,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match (self, self.variant()) {
-            (_, Some(v)) => v.as_str(),
-            (Method::CublasGemm, None) => "cublas-gemm",
-            (Method::CublasGemmTf32, None) => "cublas-gemm-tf32",
-            (Method::CublasGemm3xTf32, None) => "cublas-gemm-3xtf32",
-            (Method::TorchBmm, None) => "torch-bmm",
-            (Method::CupyMatmul, None) => "cupy-matmul",
-            (Method::NumpyMatmul, None) => "numpy-matmul",
-            _ => "cpu-reference",
-        }
-    }
-    /// The peers, in the order reports list them: cuBLAS through our code, then the Python
-    /// libraries' routes.
-    pub const PEERS: [Method; 5] =
-        [Method::CublasGemm, Method::CublasGemm3xTf32, Method::CublasGemmTf32, Method::TorchBmm, Method::CupyMatmul];
-    /// A peer (CUDA only).
-    pub fn is_peer(self) -> bool {
-        Self::PEERS.contains(&self)
-    }
-    /// A peer run by a Python script (the `external` kind).
-    pub fn is_python(self) -> bool {
-        matches!(self, Method::TorchBmm | Method::CupyMatmul | Method::NumpyMatmul)
-    }
-    /// A peer on the TF32 tensor cores (f32 only).
-    pub fn tf32(self) -> bool {
-        matches!(self, Method::CublasGemmTf32 | Method::CublasGemm3xTf32)
-    }
-    pub(crate) fn variant(self) -> Option<Variant> {
-        match self {
-            Method::CpuReference
-            | Method::CublasGemm
-            | Method::CublasGemmTf32
-            | Method::CublasGemm3xTf32
-            | Method::TorchBmm
-            | Method::CupyMatmul
-            | Method::NumpyMatmul => None,
-            Method::RegJac => Some(Variant::RegJac),
-            Method::RegNojac => Some(Variant::RegNojac),
-            Method::ShmJac => Some(Variant::ShmJac),
-            Method::ShmNojac => Some(Variant::ShmNojac),
-            Method::GramNojac => Some(Variant::GramNojac),
-            Method::MmaNojac => Some(Variant::MmaNojac),
-        }
-    }
-}
+/// A method, by its registered name (`registry::METHODS`, where each method is a type and its
+/// line says what it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Method(pub(crate) &'static str);
 
 crate::axes! {
     pub struct Sweep =>
@@ -96,8 +17,6 @@ crate::axes! {
         degree: u32,
     }
 }
-
-crate::named_axis!(Method);
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -175,21 +94,11 @@ mod tests {
 
     #[test]
     fn every_method_is_written_in_yaml_as_its_name() {
-        for m in [
-            Method::CpuReference,
-            Method::RegJac,
-            Method::ShmNojac,
-            Method::GramNojac,
-            Method::MmaNojac,
-            Method::CublasGemm,
-            Method::CublasGemmTf32,
-            Method::CublasGemm3xTf32,
-            Method::TorchBmm,
-            Method::CupyMatmul,
-            Method::NumpyMatmul,
-        ] {
+        for m in Method::all() {
             let parsed: Method = serde_json::from_str(&format!("\"{}\"", m.as_str())).unwrap_or_else(|e| panic!("{}: {e}", m.as_str()));
             assert_eq!(parsed, m);
         }
+        let e = serde_json::from_str::<Method>("\"reg-jack\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `reg-jack`") && e.contains("`reg-jac`"), "{e}");
     }
 }

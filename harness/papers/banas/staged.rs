@@ -8,6 +8,7 @@ use super::elasticity::{element_dofs, element_flops};
 use super::inputs::{check_pass, input_lengths, prepare_inputs, prepared, with_extras, Prepared};
 use super::kernel::BANAS;
 use super::kernel::{Integrate, IntegrateMma};
+use super::method::DeviceMethod;
 use super::plan::{Plan, Tuning, Variant};
 use super::spec::{Point, Problem_, STAGES};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
@@ -27,7 +28,16 @@ const STAGE_CLOCKS: [(&str, Timer); 5] = [
     (STAGES[4], Timer::DeviceEvent),
 ];
 
-pub(crate) fn run_gpu<T: Real>(
+/// One of our kernel variants (the paper's four, and two beyond it).
+pub struct KernelVariant(pub Variant);
+
+impl DeviceMethod for KernelVariant {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
+        run_gpu::<T>(ctx, dev, problem, point, self.0)
+    }
+}
+
+fn run_gpu<T: Real>(
     ctx: &mut CaseCtx,
     dev: &dyn Device,
     problem: &Problem_,
