@@ -287,7 +287,7 @@ fn reports_name_methods_through_their_types() {
     let papers = [
         ("acoo", names(fembench::acoo::spec::Method::all().iter().map(|m| m.as_str()).collect())),
         ("cecka", names(fembench::cecka::spec::Method::all().iter().map(|m| m.as_str()).collect())),
-        ("pogo", names(fembench::pogo::spec::Method::ALL.iter().map(|m| m.as_str()).collect())),
+        ("pogo", names(fembench::pogo::spec::Method::all().iter().map(|m| m.as_str()).collect())),
         ("sanfui", names(fembench::sanfui::spec::Method::all().iter().map(|m| m.as_str()).collect())),
     ];
     let mut found = Vec::new();

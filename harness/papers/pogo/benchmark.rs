@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use super::gpu::{CheckedFullRun, StepRun};
 use super::kernel::POGO;
+use super::method::{About, Case, PogoMethod};
 use super::prepared::Prepared;
 use super::spec::{Method, ModelName, Outputs, Point, Problem_, Sweep};
-use super::stepper::run_device;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
@@ -148,13 +148,8 @@ impl Benchmark for PogoStepping {
                 Some(f) => (w, f.cap(point.method, ctx.precision)),
                 None => (w, w),
             });
-        let mut run = match ctx.target {
-            Target::Cpu => run_cpu(ctx, prep, point.method, problem.cpu_timed_steps)?,
-            Target::Gpu(dev) => match ctx.precision {
-                Precision::F32 => run_device::<f32>(ctx, dev, prep, point.method, steps, full)?,
-                Precision::F64 => run_device::<f64>(ctx, dev, prep, point.method, steps, full)?,
-            },
-        };
+        let case = Case { prep, method: point.method, steps, cpu_steps: problem.cpu_timed_steps, full };
+        let mut run = point.method.entry().run(ctx, &case)?;
         let timed = if matches!(ctx.target, Target::Cpu) { problem.cpu_timed_steps } else { steps };
         let full = run.full.take();
         let mut rows = vec![row(prep, point, ctx.precision, run, timed)];
@@ -293,10 +288,27 @@ fn cpu_window(problem: &Problem_, coarsen: f64, increments: usize) -> Option<usi
 /// rest against the oracle on poisoned vectors. The serial method (about 50 ms a step at the
 /// paper's sizes) is checked after the steps of one repetition, against an oracle of as many
 /// steps; the parallel one after the experiment's `check_steps`, as the devices are.
-fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> Result<StepRun, CaseError> {
-    let threads = if method == Method::CpuSerial { 1 } else { rayon::current_num_threads() };
+pub struct HostStep {
+    pub about: About,
+    /// On every rayon thread, else one.
+    pub parallel: bool,
+}
+
+impl PogoMethod for HostStep {
+    fn about(&self) -> &About {
+        &self.about
+    }
+    fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<StepRun, CaseError> {
+        if !matches!(ctx.target, Target::Cpu) {
+            return Err(CaseError::Skipped(format!("{} runs on the cpu backend", self.about.names[0])));
+        }
+        run_cpu(ctx, case.prep, self.parallel, case.cpu_steps)
+    }
+}
+
+fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, parallel: bool, steps: usize) -> Result<StepRun, CaseError> {
+    let threads = if parallel { rayon::current_num_threads() } else { 1 };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| CaseError::Failed(e.to_string()))?;
-    let parallel = method == Method::CpuParallel;
     let sys = &prep.sys;
     let ndof = 2 * sys.nodes;
     let (dt, signal, start) = (prep.model.dt, prep.model.source.signal, prep.model.check_start);
@@ -308,7 +320,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: Method, steps: usize) -> 
             u.rotate_left(1);
         }
     };
-    let checked_steps = if method == Method::CpuSerial { steps.min(prep.check_steps) } else { prep.check_steps };
+    let checked_steps = if parallel { prep.check_steps } else { steps.min(prep.check_steps) };
     let fewer;
     let reference = if checked_steps == prep.check_steps {
         &prep.reference
@@ -354,14 +366,14 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
         return (own, padded);
     }
     match method {
-        Method::Sell | Method::SellKf32 => {
-            let kv = if method == Method::SellKf32 { 4.0 } else { s as f64 };
+        Method::SELL | Method::SELL_KF32 => {
+            let kv = if method == Method::SELL_KF32 { 4.0 } else { s as f64 };
             let links = prep.sell.links as f64;
             let stored = prep.sell.col.len() as f64;
             let cb = if col16 { 2.0 } else { 4.0 };
             ((4.0 * kv + cb) * links + vectors, (4.0 * kv + cb) * stored + 4.0 * prep.sell.slice_ptr.len() as f64 + vectors)
         }
-        Method::SellCusparse => {
+        Method::SELL_CUSPARSE => {
             // Values and columns of every entry, then of every stored slot (32-row slices).
             let (nnz, p) = (prep.sys.pattern.nnz() as f64, &prep.sys.pattern);
             let stored = crate::fem::csr::SlicedEll::stored(p, 32) as f64;

@@ -64,7 +64,7 @@ pub(crate) fn claims(id: &str, r: &Rows, full: &Full, ctx: &ReportCtx) -> Table 
 
 /// Sec. 5: f32 about half the f64 time (bandwidth-bound): f32/f64 within 0.4-0.65 per method.
 fn precision_halves(at: &At) -> Option<Claim> {
-    let ratios: Vec<(&str, f64)> = [Method::Sell.as_str(), Method::PogoAligned.as_str(), Method::PogoGreedy.as_str()]
+    let ratios: Vec<(&str, f64)> = [Method::SELL.as_str(), Method::POGO_ALIGNED.as_str(), Method::POGO_GREEDY.as_str()]
         .into_iter()
         .filter_map(|m| Some((m, at.timed(m, "f32")?.median / at.timed(m, "f64")?.median)))
         .collect();
@@ -91,7 +91,7 @@ fn aligned_steps_faster(at: &At) -> Option<Claim> {
     let cases: Vec<(&str, Order, f64)> = ["f64", "f32"]
         .into_iter()
         .filter_map(|p| {
-            let (a, g) = (at.timed(Method::PogoAligned.as_str(), p)?, at.timed(Method::PogoGreedy.as_str(), p)?);
+            let (a, g) = (at.timed(Method::POGO_ALIGNED.as_str(), p)?, at.timed(Method::POGO_GREEDY.as_str(), p)?);
             Some((p, Order::of(a, g), g.median / a.median))
         })
         .collect();
@@ -119,7 +119,7 @@ fn aligned_steps_faster(at: &At) -> Option<Claim> {
 
 /// Sec. 5: the greedy blocker around 10x faster than the aligned one (host-clocked).
 fn greedy_blocker_faster(at: &At) -> Option<Claim> {
-    let i = at.row(Method::PogoAligned.as_str(), "f64").or_else(|| at.row(Method::Sell.as_str(), "f64"))?;
+    let i = at.row(Method::POGO_ALIGNED.as_str(), "f64").or_else(|| at.row(Method::SELL.as_str(), "f64"))?;
     let (aligned, greedy) = (at.r.n("aligned_s", i), at.r.n("greedy_s", i));
     if !(aligned.is_finite() && greedy.is_finite() && greedy > 0.0) {
         return None;
@@ -151,7 +151,7 @@ fn greedy_blocker_faster(at: &At) -> Option<Claim> {
 /// Table 2's efficiencies beside ours at the paper's size, within 5 points.
 fn efficiencies(at: &At) -> Option<Claim> {
     let p = paper::model(&at.model)?;
-    let i = at.row(Method::PogoAligned.as_str(), "f64").or_else(|| at.row(Method::Sell.as_str(), "f64"))?;
+    let i = at.row(Method::POGO_ALIGNED.as_str(), "f64").or_else(|| at.row(Method::SELL.as_str(), "f64"))?;
     let (a, g) = (100.0 * at.r.n("aligned_eta", i), 100.0 * at.r.n("greedy_eta", i));
     if !(a.is_finite() && g.is_finite()) {
         return None;
@@ -173,7 +173,7 @@ fn efficiencies(at: &At) -> Option<Claim> {
 /// Table 4: close to the GPU's peak bandwidth: pogo-aligned's GB/s by its own bytes at least 80%
 /// of the same run's copy; the paper's count beside, labelled.
 fn bandwidth_bound(at: &At, ctx: &ReportCtx) -> Option<Claim> {
-    let i = at.row(Method::PogoAligned.as_str(), "f64")?;
+    let i = at.row(Method::POGO_ALIGNED.as_str(), "f64")?;
     let copy = ctx.copy_gbs(&at.device, &at.backend, "f64")?;
     let own = at.r.gbs[i];
     let paper_count = at.r.n("paper_bytes", i) / at.r.id.time[i] / 1e9;
@@ -200,10 +200,10 @@ fn bandwidth_bound(at: &At, ctx: &ReportCtx) -> Option<Claim> {
 /// ratio of the two bandwidths. Here: our GPU step over our rayon CPU step, against the ratio of
 /// the two copy bandwidths of the same run.
 fn against_cpu(at: &At, ctx: &ReportCtx) -> Option<Claim> {
-    let gpu = at.timed(Method::PogoAligned.as_str(), "f64")?;
+    let gpu = at.timed(Method::POGO_ALIGNED.as_str(), "f64")?;
     let (cpu_device, cpu) = (0..at.r.id.time.len())
         .find(|&i| {
-            at.r.id.method[i] == Method::CpuParallel.as_str()
+            at.r.id.method[i] == Method::CPU_PARALLEL.as_str()
                 && at.r.id.precision[i] == "f64"
                 && at.r.id.model[i] == at.model
                 && at.r.id.dofs[i] == at.dofs

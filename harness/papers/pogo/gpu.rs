@@ -30,7 +30,7 @@ impl VendorMatrix {
     pub(crate) fn upload<T: Real>(dev: &dyn Device, method: Method, sys: &super::system::System, kp: &[T]) -> DeviceResult<VendorMatrix> {
         let p = &sys.pattern;
         let (rows, nnz) = (p.rows(), p.nnz());
-        let (buffers, shape) = if method == Method::SellCusparse {
+        let (buffers, shape) = if method == Method::SELL_CUSPARSE {
             let ell = crate::fem::csr::SlicedEll::of(p, VENDOR_SLICE);
             let stored = ell.col.len();
             let b = [dev.upload_slice(&ell.slice_ptr)?, dev.upload_slice(&ell.col)?, dev.upload_slice(&ell.values(kp))?];

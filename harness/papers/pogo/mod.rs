@@ -12,6 +12,11 @@
 //! [`traces`]). Across GPUs: the split ([`split`]), the paper's kernel on a part ([`split_blocks`])
 //! and the study ([`scaling`]). Kernels: `kernels/pogo.kern`.
 //!
+//! Each stepping method is a type ([`method`]), registered with one line in
+//! [`registry::METHODS`] that states what it is (name, role, where it runs, blocker, K' storage,
+//! full-length run, split across GPUs): the device steps in [`stepper`], the CPU steps in
+//! [`benchmark`].
+//!
 //! `harness export --model` writes a model as Gmsh, VTK and Matrix Market files ([`export`]);
 //! `problem.msh` steps a model on a Gmsh mesh instead of ours ([`import`]).
 
@@ -24,10 +29,12 @@ pub mod gear;
 pub mod gpu;
 pub mod import;
 pub mod kernel;
+pub mod method;
 pub mod model;
 pub mod paper;
 mod paper_tables;
 pub mod prepared;
+pub mod registry;
 pub mod report;
 pub mod scaling;
 pub mod scaling_gpu;

@@ -12,7 +12,7 @@ pub(crate) fn beside_ours(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
     let mut rows = Vec::new();
     for (device, backend, model, dofs) in r.largest_on_gpus() {
         let (device, backend) = (&device, &backend);
-        for (blocker, method) in [("aligned", Method::PogoAligned.as_str()), ("greedy", Method::PogoGreedy.as_str())] {
+        for (blocker, method) in [("aligned", Method::POGO_ALIGNED.as_str()), ("greedy", Method::POGO_GREEDY.as_str())] {
             let paper2 = paper::TABLE2.iter().find(|t| t.0 == model && t.1 == blocker);
             for precision in ["f64", "f32"] {
                 let Some(i) = r.id.find([device, backend, precision, method, &model], dofs) else { continue };

@@ -174,12 +174,12 @@ fn models(id: &str, r: &Rows) -> Table {
                 p.map_or("-".into(), |p| format!("{:.1}", p.eta_aligned)),
                 fmt_num(r.n("aligned_blocks", i)),
                 format!("{:.2}", r.n("aligned_s", i)),
-                arranged(Method::PogoAligned.as_str()),
+                arranged(Method::POGO_ALIGNED.as_str()),
                 format!("{:.1}", 100.0 * r.n("greedy_eta", i)),
                 p.map_or("-".into(), |p| format!("{:.1}", p.eta_greedy)),
                 fmt_num(r.n("greedy_blocks", i)),
                 format!("{:.2}", r.n("greedy_s", i)),
-                arranged(Method::PogoGreedy.as_str()),
+                arranged(Method::POGO_GREEDY.as_str()),
                 cell(100.0 * r.n("metis_eta", i), 1),
                 fmt_num(r.n("metis_blocks", i)),
                 cell(r.n("metis_s", i), 2),
@@ -240,7 +240,7 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
                     .iter()
                     .filter_map(|m| r.id.find([device, backend, precision, m.as_str(), &model], dofs).map(|i| (m.as_str(), r.id.time[i])))
                     .min_by(|a, b| a.1.total_cmp(&b.1));
-                for m in Method::ALL {
+                for m in Method::all() {
                     let Some(i) = r.id.find([device, backend, precision, m.as_str(), &model], dofs) else { continue };
                     let copy = ctx.copy_gbs(device, backend, precision);
                     let paper_gbs = r.n("paper_bytes", i) / r.id.time[i] / 1e9;

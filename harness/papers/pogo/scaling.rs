@@ -86,7 +86,7 @@ impl Benchmark for PogoScaling {
 
 fn check_sweep(s: &Sweep, at: &str) -> Result<(), (String, String)> {
     if let Some(m) = s.method.iter().find(|m| !m.splits()) {
-        let split: Vec<&str> = Method::ALL.iter().filter(|m| m.splits()).map(|m| m.as_str()).collect();
+        let split: Vec<&str> = Method::all().iter().filter(|m| m.splits()).map(|m| m.as_str()).collect();
         return Err((format!("{at}.method"), format!("{at}.method: {} is not split across GPUs ({} are)", m.as_str(), split.join(", "))));
     }
     if s.gpus.iter().any(|&g| g == 0 || g > 64) {

@@ -2,100 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Backend;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// Ours, beyond the paper: one thread per node on a sliced ELL of K' in 2x2 node blocks
-    /// (four vectors, as Pogo stores K'), nodes in reverse Cuthill-McKee order, no shared-memory
-    /// blocks (the GPU's L2 holds U).
-    Sell,
-    /// The same with K' stored in f32 and U, C' and the sums in f64: fewer bytes than any f64
-    /// K' (f64 runs only).
-    SellKf32,
-    /// The paper's kernel (section 2.3) on the aligned blocker's partition arranged as section
-    /// 3.2 does: blocks of 32 x 16 threads, U_curr of the block and of 20 linked loads in shared
-    /// memory, 12 links a node through 16-bit link pointers, K' in four vectors.
-    PogoAligned,
-    /// The same on the greedy blocker's partition.
-    PogoGreedy,
-    /// pogo-aligned with K' stored in f32 and U, C' and the sums in f64 (f64 runs only): the
-    /// paper's layout with sell-kf32's storage.
-    PogoAlignedKf32,
-    /// What most users would write (CUDA only): cuSPARSE's CSR SpMV U_next = K' U_curr, then
-    /// U_next += C' U_prev (CuPy's `K @ u + c * u_prev`).
-    CsrCusparse,
-    /// The vendor's strongest format for this matrix (CUDA only): cuSPARSE's sliced-ELL SpMV
-    /// (slices of 32 rows, `CUSPARSE_SPMV_SELL_ALG1`), then the same update kernel. cuSPARSE has
-    /// no f32 matrix under f64 vectors, so it runs in the case's precision throughout.
-    SellCusparse,
-    /// Eq. (4) on the host in f64, CSR, one thread (the paper's Abaqus role, as a time per step).
-    CpuSerial,
-    /// The same on every rayon thread.
-    CpuParallel,
-}
-
-impl Method {
-    pub const ALL: [Method; 9] = [
-        Method::Sell,
-        Method::SellKf32,
-        Method::PogoAligned,
-        Method::PogoGreedy,
-        Method::PogoAlignedKf32,
-        Method::CsrCusparse,
-        Method::SellCusparse,
-        Method::CpuSerial,
-        Method::CpuParallel,
-    ];
-    pub fn as_str(self) -> &'static str {
-        [
-            "sell",
-            "sell-kf32",
-            "pogo-aligned",
-            "pogo-greedy",
-            "pogo-aligned-kf32",
-            "csr-cusparse",
-            "sell-cusparse",
-            "cpu-serial",
-            "cpu-parallel",
-        ][self as usize]
-    }
-    /// The blocker whose memory arrangement the method runs on (the paper's kernel only).
-    pub fn blocker(self) -> Option<Blocker> {
-        match self {
-            Method::PogoAligned | Method::PogoAlignedKf32 => Some(Blocker::Aligned),
-            Method::PogoGreedy => Some(Blocker::Greedy),
-            _ => None,
-        }
-    }
-    /// K' stored in f32 under f64 U and sums (the method runs in f64 only).
-    pub fn kf32(self) -> bool {
-        matches!(self, Method::SellKf32 | Method::PogoAlignedKf32)
-    }
-    /// The methods that make a full-length run (ours and the paper's kernel on aligned blocks).
-    pub fn full_runs(self) -> bool {
-        matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned)
-    }
-    /// The methods the multi-GPU study splits across GPUs: ours, and the paper's kernel on the
-    /// aligned blocks of each part.
-    pub fn splits(self) -> bool {
-        matches!(self, Method::Sell | Method::SellKf32 | Method::PogoAligned | Method::PogoAlignedKf32)
-    }
-    /// The vendor-library steps, the peers of ours.
-    pub const PEERS: [Method; 2] = [Method::SellCusparse, Method::CsrCusparse];
-    pub fn on_cpu(self) -> bool {
-        matches!(self, Method::CpuSerial | Method::CpuParallel)
-    }
-    pub fn runs_on(self, backend: Backend) -> bool {
-        match self {
-            Method::CsrCusparse | Method::SellCusparse => backend == Backend::Cuda,
-            _ => self.on_cpu() == (backend == Backend::Cpu),
-        }
-    }
-}
-
-crate::named_axis!(Method);
+/// A stepping method, by its registered name (`registry::METHODS`, where each method is a type
+/// and its line says what it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Method(pub(crate) &'static str);
 
 /// Which blocker's partition the paper's kernel runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,13 +188,13 @@ mod tests {
             coarsen: 1.0,
             window: 1500,
             steps: Some(25_000),
-            every_increment: vec![RunOf { method: Method::Sell, precision: Precision::F64 }],
+            every_increment: vec![RunOf { method: Method::SELL, precision: Precision::F64 }],
         };
-        assert_eq!(f.cap(Method::Sell, Precision::F64), usize::MAX);
-        assert_eq!(f.cap(Method::Sell, Precision::F32), 25_000);
-        assert_eq!(f.cap(Method::PogoAligned, Precision::F64), 25_000);
+        assert_eq!(f.cap(Method::SELL, Precision::F64), usize::MAX);
+        assert_eq!(f.cap(Method::SELL, Precision::F32), 25_000);
+        assert_eq!(f.cap(Method::POGO_ALIGNED, Precision::F64), 25_000);
         let all = FullRunSpec { steps: None, every_increment: vec![], ..f };
-        assert_eq!(all.cap(Method::PogoAligned, Precision::F32), usize::MAX);
+        assert_eq!(all.cap(Method::POGO_ALIGNED, Precision::F32), usize::MAX);
     }
 }
 

@@ -9,6 +9,7 @@ use super::blocked::BlockData;
 use super::gpu::{receiver_discrepancy, FullRun, StepRun, VendorMatrix};
 use super::kernel::POGO;
 use super::kernel::{PeerUpdate, Rotation, SellArrays, Sources, StepBlock, StepSell, TraceRow};
+use super::method::{Case, DeviceMethod};
 use super::prepared::Prepared;
 use super::spec::Method;
 use super::system::Placed;
@@ -41,7 +42,7 @@ impl<'p> Layout<'p> {
             })
             .transpose()?;
         let placed = match method {
-            Method::Sell | Method::SellKf32 => prep.sell.placed.as_ref(),
+            Method::SELL | Method::SELL_KF32 => prep.sell.placed.as_ref(),
             _ => blocked.map(|b| &b.placed),
         };
         Ok(Layout { placed, blocked, ndof: placed.map_or(2 * prep.sys.nodes, |p| p.len) })
@@ -310,6 +311,16 @@ impl<T: Real> PassMethod for Stepper<'_, T> {
 
 /// Runs `method` on the device in precision T: set up, driven by the case lifecycle (the
 /// checked pass from rest, then the timed passes), then the full run where one is asked for.
+/// Every device stepping method (ours, the paper's kernel, the cuSPARSE steps): the case's name
+/// and its registry line pick the layout and the step.
+pub struct DeviceStep;
+
+impl DeviceMethod for DeviceStep {
+    fn run<T: Real>(&self, ctx: &mut CaseCtx, dev: &dyn Device, case: &Case) -> Result<StepRun, CaseError> {
+        run_device::<T>(ctx, dev, case.prep, case.method, case.steps, case.full)
+    }
+}
+
 pub fn run_device<T: Real>(
     ctx: &mut CaseCtx,
     dev: &dyn Device,
@@ -320,13 +331,9 @@ pub fn run_device<T: Real>(
 ) -> Result<StepRun, CaseError> {
     let layout = Layout::of(prep, method)?;
     let fields = Fields::upload::<T>(dev, prep, &layout)?;
-    let vendor = if matches!(method, Method::CsrCusparse | Method::SellCusparse) {
-        Some(VendorMatrix::upload(dev, method, &prep.sys, &to_t::<T>(&prep.sys.kp))?)
-    } else {
-        None
-    };
+    let vendor = if method.vendor() { Some(VendorMatrix::upload(dev, method, &prep.sys, &to_t::<T>(&prep.sys.kp))?) } else { None };
     let (step, col16) = match (method, &vendor, layout.blocked) {
-        (Method::Sell | Method::SellKf32, _, _) => Step::sell::<T>(ctx, dev, prep, method)?,
+        (Method::SELL | Method::SELL_KF32, _, _) => Step::sell::<T>(ctx, dev, prep, method)?,
         (_, Some(m), _) => (Step::vendor::<T>(ctx, dev, m, &fields)?, false),
         (_, None, Some(b)) => (Step::block::<T>(ctx, dev, b, method)?, false),
         _ => return Err(CaseError::Failed(format!("{} is not a device method", method.as_str()))),

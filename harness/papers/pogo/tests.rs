@@ -465,7 +465,7 @@ fn each_size_runs_in_one_stretch_with_the_full_runs_after_the_other_gpu_cases_an
     use crate::benchmark::Benchmark;
     use crate::experiment::NonEmpty;
     let sweep = Sweep {
-        method: NonEmpty(vec![Method::Sell, Method::CpuSerial, Method::PogoGreedy, Method::PogoAligned]),
+        method: NonEmpty(vec![Method::SELL, Method::CPU_SERIAL, Method::POGO_GREEDY, Method::POGO_ALIGNED]),
         model: NonEmpty(vec![ModelName::Weld]),
         coarsen: NonEmpty(vec![2.0, 1.0]),
     };
@@ -473,14 +473,14 @@ fn each_size_runs_in_one_stretch_with_the_full_runs_after_the_other_gpu_cases_an
     // The cache holds one model: a size left is built again when it comes back. Within a size,
     // the window that starts with the first GPU case runs beside the cases without a full run.
     let expected = [
-        (Method::PogoGreedy, 2.0),
-        (Method::Sell, 2.0),
-        (Method::PogoAligned, 2.0),
-        (Method::CpuSerial, 2.0),
-        (Method::PogoGreedy, 1.0),
-        (Method::Sell, 1.0),
-        (Method::PogoAligned, 1.0),
-        (Method::CpuSerial, 1.0),
+        (Method::POGO_GREEDY, 2.0),
+        (Method::SELL, 2.0),
+        (Method::POGO_ALIGNED, 2.0),
+        (Method::CPU_SERIAL, 2.0),
+        (Method::POGO_GREEDY, 1.0),
+        (Method::SELL, 1.0),
+        (Method::POGO_ALIGNED, 1.0),
+        (Method::CPU_SERIAL, 1.0),
     ];
     assert_eq!(order, expected);
 }

@@ -152,11 +152,11 @@ pub(crate) fn table(id: &str, f: &Full) -> Table {
         .iter()
         .map(|g| {
             let (d64, d32, kf) = (
-                f.find(g, Method::Sell.as_str(), "f64"),
-                f.find(g, Method::Sell.as_str(), "f32"),
-                f.find(g, Method::SellKf32.as_str(), "f64"),
+                f.find(g, Method::SELL.as_str(), "f64"),
+                f.find(g, Method::SELL.as_str(), "f32"),
+                f.find(g, Method::SELL_KF32.as_str(), "f64"),
             );
-            let (a64, a32) = (f.find(g, Method::PogoAligned.as_str(), "f64"), f.find(g, Method::PogoAligned.as_str(), "f32"));
+            let (a64, a32) = (f.find(g, Method::POGO_ALIGNED.as_str(), "f64"), f.find(g, Method::POGO_ALIGNED.as_str(), "f32"));
             let any = d64.or(d32).or(kf).or(a64).or(a32).expect("a group has a row");
             let p = paper::model(&g.2);
             let paper_pair = |t: Option<(f64, f64)>| t.map_or("-".to_string(), |(a, b)| format!("{a} ({b})"));
@@ -250,7 +250,7 @@ fn peak(v: &[f64]) -> f64 {
 pub(crate) fn trace_figures(id: &str, f: &Full) -> Vec<Figure> {
     let mut out = Vec::new();
     for g in f.groups() {
-        let Some(i) = f.find(&g, Method::Sell.as_str(), "f64").or_else(|| f.find(&g, Method::Sell.as_str(), "f32")) else { continue };
+        let Some(i) = f.find(&g, Method::SELL.as_str(), "f64").or_else(|| f.find(&g, Method::SELL.as_str(), "f32")) else { continue };
         let width = 2 * f.n("receivers", i) as usize;
         // Displacements in units of a power of ten near the peak, so the axis reads.
         let scale = 10f64.powi(peak(&f.trace[i]).log10().floor() as i32);
@@ -294,7 +294,7 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
     const FLOOR: f64 = 1e-16;
     let mut out = Vec::new();
     for g in f.groups() {
-        let Some(i) = f.find(&g, Method::Sell.as_str(), "f64") else { continue };
+        let Some(i) = f.find(&g, Method::SELL.as_str(), "f64") else { continue };
         let width = 2 * f.n("receivers", i) as usize;
         let top = peak(&f.trace[i]);
         let diff = |a: &[f64], b: &[f64], r: usize| -> Vec<(f64, f64)> {
@@ -311,10 +311,10 @@ pub(crate) fn discrepancy_figures(id: &str, f: &Full) -> Vec<Figure> {
                 points: diff(&f.trace[i], &f.reference[i], r),
                 reference: false,
             });
-            for (m, p) in [(Method::Sell.as_str(), "f32"), (Method::SellKf32.as_str(), "f64")] {
+            for (m, p) in [(Method::SELL.as_str(), "f32"), (Method::SELL_KF32.as_str(), "f64")] {
                 if let Some(k) = f.find(&g, m, p) {
                     let label =
-                        if m == Method::Sell.as_str() { "sell f32 - sell f64".to_string() } else { "sell-kf32 - sell f64".to_string() };
+                        if m == Method::SELL.as_str() { "sell f32 - sell f64".to_string() } else { "sell-kf32 - sell f64".to_string() };
                     series.push(Series {
                         label: format!("receiver {}: {label}", r + 1),
                         points: diff(&f.trace[k], &f.trace[i], r),
