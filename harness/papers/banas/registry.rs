@@ -93,6 +93,8 @@ mod tests {
             has(Method::CUBLAS_GEMM_TF32, Backend::Cuda, Precision::F32) && !has(Method::CUBLAS_GEMM_TF32, Backend::Cuda, Precision::F64)
         );
         assert!(!has(Method::CUBLAS_GEMM, Backend::OpenCl, Precision::F32) && has(Method::CUBLAS_GEMM, Backend::Cuda, Precision::F64));
+        let named = [Method::CPU_REFERENCE, Method::CUBLAS_GEMM_TF32, Method::NUMPY_MATMUL];
+        assert!(named.iter().chain(&Method::PEERS).all(|m| Method::named(m.as_str()) == Some(*m)), "a named constant is not registered");
         let reg = Method::named("reg-jac").unwrap();
         assert!(has(reg, Backend::OpenCl, Precision::F32) && !has(reg, Backend::Cpu, Precision::F64));
     }

@@ -111,6 +111,9 @@ mod tests {
         assert_eq!(with(Method::splits), [Method::SELL, Method::SELL_KF32, Method::POGO_ALIGNED, Method::POGO_ALIGNED_KF32]);
         assert_eq!(with(Method::vendor), [Method::CSR_CUSPARSE, Method::SELL_CUSPARSE]);
         assert_eq!(with(Method::on_cpu), [Method::CPU_SERIAL, Method::CPU_PARALLEL]);
+        assert!(
+            Method::PEERS.iter().all(|m| Method::named(m.as_str()) == Some(*m)) && Method::POGO_GREEDY.entry().about().role == Role::Paper
+        );
         assert_eq!(all.iter().map(|m| m.blocker()).filter(Option::is_some).count(), 3);
         assert_eq!(Method::POGO_GREEDY.blocker(), Some(Blocker::Greedy));
         assert!(Method::SELL.runs_on(Backend::OpenCl) && !Method::SELL_CUSPARSE.runs_on(Backend::OpenCl));

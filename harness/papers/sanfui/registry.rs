@@ -138,5 +138,20 @@ mod tests {
         assert!(Method::COO_CUSPARSE.runs_on(crate::Backend::Cuda) && !Method::COO_CUSPARSE.runs_on(crate::Backend::OpenCl));
         assert!(Method::COO_RADIX.runs_on(crate::Backend::OpenCl) && !Method::CPU_SERIAL.runs_on(crate::Backend::Cuda));
         assert_eq!(Method::ELLM_GATHER.format(), Format::Ellm);
+        let named = [
+            Method::COO_COLOR,
+            Method::CSR_COLOR,
+            Method::ELL_COLOR,
+            Method::COOM_COLOR,
+            Method::ELLM_COLOR,
+            Method::ELEM_ATOMIC,
+            Method::ELLM_GATHER,
+            Method::SHARED_NZ,
+            Method::COO_CUSPARSE,
+            Method::COO_RADIX,
+            Method::CPU_SERIAL,
+            Method::CPU_PARALLEL,
+        ];
+        assert!(named.iter().chain(&Method::PEERS).all(|m| Method::named(m.as_str()) == Some(*m)), "a named constant is not registered");
     }
 }
