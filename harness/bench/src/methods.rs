@@ -4,6 +4,9 @@
 //! resolved against that list when the experiment file is read.
 
 use fembench_core::Backend;
+use fembench_device::Device;
+
+use crate::benchmark::{CaseCtx, CaseError, Target};
 
 /// What a method is to the paper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +40,23 @@ impl Runs {
             Runs::Gpu => backend != Backend::Cpu,
             Runs::Cuda => backend == Backend::Cuda,
         }
+    }
+}
+
+/// The case's GPU, for `method` (a method that runs on one): on the cpu backend its case is
+/// skipped, with the reason.
+pub fn gpu_for<'a>(ctx: &CaseCtx<'a>, method: &str) -> Result<&'a dyn Device, CaseError> {
+    match ctx.target {
+        Target::Gpu(dev) => Ok(dev),
+        Target::Cpu => Err(CaseError::Skipped(format!("{method} runs on GPU backends"))),
+    }
+}
+
+/// For `method`, a host method: on a GPU backend its case is skipped, with the reason.
+pub fn host_for(ctx: &CaseCtx, method: &str) -> Result<(), CaseError> {
+    match ctx.target {
+        Target::Cpu => Ok(()),
+        Target::Gpu(_) => Err(CaseError::Skipped(format!("{method} runs on the cpu backend"))),
     }
 }
 

@@ -4,8 +4,9 @@
 use super::capacitor::{spmv, Capacitor, Solve};
 use super::method::{About, AcooMethod, Case};
 use super::methods::MethodRun;
-use crate::benchmark::{CaseCtx, CaseError, Target};
+use crate::benchmark::{CaseCtx, CaseError};
 use crate::measure::{run_staged, CacheMode};
+use crate::methods::host_for;
 
 /// The CPU reference as a measured method: serial assembly and CG (one rayon thread), or both
 /// on rayon's threads (`parallel`: colored assembly; the coloring is pre-processing, outside the
@@ -20,9 +21,7 @@ impl AcooMethod for HostMethod {
         &self.about
     }
     fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<MethodRun, CaseError> {
-        if !matches!(ctx.target, Target::Cpu) {
-            return Err(CaseError::Skipped(format!("{} runs on the cpu backend", self.about.names[0])));
-        }
+        host_for(ctx, self.about.names[0])?;
         run_cpu(ctx, case, self)
     }
 }

@@ -9,12 +9,12 @@ use super::capacitor::Capacitor;
 use super::gpu::{Memory, Mesh, Stop, BLOCK};
 use super::methods::{Base, MethodRun, Reference, WARM_ONLY};
 use super::spec::Problem_;
-use crate::benchmark::{CaseCtx, CaseError, Target};
+use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::Device;
 use crate::kernels::Defines;
 use crate::lifecycle::warm_only;
 use crate::measure::{CacheMode, Timer};
-use crate::methods::{Role, Runs};
+use crate::methods::{gpu_for, Role, Runs};
 use crate::real::Real;
 use crate::Precision;
 
@@ -93,9 +93,7 @@ impl<M: DeviceMethod> AcooMethod for Registered<M> {
         &self.0
     }
     fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<MethodRun, CaseError> {
-        let Target::Gpu(dev) = ctx.target else {
-            return Err(CaseError::Skipped(format!("{} runs on GPU backends", self.names()[0])));
-        };
+        let dev = gpu_for(ctx, self.names()[0])?;
         match ctx.precision {
             Precision::F32 => run_device::<f32, M>(ctx, dev, case, self),
             Precision::F64 => run_device::<f64, M>(ctx, dev, case, self),

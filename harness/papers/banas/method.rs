@@ -3,9 +3,9 @@
 //! [`Registered`]`(about, M)`, whose `run` is its case on the device in the case's precision.
 
 use super::spec::{Point, Problem_};
-use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
+use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::device::Device;
-use crate::methods::{Role, Runs};
+use crate::methods::{gpu_for, Role, Runs};
 use crate::real::Real;
 use crate::Precision;
 
@@ -56,9 +56,7 @@ impl<M: DeviceMethod> BanasMethod for Registered<M> {
         &self.0
     }
     fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
-        let Target::Gpu(dev) = ctx.target else {
-            return Err(CaseError::Skipped(format!("{} runs on GPU backends", self.names()[0])));
-        };
+        let dev = gpu_for(ctx, self.names()[0])?;
         if self.0.f32_only && ctx.precision != Precision::F32 {
             return Err(CaseError::Skipped(format!("{} takes f32 inputs", self.names()[0])));
         }

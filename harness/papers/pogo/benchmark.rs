@@ -14,6 +14,7 @@ use crate::context::RunContext;
 use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
+use crate::methods::host_for;
 use crate::{Backend, Precision};
 
 pub struct PogoStepping;
@@ -299,9 +300,7 @@ impl PogoMethod for HostStep {
         &self.about
     }
     fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<StepRun, CaseError> {
-        if !matches!(ctx.target, Target::Cpu) {
-            return Err(CaseError::Skipped(format!("{} runs on the cpu backend", self.about.names[0])));
-        }
+        host_for(ctx, self.about.names[0])?;
         run_cpu(ctx, case.prep, self.parallel, case.cpu_steps)
     }
 }

@@ -5,9 +5,9 @@
 use super::gpu::StepRun;
 use super::prepared::Prepared;
 use super::spec::{Blocker, Method};
-use crate::benchmark::{CaseCtx, CaseError, Target};
+use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::Device;
-use crate::methods::{Role, Runs};
+use crate::methods::{gpu_for, Role, Runs};
 use crate::real::Real;
 use crate::Precision;
 
@@ -80,9 +80,7 @@ impl<M: DeviceMethod> PogoMethod for Registered<M> {
         &self.0
     }
     fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<StepRun, CaseError> {
-        let Target::Gpu(dev) = ctx.target else {
-            return Err(CaseError::Skipped(format!("{} runs on GPU backends", self.names()[0])));
-        };
+        let dev = gpu_for(ctx, self.names()[0])?;
         match ctx.precision {
             Precision::F32 => self.1.run::<f32>(ctx, dev, case),
             Precision::F64 => self.1.run::<f64>(ctx, dev, case),

@@ -7,12 +7,13 @@ use super::gpu::{DeviceRun, SANFUI};
 use super::method::{About, Case, SanfuiMethod};
 use super::reference::{CpuCsr, Prepared};
 use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
-use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
+use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
 use crate::experiment::Params;
 use crate::kernels::KernelSource;
 use crate::measure::{run_staged, CacheMode, Timer, Timing};
+use crate::methods::host_for;
 use crate::{Backend, Precision};
 
 pub struct SanfuiAssembly;
@@ -124,9 +125,7 @@ impl SanfuiMethod for HostMethod {
         &self.about
     }
     fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<DeviceRun, CaseError> {
-        if !matches!(ctx.target, Target::Cpu) {
-            return Err(CaseError::Skipped(format!("{} runs on the cpu backend", self.about.names[0])));
-        }
+        host_for(ctx, self.about.names[0])?;
         run_cpu(ctx, case.prep, self)
     }
 }
