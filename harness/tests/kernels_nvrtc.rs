@@ -187,19 +187,19 @@ fn every_sanfui_kernel_compiles_for_every_format() {
 }
 
 /// Pogo's kernels with K' stored in f64, or in f32 under f64 sums, and in f32, with 32-bit
-/// columns and 16-bit offsets (the defines the host passes).
+/// columns and 16-bit offsets, two or three DOFs a node (the defines the host passes).
 #[test]
 fn every_pogo_kernel_compiles_for_every_storage() {
     if !common::nvrtc_available() {
         return;
     }
     for (precision, kval) in [(Precision::F64, 1u8), (Precision::F64, 0), (Precision::F32, 0)] {
-        for col16 in [0u8, 1] {
-            let defines = Defines::for_precision(precision).with("KVAL_IS_DOUBLE", kval).with("COL16", col16);
+        for (col16, dim) in [(0u8, 2u8), (1, 2), (0, 3), (1, 3)] {
+            let defines = Defines::for_precision(precision).with("KVAL_IS_DOUBLE", kval).with("COL16", col16).with("DIM", dim);
             let ptx = cuda::compile_ptx(&fembench::pogo::kernel::POGO, &defines, "compute_90")
-                .unwrap_or_else(|e| panic!("{precision} kval {kval} col16 {col16}: {e}"));
-            for name in ["pogo_step_sell", "pogo_peer_update"] {
-                assert!(ptx.contains(&format!(".entry {name}(")), "{name}: {precision} kval {kval} col16 {col16}");
+                .unwrap_or_else(|e| panic!("{precision} kval {kval} col16 {col16} dim {dim}: {e}"));
+            for name in ["pogo_step_sell", "pogo_step_sell_rows", "pogo_pack", "pogo_peer_update"] {
+                assert!(ptx.contains(&format!(".entry {name}(")), "{name}: {precision} kval {kval} col16 {col16} dim {dim}");
             }
         }
     }

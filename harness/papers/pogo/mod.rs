@@ -10,7 +10,7 @@
 //! methods ([`gpu`]: ours, the paper's kernel and the cuSPARSE step), the cases ([`benchmark`]),
 //! the paper's published numbers and Table A.5 ([`paper`]) and the reports ([`report`],
 //! [`traces`]). Across GPUs: the split ([`split`]), the paper's kernel on a part ([`split_blocks`])
-//! and the study ([`scaling`]). Kernels: `kernels/pogo.kern`.
+//! and the study ([`scaling`]), with a 3D hexahedral box beyond the paper ([`hexbox`]). Kernels: `kernels/pogo.kern`.
 //!
 //! Each stepping method is a type ([`method`]), registered with one line in
 //! [`registry::METHODS`] that states what it is (name, role, where it runs, blocker, K' storage,
@@ -27,6 +27,7 @@ mod claims;
 pub mod export;
 pub mod gear;
 pub mod gpu;
+pub mod hexbox;
 pub mod import;
 pub mod kernel;
 pub mod method;

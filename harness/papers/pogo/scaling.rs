@@ -6,6 +6,8 @@
 //! Three studies, each a case per GPU count:
 //! - `strong`: one model (`strong_scale` times the paper's weld DOFs) on 1, 2, 4 GPUs;
 //! - `weak`: `weak_scale` times the paper's DOFs per GPU (the model grows with the GPUs);
+//! - `strong-3d`: the 3D hexahedral box of [`super::hexbox`] (`box_nodes` a side; 20.6M DOFs
+//!   at 190) on 1, 2, 4 GPUs, with the sliced ELL only (the paper's kernel is 2D);
 //! - `arrival`: a coarse weld run through every increment, its receivers' traces over the
 //!   main arrival checked against the CPU f64 reference and against the one-GPU run's.
 //!
@@ -14,7 +16,7 @@
 //! to the bit where the device sums in the same order.
 
 use super::scaling_ready::ready;
-use super::scaling_spec::{Outputs, Point, Problem_, Study, Sweep};
+use super::scaling_spec::{Outputs, Point, Problem_, Study, StudyModel, Sweep};
 use super::spec::Method;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::experiment::Params;
@@ -55,11 +57,15 @@ impl Benchmark for PogoScaling {
         Ok(())
     }
     fn memory_estimate(problem: &Problem_, p: &Point) -> Option<MemoryEstimate> {
-        let c = problem.coarsen(p.study, p.gpus);
-        let nodes = 1.0e6 / (c * c);
-        // Host: the model, CSR K', the one-GPU sliced ELL, the split's local copies and the
-        // CPU reference's vectors; device: each part's K' and vectors, over P GPUs.
-        Some(MemoryEstimate { host_bytes: nodes * 1200.0, device_bytes: nodes * 400.0 / p.gpus as f64 })
+        // Host: the model, CSR K', the splits' local copies, a part's sliced ELL and the CPU
+        // reference's vectors; device: each part's K' and vectors, over P GPUs.
+        let (nodes, host, device) = match problem.model_for(p.study, p.gpus) {
+            StudyModel::Plane { coarsen_bits } => (1.0e6 / f64::from_bits(coarsen_bits).powi(2), 1200.0, 400.0),
+            // 27 links of 3x3 blocks a node: 243 entries of CSR K' (12 bytes each), three
+            // copies of it (the model's, the split's, the one-GPU pass's), and a sliced ELL.
+            StudyModel::Box { nodes } => ((nodes as f64).powi(3), 11_000.0, 2_300.0),
+        };
+        Some(MemoryEstimate { host_bytes: nodes * host, device_bytes: nodes * device / p.gpus as f64 })
     }
     fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
         backend != Backend::Cpu && (precision == Precision::F64 || !p.method.kf32())
@@ -67,11 +73,14 @@ impl Benchmark for PogoScaling {
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let Target::Gpu(dev) = ctx.target else { return Err(CaseError::Skipped("a GPU study".into())) };
         super::scaling_gpu::can_run(dev, point.gpus)?;
-        let r = ready(ctx.run, problem, problem.coarsen(point.study, point.gpus));
+        if point.study == Study::Strong3d && point.method.blocker().is_some() {
+            return Err(CaseError::Skipped(super::scaling_ready::PAPER_KERNEL_IS_2D.into()));
+        }
+        let r = ready(ctx.run, problem, problem.model_for(point.study, point.gpus));
         let split = r.split(point.gpus);
         let split = split.as_ref().as_ref().map_err(|e| CaseError::Failed(format!("METIS could not split the model: {e}")))?;
         let steps = match point.study {
-            Study::Arrival => problem.arrival_steps.map_or(r.model.increments, |s| s.min(r.model.increments)),
+            Study::Arrival => problem.arrival_steps.map_or(r.model.increments(), |s| s.min(r.model.increments())),
             _ => problem.check_steps,
         };
         let timed_steps = if point.study == Study::Arrival { 0 } else { problem.timed_steps };
@@ -109,6 +118,12 @@ fn check_problem(p: &Problem_, at: &str) -> Result<(), (String, String)> {
     }
     if p.check_steps == 0 || p.check_steps > 2000 {
         return Err((format!("{at}.check_steps"), format!("{at}.check_steps must lie in 1..=2000")));
+    }
+    if !(3..=256).contains(&p.box_nodes) {
+        return Err((
+            format!("{at}.box_nodes"),
+            format!("{at}.box_nodes must lie in 3..=256 (nodes a side; 256 keeps K' within 32-bit offsets)"),
+        ));
     }
     if !(p.sell_sigma == 1 || (p.sell_sigma % 32 == 0 && p.sell_sigma <= 8192)) {
         return Err((format!("{at}.sell_sigma"), format!("{at}.sell_sigma must be 1 or a multiple of 32 up to 8192")));

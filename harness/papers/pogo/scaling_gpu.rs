@@ -99,13 +99,13 @@ struct Drive<'a> {
 
 impl<'a> Drive<'a> {
     fn new(ready: &'a Ready, plan: &'a Plan) -> Self {
-        let start = (!plan.arrival()).then(|| start_state(2 * ready.sys.nodes));
+        let start = (!plan.arrival()).then(|| start_state(ready.sys.dofs()));
         Drive { ready, plan, start, width: ready.sys.rec_dof.len() }
     }
     /// Increment k's force and trace row (every increment its own row in the arrival study).
     fn at(&self, k: usize) -> Writes {
         let m = &self.ready.model;
-        Writes { amp: m.source.signal.at(k as f64 * m.dt), row: if self.plan.arrival() { k as i64 } else { 0 } }
+        Writes { amp: m.signal().at(k as f64 * m.dt()), row: if self.plan.arrival() { k as i64 } else { 0 } }
     }
     fn trace_rows(&self) -> usize {
         if self.plan.arrival() {

@@ -6,11 +6,12 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
-use super::model::Model;
+use super::hexbox::HexBox;
+use super::model::{Model, Signal};
 use super::prepared::in_run_order;
-use super::scaling_spec::Problem_;
+use super::scaling_spec::{Problem_, StudyModel};
 use super::sell::SlicedEll;
-use super::spec::{Method, ModelName};
+use super::spec::Method;
 use super::split::Split;
 use super::split_blocks::{arrange_part, PartBlocks};
 use super::system::System;
@@ -23,7 +24,7 @@ use crate::Precision;
 /// A model made ready for splitting: its operators, the one-GPU order, the CPU reference of the
 /// checked pass, and the one-GPU runs' results (for the P-GPU cases to equal).
 pub struct Ready {
-    pub model: Model,
+    pub model: Stepped,
     pub sys: System,
     /// Each node's position in the one-GPU sliced ELL (what orders a part's nodes).
     pub rank: Vec<u32>,
@@ -43,7 +44,66 @@ pub struct Ready {
     pub one_gpu: Mutex<HashMap<(Method, Precision, usize), Arc<Outcome>>>,
 }
 
-/// U (dof order) and the receivers' traces (x, y per receiver, step-major) after a run.
+/// What the study steps: one of Pogo's plane models (in its run order), or the 3D box.
+pub enum Stepped {
+    Plane(Model),
+    Box(HexBox),
+}
+
+impl Stepped {
+    pub fn nodes(&self) -> usize {
+        match self {
+            Stepped::Plane(m) => m.nodes(),
+            Stepped::Box(b) => b.nodes(),
+        }
+    }
+    pub fn dofs(&self) -> usize {
+        match self {
+            Stepped::Plane(m) => m.dofs(),
+            Stepped::Box(b) => b.dofs(),
+        }
+    }
+    pub fn element_size(&self) -> f64 {
+        match self {
+            Stepped::Plane(m) => m.element_size,
+            Stepped::Box(b) => b.element_size,
+        }
+    }
+    pub fn dt(&self) -> f64 {
+        match self {
+            Stepped::Plane(m) => m.dt,
+            Stepped::Box(b) => b.dt,
+        }
+    }
+    /// The model's increments (a full run).
+    pub fn increments(&self) -> usize {
+        match self {
+            Stepped::Plane(m) => m.increments,
+            Stepped::Box(b) => b.increments,
+        }
+    }
+    pub fn signal(&self) -> Signal {
+        match self {
+            Stepped::Plane(m) => m.source.signal,
+            Stepped::Box(b) => b.signal,
+        }
+    }
+    /// Each element's nodes, end to end, and the nodes an element has (all of them corners).
+    fn element_nodes(&self) -> (std::borrow::Cow<'_, [u32]>, usize) {
+        match self {
+            Stepped::Plane(m) => (m.mesh.tris.iter().flatten().copied().collect::<Vec<u32>>().into(), 3),
+            Stepped::Box(b) => (b.mesh.elems.as_slice().into(), 8),
+        }
+    }
+    fn operators(&self) -> System {
+        match self {
+            Stepped::Plane(m) => System::build(m),
+            Stepped::Box(b) => b.system(),
+        }
+    }
+}
+
+/// U (dof order) and the receivers' traces (a value per receiver dof, step-major) after a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub u: Vec<f64>,
@@ -56,13 +116,15 @@ pub struct Reference {
 }
 
 impl Ready {
-    pub fn new(model: Model, sigma: usize) -> Ready {
+    pub fn new(model: Stepped, sigma: usize) -> Ready {
         let t = std::time::Instant::now();
-        let model = in_run_order(model);
-        let sys = System::build(&model);
-        let sell = SlicedEll::new(&sys, sigma);
+        let model = match model {
+            Stepped::Plane(m) => Stepped::Plane(in_run_order(m)),
+            b => b,
+        };
+        let sys = model.operators();
         let mut rank = vec![0u32; sys.nodes];
-        sell.node_at.iter().enumerate().for_each(|(q, &i)| rank[i as usize] = q as u32);
+        SlicedEll::order(&sys, sigma).iter().enumerate().for_each(|(q, &i)| rank[i as usize] = q as u32);
         let build_s = t.elapsed().as_secs_f64();
         Ready {
             model,
@@ -84,8 +146,8 @@ impl Ready {
         splits
             .entry(parts)
             .or_insert_with(|| {
-                let flat: Vec<u32> = self.model.mesh.tris.iter().flatten().copied().collect();
-                let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: self.model.nodes() };
+                let (flat, per) = self.model.element_nodes();
+                let elements = Elements { nodes: &flat, per_element: per, corners: per, num_nodes: self.model.nodes() };
                 Arc::new(partition::metis_nodes(elements, parts).map(|owner| {
                     let owner = owner.into_iter().map(|p| p as u32).collect();
                     Split::new(&self.sys, owner, parts, &self.rank, self.sigma)
@@ -104,12 +166,13 @@ impl Ready {
             .entry(parts)
             .or_insert_with(|| {
                 Arc::new(split.as_ref().as_ref().map_err(Clone::clone).and_then(|s| {
+                    let Stepped::Plane(model) = &self.model else { return Err(PAPER_KERNEL_IS_2D.into()) };
                     let block = self.aligned.get_or_init(|| {
-                        let flat: Vec<u32> = self.model.mesh.tris.iter().flatten().copied().collect();
-                        let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: self.model.nodes() };
-                        crate::fem::aligned::aligned_nodes(elements, &self.model.mesh.points, &Default::default()).block
+                        let flat: Vec<u32> = model.mesh.tris.iter().flatten().copied().collect();
+                        let elements = Elements { nodes: &flat, per_element: 3, corners: 3, num_nodes: model.nodes() };
+                        crate::fem::aligned::aligned_nodes(elements, &model.mesh.points, &Default::default()).block
                     });
-                    s.parts.par_iter().map(|p| arrange_part(p, block, &self.model.mesh.points)).collect()
+                    s.parts.par_iter().map(|p| arrange_part(p, block, &model.mesh.points)).collect()
                 }))
             })
             .clone()
@@ -129,8 +192,8 @@ impl Ready {
         refs.entry((steps, start.is_some()))
             .or_insert_with(|| {
                 let t = std::time::Instant::now();
-                let first = start.map_or_else(|| vec![0.0; 2 * self.sys.nodes], <[f64]>::to_vec);
-                let (dt, signal) = (self.model.dt, self.model.source.signal);
+                let first = start.map_or_else(|| vec![0.0; self.sys.dofs()], <[f64]>::to_vec);
+                let (dt, signal) = (self.model.dt(), self.model.signal());
                 let (curr, trace) = self.sys.run_from(first, steps, |k| signal.at(k as f64 * dt));
                 Arc::new(Reference { outcome: Outcome { u: curr, trace }, seconds: t.elapsed().as_secs_f64() })
             })
@@ -144,12 +207,20 @@ pub fn part_blocks(arranged: &Option<Arc<Result<Vec<PartBlocks>, String>>>) -> R
     arranged.as_ref().map(|a| a.as_ref().as_ref().map(Vec::as_slice).map_err(Clone::clone)).transpose()
 }
 
-type Key = (ModelName, u64, usize);
+/// Why the paper's kernel does not run the 3D box.
+pub const PAPER_KERNEL_IS_2D: &str =
+    "the paper's kernel and its memory arrangement (section 3.2) are written for triangles in a plane with two DOFs a node: the 3D box runs on the sliced ELL only";
+
+type Key = (StudyModel, usize);
 
 /// The model made ready, from the run's two most recent.
-pub fn ready(run: &RunContext, problem: &Problem_, coarsen: f64) -> Arc<Ready> {
-    let key = (problem.model, coarsen.to_bits(), problem.sell_sigma);
+pub fn ready(run: &RunContext, problem: &Problem_, which: StudyModel) -> Arc<Ready> {
+    let key = (which, problem.sell_sigma);
+    let build = || match which {
+        StudyModel::Plane { coarsen_bits } => Stepped::Plane(problem.model.build(f64::from_bits(coarsen_bits))),
+        StudyModel::Box { nodes } => Stepped::Box(HexBox::new(nodes)),
+    };
     run.state("pogo split models", || ProblemCache::<Key, Ready>::new(2))
-        .get_or_build::<std::convert::Infallible>(key, || Ok(Ready::new(problem.model.build(coarsen), problem.sell_sigma)))
+        .get_or_build::<std::convert::Infallible>(key, || Ok(Ready::new(build(), problem.sell_sigma)))
         .unwrap_or_else(|e| match e {})
 }

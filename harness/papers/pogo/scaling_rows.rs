@@ -25,6 +25,9 @@ fn busiest_part(split: &Split, blocks: Option<&[PartBlocks]>, kf32: bool, s: usi
     let kv = if kf32 { 4.0 } else { s as f64 };
     let cb = if col16 { 2.0 } else { 4.0 };
     let sf = s as f64;
+    // Dofs per node, and entries of K' per node link (a block).
+    let d = split.dim() as f64;
+    let block = d * d;
     let bytes = |r: usize| {
         let p = &split.parts[r];
         let owned = p.owned as f64;
@@ -35,10 +38,10 @@ fn busiest_part(split: &Split, blocks: Option<&[PartBlocks]>, kf32: bool, s: usi
                 let linked = d.arr.loaded_slots() as f64 * 2.0 * sf + pb.owned as f64 * 20.0 * 4.0;
                 4.0 * kv * d.used_links as f64 + 2.0 * d.pointer_reads as f64 * launched + 4.0 * 2.0 * owned * sf + linked
             }
-            None => (4.0 * kv + cb) * p.sys.pattern.nnz() as f64 / 4.0 + 2.0 * sf * (4.0 * owned + (p.len() - p.owned) as f64),
+            None => (block * kv + cb) * p.sys.pattern.nnz() as f64 / block + d * sf * (4.0 * owned + (p.len() - p.owned) as f64),
         }
     };
-    let flops = |r: usize| 2.0 * split.parts[r].sys.pattern.nnz() as f64 + 4.0 * split.parts[r].owned as f64;
+    let flops = |r: usize| 2.0 * split.parts[r].sys.pattern.nnz() as f64 + 2.0 * d * split.parts[r].owned as f64;
     (0..split.parts.len()).fold((0.0f64, 0.0f64), |(b, f), r| (b.max(bytes(r)), f.max(flops(r))))
 }
 
@@ -70,11 +73,11 @@ pub fn row(r: &Ready, split: &Split, point: &Point, precision: Precision, run: S
         ("nodes", m.nodes() as f64),
         ("dofs", m.dofs() as f64),
         ("dofs_per_gpu", m.dofs() as f64 / point.gpus as f64),
-        ("element_size", m.element_size),
-        ("dt", m.dt),
-        ("increments", m.increments as f64),
+        ("element_size", m.element_size()),
+        ("dt", m.dt()),
+        ("increments", m.increments() as f64),
         ("halo_nodes", halo),
-        ("halo_bytes", 2.0 * halo * s as f64),
+        ("halo_bytes", split.dim() as f64 * halo * s as f64),
         ("imbalance", split.imbalance()),
         ("interior_share", split.parts.iter().map(|p| p.interior as f64 / p.owned.max(1) as f64).fold(1.0, f64::min)),
         ("exchange_s", run.exchange_s),

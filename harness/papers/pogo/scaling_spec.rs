@@ -9,6 +9,9 @@ use super::spec::{Method, ModelName};
 #[serde(rename_all = "kebab-case")]
 pub enum Study {
     Strong,
+    /// Strong scaling on the 3D hexahedral box ([`super::hexbox`]), beyond the paper.
+    #[serde(rename = "strong-3d")]
+    Strong3d,
     Weak,
     Arrival,
 }
@@ -17,6 +20,7 @@ impl Study {
     pub fn as_str(self) -> &'static str {
         match self {
             Study::Strong => "strong",
+            Study::Strong3d => "strong-3d",
             Study::Weak => "weak",
             Study::Arrival => "arrival",
         }
@@ -56,6 +60,8 @@ pub struct Problem_ {
     pub check_steps: usize,
     /// The one-GPU order's sort by link count (SELL-C-sigma) before the split.
     pub sell_sigma: usize,
+    /// The `strong-3d` study's box: nodes a side (3 n^3 DOFs; 190: 20.6M).
+    pub box_nodes: usize,
 }
 
 impl Default for Problem_ {
@@ -69,18 +75,29 @@ impl Default for Problem_ {
             timed_steps: 100,
             check_steps: 100,
             sell_sigma: 512,
+            box_nodes: 190,
         }
     }
 }
 
+/// The model a case steps: the problem's plane model at an element size over the paper's (its
+/// f64 bits: a cache key), or the 3D box of `nodes` a side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StudyModel {
+    Plane { coarsen_bits: u64 },
+    Box { nodes: usize },
+}
+
 impl Problem_ {
-    /// The element size over the paper's of a case's model.
-    pub fn coarsen(&self, study: Study, gpus: usize) -> f64 {
-        match study {
+    /// A case's model.
+    pub fn model_for(&self, study: Study, gpus: usize) -> StudyModel {
+        let coarsen = match study {
             Study::Strong => 1.0 / self.strong_scale.sqrt(),
+            Study::Strong3d => return StudyModel::Box { nodes: self.box_nodes },
             Study::Weak => 1.0 / (self.weak_scale * gpus as f64).sqrt(),
             Study::Arrival => self.arrival_coarsen,
-        }
+        };
+        StudyModel::Plane { coarsen_bits: coarsen.to_bits() }
     }
 }
 

@@ -93,10 +93,10 @@ impl<'a, T: Real> Stepper<'a, T> {
         for (r, (part, on)) in self.split.parts.iter().zip(&mut self.parts).enumerate() {
             let dev = self.gpus.dev(r);
             let mut local = vec![T::from_f64(0.0); on.place.len()];
+            let d = on.place.dim();
             if let Some(u) = start {
                 for (k, &i) in part.node_at.iter().enumerate() {
-                    local[on.place.x(k)] = T::from_f64(u[2 * i as usize]);
-                    local[on.place.y(k)] = T::from_f64(u[2 * i as usize + 1]);
+                    (0..d).for_each(|a| local[on.place.at(k, a)] = T::from_f64(u[d * i as usize + a]));
                 }
             }
             for b in &mut on.u[..2] {
@@ -210,10 +210,11 @@ impl<'a, T: Real> Stepper<'a, T> {
         let mut recvs = Vec::with_capacity(self.parts.len());
         for (part, on) in self.split.parts.iter().zip(&self.parts) {
             let next = &on.u[(k + 2) % 3];
+            let v = Values { dim: on.place.dim(), size: s };
             sends.push(
-                part.sends.iter().zip(&on.sends_from).map(|(l, &from)| sent(l, from, on.packed.as_ref(), next, s)).collect::<Vec<_>>(),
+                part.sends.iter().zip(&on.sends_from).map(|(l, &from)| sent(l, from, on.packed.as_ref(), next, v)).collect::<Vec<_>>(),
             );
-            recvs.push(received(&part.recvs, on.unpacked.as_ref(), next, s));
+            recvs.push(received(&part.recvs, on.unpacked.as_ref(), next, v));
         }
         nodes.exchange(T::PRECISION, &sends, &recvs)
     }
@@ -250,12 +251,12 @@ impl<'a, T: Real> Stepper<'a, T> {
     /// The model's U (dof order) after increment k's predecessor: each part's owned nodes of
     /// its current vector.
     pub(super) fn gather_u(&self, k: usize) -> DeviceResult<Vec<f64>> {
-        let mut out = vec![0.0; 2 * self.split.owner.len()];
+        let d = self.split.dim();
+        let mut out = vec![0.0; d * self.split.owner.len()];
         for (r, (part, on)) in self.split.parts.iter().zip(&self.parts).enumerate() {
             let v = self.gpus.dev(r).download_vec::<T>(&on.u[(k + 1) % 3], on.place.len())?;
             for (q, &i) in part.node_at[..part.owned].iter().enumerate() {
-                out[2 * i as usize] = v[on.place.x(q)].to_f64();
-                out[2 * i as usize + 1] = v[on.place.y(q)].to_f64();
+                (0..d).for_each(|a| out[d * i as usize + a] = v[on.place.at(q, a)].to_f64());
             }
         }
         Ok(out)
@@ -277,32 +278,41 @@ impl<'a, T: Real> Stepper<'a, T> {
     }
 }
 
-/// A send's transfer (`l`, read from `from`): its run of the packed staging, or U_next in place
-/// (`s`: bytes per value). A send of no nodes reads nothing, from U_next.
-fn sent<'b>(l: &Link, from: SendFrom, packed: Option<&'b Staging>, next: &'b Buffer, s: usize) -> Transfer<'b> {
-    let count = 2 * l.at.len();
+/// What a node's values in U take: `dim` values of `size` bytes.
+#[derive(Clone, Copy)]
+struct Values {
+    dim: usize,
+    size: usize,
+}
+
+/// A send's transfer (`l`, read from `from`): its run of the packed staging, or U_next in place.
+/// A send of no nodes reads nothing, from U_next.
+fn sent<'b>(l: &Link, from: SendFrom, packed: Option<&'b Staging>, next: &'b Buffer, v: Values) -> Transfer<'b> {
+    let count = v.dim * l.at.len();
+    let node = v.dim * v.size;
     match (from, packed) {
-        (SendFrom::Staged(f), Some(p)) => Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * f, count },
-        (SendFrom::InPlace(q), _) => Transfer { peer: l.peer, buf: next, offset: 2 * s * q, count },
+        (SendFrom::Staged(f), Some(p)) => Transfer { peer: l.peer, buf: &p.out, offset: node * f, count },
+        (SendFrom::InPlace(q), _) => Transfer { peer: l.peer, buf: next, offset: node * q, count },
         (SendFrom::Staged(_), None) => Transfer { peer: l.peer, buf: next, offset: 0, count },
     }
 }
 
 /// A part's receives: into U_next's halo in place (its positions one run per neighbour), or
 /// end to end into the staging that the unpacking writes into the planes.
-fn received<'b>(recvs: &[Link], unpacked: Option<&'b Staging>, next: &'b Buffer, s: usize) -> Vec<Transfer<'b>> {
+fn received<'b>(recvs: &[Link], unpacked: Option<&'b Staging>, next: &'b Buffer, v: Values) -> Vec<Transfer<'b>> {
     let mut staged = 0;
+    let node = v.dim * v.size;
     recvs
         .iter()
         .map(|l| {
-            let count = 2 * l.at.len();
+            let count = v.dim * l.at.len();
             match unpacked {
                 Some(p) => {
-                    let t = Transfer { peer: l.peer, buf: &p.out, offset: 2 * s * staged, count };
+                    let t = Transfer { peer: l.peer, buf: &p.out, offset: node * staged, count };
                     staged += l.at.len();
                     t
                 }
-                None => Transfer { peer: l.peer, buf: next, offset: 2 * s * l.at[0] as usize, count },
+                None => Transfer { peer: l.peer, buf: next, offset: node * l.at[0] as usize, count },
             }
         })
         .collect()

@@ -13,30 +13,33 @@ use crate::kernels::Defines;
 use crate::real::Real;
 use crate::Precision;
 
-/// Where a part's node k lies in U on its GPU: x, y interleaved (`2k`, `2k + 1`; the sliced
-/// ELL), or on the arrangement's two planes (`at[k]`, `slots + at[k]`; the paper's kernel).
+/// Where a part's node k lies in U on its GPU: its `dim` values interleaved (`dim k + a`; the
+/// sliced ELL), or on the arrangement's two planes (`at[k]`, `slots + at[k]`; the paper's
+/// kernel, 2D only).
 pub(super) enum Place {
-    Interleaved { nodes: usize },
+    Interleaved { nodes: usize, dim: usize },
     Planes { at: Vec<u32>, slots: usize },
 }
 
 impl Place {
-    pub(super) fn x(&self, k: usize) -> usize {
+    /// Where node k's value in direction a lies.
+    pub(super) fn at(&self, k: usize, a: usize) -> usize {
         match self {
-            Place::Interleaved { .. } => 2 * k,
-            Place::Planes { at, .. } => at[k] as usize,
+            Place::Interleaved { dim, .. } => dim * k + a,
+            Place::Planes { at, slots } => a * slots + at[k] as usize,
         }
     }
-    pub(super) fn y(&self, k: usize) -> usize {
+    /// Dofs per node.
+    pub(super) fn dim(&self) -> usize {
         match self {
-            Place::Interleaved { .. } => 2 * k + 1,
-            Place::Planes { at, slots } => slots + at[k] as usize,
+            Place::Interleaved { dim, .. } => *dim,
+            Place::Planes { .. } => 2,
         }
     }
     /// Entries of U.
     pub(super) fn len(&self) -> usize {
         match self {
-            Place::Interleaved { nodes } => 2 * nodes,
+            Place::Interleaved { nodes, dim } => dim * nodes,
             Place::Planes { slots, .. } => 2 * slots,
         }
     }
@@ -129,7 +132,8 @@ pub(super) fn send_sources(sends: &[Link], in_place: bool) -> (Vec<SendFrom>, Ve
     (from, staged)
 }
 
-/// A staging buffer of (x, y) per node and the positions one launch packs from or unpacks to.
+/// A staging buffer of `dim` values per node and the positions one launch packs from or
+/// unpacks to.
 pub(super) struct Staging {
     pub(super) at: Buffer,
     pub(super) out: Buffer,
@@ -137,11 +141,11 @@ pub(super) struct Staging {
 }
 
 impl Staging {
-    fn upload(dev: &dyn Device, at: &[u32], s: usize) -> DeviceResult<Option<Staging>> {
+    fn upload(dev: &dyn Device, at: &[u32], dim: usize, s: usize) -> DeviceResult<Option<Staging>> {
         if at.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Staging { out: dev.alloc(2 * at.len() * s)?, at: dev.upload_slice(at)?, count: at.len() }))
+        Ok(Some(Staging { out: dev.alloc(dim * at.len() * s)?, at: dev.upload_slice(at)?, count: at.len() }))
     }
 }
 
@@ -170,13 +174,14 @@ fn sell_steps<T: Real>(dev: &dyn Device, modules: &mut ModuleCache, part: &Part,
     };
     let defines = Defines::for_precision(T::PRECISION)
         .with("KVAL_IS_DOUBLE", (T::PRECISION == Precision::F64 && !kf32) as u8)
-        .with("COL16", col16 as u8);
+        .with("COL16", col16 as u8)
+        .with("DIM", sell.dim);
     let steps = Steps::Sell {
         slice_ptr: dev.upload_slice(&sell.slice_ptr)?,
         col,
         kvals: upload_k::<T>(dev, kf32, &sell.vals)?,
         rows: modules.kernel_for::<StepSellRows>(dev, &super::kernel::POGO, &defines)?,
-        pack: modules.kernel_for::<Pack>(dev, &super::kernel::POGO, &Defines::for_precision(T::PRECISION))?,
+        pack: modules.kernel_for::<Pack>(dev, &super::kernel::POGO, &Defines::for_precision(T::PRECISION).with("DIM", sell.dim))?,
     };
     Ok((steps, col16))
 }
@@ -234,15 +239,16 @@ pub(super) fn upload_part<T: Real>(
         }
         None => {
             let (steps, col16) = sell_steps::<T>(dev, modules, part, kf32)?;
-            (steps, col16, Place::Interleaved { nodes: part.len() })
+            (steps, col16, Place::Interleaved { nodes: part.len(), dim: part.sys.dim })
         }
     };
     let planes = matches!(place, Place::Planes { .. });
     let (sends_from, staged) = send_sources(&part.sends, !planes);
-    let positions = |at: Vec<u32>| -> Vec<u32> { at.iter().map(|&k| place.x(k as usize) as u32).collect() };
-    let packed = Staging::upload(dev, &if planes { positions(staged) } else { staged }, s)?;
+    let positions = |at: Vec<u32>| -> Vec<u32> { at.iter().map(|&k| place.at(k as usize, 0) as u32).collect() };
+    let dim = place.dim();
+    let packed = Staging::upload(dev, &if planes { positions(staged) } else { staged }, dim, s)?;
     let halo: Vec<u32> = part.recvs.iter().flat_map(|l| l.at.iter().copied()).collect();
-    let unpacked = if planes { Staging::upload(dev, &positions(halo), s)? } else { None };
+    let unpacked = if planes { Staging::upload(dev, &positions(halo), dim, s)? } else { None };
     let (cp, src_dof, src_coef, rec_dof) = operators(part, pm);
     let n = place.len();
     Ok(OnGpu {

@@ -73,9 +73,9 @@ impl Split {
     pub fn new(sys: &System, owner: Vec<u32>, parts: usize, rank: &[u32], sigma: usize) -> Split {
         let n = sys.nodes;
         assert_eq!(owner.len(), n, "one part per node");
-        let p = &sys.pattern;
+        let (p, d) = (&sys.pattern, sys.dim);
         let neighbours =
-            |i: usize| p.col[p.row_ptr[2 * i] as usize..p.row_ptr[2 * i + 1] as usize].iter().step_by(2).map(|&c| c as usize / 2);
+            |i: usize| p.col[p.row_ptr[d * i] as usize..p.row_ptr[d * i + 1] as usize].iter().step_by(d).map(move |&c| c as usize / d);
         // Who reads each node outside its own part: the parts that hold a neighbour of it.
         let readers: Vec<Vec<u32>> = (0..n)
             .map(|i| {
@@ -93,7 +93,7 @@ impl Split {
             list[owner[i] as usize].push(i as u32);
         }
         interior.iter_mut().chain(sent.iter_mut()).for_each(by_rank);
-        let links = |i: u32| (p.row_ptr[2 * i as usize + 1] - p.row_ptr[2 * i as usize]) as usize / 2;
+        let links = |i: u32| (p.row_ptr[d * i as usize + 1] - p.row_ptr[d * i as usize]) as usize / d;
         let mut seen = vec![false; n];
         for q in 0..parts {
             let order = CutOrder { owner: &owner, part: q as u32, rank, sigma, links: &links };
@@ -151,6 +151,7 @@ impl Split {
     /// One increment of every part on the host: each part steps its rows, then the new U of the
     /// sent nodes goes into the neighbours' halos. `u[p]` holds part p's (prev, curr, next).
     pub fn step(&self, u: &mut [[Vec<f64>; 3]], amp: f64) {
+        let d = self.dim();
         for (part, [prev, curr, next]) in self.parts.iter().zip(u.iter_mut()) {
             part.sys.step(prev, curr, next, amp, false);
         }
@@ -158,9 +159,9 @@ impl Split {
             for r in &part.recvs {
                 let send = self.parts[r.peer].sends.iter().find(|l| l.peer == q).expect("a send for every receive");
                 for (&h, &s) in r.at.iter().zip(&send.at) {
-                    for a in 0..2 {
-                        let v = u[r.peer][2][2 * s as usize + a];
-                        u[q][2][2 * h as usize + a] = v;
+                    for a in 0..d {
+                        let v = u[r.peer][2][d * s as usize + a];
+                        u[q][2][d * h as usize + a] = v;
                     }
                 }
             }
@@ -170,14 +171,19 @@ impl Split {
 
     /// The model's U (dof order) from the parts' `curr` vectors (their owned nodes).
     pub fn gather(&self, curr: &[&[f64]]) -> Vec<f64> {
-        let mut out = vec![0.0; 2 * self.owner.len()];
+        let d = self.dim();
+        let mut out = vec![0.0; d * self.owner.len()];
         for (part, u) in self.parts.iter().zip(curr) {
             for (k, &i) in part.node_at[..part.owned].iter().enumerate() {
-                out[2 * i as usize] = u[2 * k];
-                out[2 * i as usize + 1] = u[2 * k + 1];
+                out[d * i as usize..d * i as usize + d].copy_from_slice(&u[d * k..d * k + d]);
             }
         }
         out
+    }
+
+    /// Dofs per node.
+    pub fn dim(&self) -> usize {
+        self.parts.first().map_or(2, |p| p.sys.dim)
     }
 
     /// Halo nodes over all parts: the nodes that cross a link each increment.
@@ -248,37 +254,37 @@ impl<L: Fn(u32) -> usize> CutOrder<'_, L> {
 /// A part's operators on its own numbering (`node_at`, its first `owned` positions its own;
 /// `local` maps each of its nodes to its position), and its receivers' indices among the model's.
 fn local_system(sys: &System, node_at: &[u32], owned: usize, local: &[u32]) -> (System, Vec<usize>) {
-    let p = &sys.pattern;
+    let (p, d) = (&sys.pattern, sys.dim);
     let nodes = node_at.len();
-    let mut row_ptr = Vec::with_capacity(2 * nodes + 1);
+    let mut row_ptr = Vec::with_capacity(d * nodes + 1);
     row_ptr.push(0u32);
     let (mut col, mut kp) = (Vec::new(), Vec::new());
-    let mut cp = vec![0.0; 2 * nodes];
+    let mut cp = vec![0.0; d * nodes];
     for (k, &i) in node_at.iter().enumerate() {
-        for a in 0..2 {
-            let r = 2 * i as usize + a;
+        for a in 0..d {
+            let r = d * i as usize + a;
             if k < owned {
                 for q in p.row_ptr[r] as usize..p.row_ptr[r + 1] as usize {
                     let c = p.col[q] as usize;
-                    col.push(2 * local[c / 2] + (c % 2) as u32);
+                    col.push((d * local[c / d] as usize + c % d) as u32);
                     kp.push(sys.kp[q]);
                 }
-                cp[2 * k + a] = sys.cp[r];
+                cp[d * k + a] = sys.cp[r];
             }
             row_ptr.push(col.len() as u32);
         }
     }
     // A dof of a node this part owns (`local` holds stale positions of other parts' nodes, so
     // ownership is checked on the position's node).
-    let owned_dof = |d: u32| {
-        let k = local[d as usize / 2];
-        ((k as usize) < owned && node_at[k as usize] == d / 2).then(|| 2 * k + d % 2)
+    let owned_dof = |r: u32| {
+        let k = local[r as usize / d];
+        ((k as usize) < owned && node_at[k as usize] as usize == r as usize / d).then(|| (d * k as usize + r as usize % d) as u32)
     };
     let mut src: Vec<(u32, f64)> = sys.src_dof.iter().zip(&sys.src_coef).filter_map(|(&d, &c)| owned_dof(d).map(|l| (l, c))).collect();
     src.sort_by_key(|s| s.0);
     let (src_dof, src_coef) = src.into_iter().unzip();
     let (rec_dof, rec_index) = sys.rec_dof.iter().enumerate().filter_map(|(t, &d)| owned_dof(d).map(|l| (l, t))).unzip();
-    let local = System { nodes, pattern: Pattern { row_ptr, col }, kp, cp, src_dof, src_coef, rec_dof, row_bound: sys.row_bound };
+    let local = System { nodes, dim: d, pattern: Pattern { row_ptr, col }, kp, cp, src_dof, src_coef, rec_dof, row_bound: sys.row_bound };
     (local, rec_index)
 }
 

@@ -10,9 +10,40 @@ use rayon::prelude::*;
 use super::model::{geometry, stiffness_block, Model};
 use crate::fem::csr::Pattern;
 
+/// A stiffness matrix K on a dof-level pattern whose node rows are grouped (see
+/// [`System::pattern`]).
+pub struct Stiffness {
+    pub dim: usize,
+    pub pattern: Pattern,
+    pub k: Vec<f64>,
+}
+
+/// Lumped mass and mass-proportional damping per node, and the time step.
+pub struct Lumped {
+    pub m: Vec<f64>,
+    pub c: Vec<f64>,
+    pub dt: f64,
+}
+
+/// `vals` (one value per entry of `pattern`) cut into its rows, for work on rows in parallel.
+pub fn rows_mut<'a>(pattern: &Pattern, vals: &'a mut [f64]) -> Vec<&'a mut [f64]> {
+    let mut out = Vec::with_capacity(pattern.row_ptr.len() - 1);
+    let mut rest = vals;
+    for w in pattern.row_ptr.windows(2) {
+        let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
+        out.push(row);
+        rest = tail;
+    }
+    out
+}
+
 pub struct System {
     pub nodes: usize,
-    /// K' over all 2 N dofs (dof 2i + a is node i's direction a); fixed rows hold zeros.
+    /// Dofs per node: 2 (Pogo's plane-strain models), 3 (the 3D box of [`super::hexbox`]).
+    pub dim: usize,
+    /// K' over all dim N dofs (dof dim i + a is node i's direction a); fixed rows hold zeros.
+    /// A node's dim rows hold the same columns, in groups (dim j, .., dim j + dim - 1) of each
+    /// neighbour j ([`System::step`] relies on it).
     pub pattern: Pattern,
     pub kp: Vec<f64>,
     /// C' per dof (zero where fixed).
@@ -45,14 +76,6 @@ impl System {
         let n = model.nodes();
         let dofs = |e: usize, out: &mut Vec<i32>| out.extend(model.mesh.tris[e].iter().flat_map(|&v| [2 * v as i32, 2 * v as i32 + 1]));
         let pattern = Pattern::of_elements(2 * n, model.mesh.tris.len(), dofs);
-        // What `step` relies on: node i's rows 2i and 2i+1 hold the same columns, in pairs
-        // (2j, 2j + 1) of each neighbour j.
-        let paired = (0..n).into_par_iter().all(|i| {
-            let (r0, r1, r2) = (pattern.row_ptr[2 * i] as usize, pattern.row_ptr[2 * i + 1] as usize, pattern.row_ptr[2 * i + 2] as usize);
-            let (a, b) = (&pattern.col[r0..r1], &pattern.col[r1..r2]);
-            a == b && a.len() % 2 == 0 && a.chunks_exact(2).all(|c| c[0] % 2 == 0 && c[1] == c[0] + 1)
-        });
-        assert!(paired, "K' pattern: a node's two rows must hold the same column pairs");
         let slots = pattern.slots(model.mesh.tris.len(), 6, dofs);
         let mut k = vec![0.0; pattern.nnz()];
         for e in 0..model.mesh.tris.len() {
@@ -70,73 +93,91 @@ impl System {
             }
         }
         let (m, c) = lumped(model);
-        let dt = model.dt;
-        let d: Vec<f64> = (0..n).map(|i| m[i] / (dt * dt) + c[i] / (2.0 * dt)).collect();
-        let mut kp = k;
-        let mut cp = vec![0.0; 2 * n];
-        for r in 0..2 * n {
-            let i = r / 2;
-            let range = pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize;
-            if model.fixed[r] {
-                kp[range].fill(0.0);
-                continue;
-            }
-            for q in range {
-                let diag = if pattern.col[q] as usize == r { 2.0 * m[i] / (dt * dt) } else { 0.0 };
-                kp[q] = (diag - kp[q]) / d[i];
-            }
-            cp[r] = (c[i] / (2.0 * dt) - m[i] / (dt * dt)) / d[i];
-        }
-        let mut src_dof = Vec::new();
-        let mut src_coef = Vec::new();
+        let mut src = Vec::new();
         for &v in &model.source.nodes {
             for a in 0..2 {
-                let r = 2 * v as usize + a;
-                if !model.fixed[r] && model.source.direction[a] != 0.0 {
-                    src_dof.push(r as u32);
-                    src_coef.push(model.source.direction[a] / d[v as usize]);
+                if model.source.direction[a] != 0.0 {
+                    src.push((2 * v + a as u32, model.source.direction[a]));
                 }
             }
         }
+        let rec_dof = model.receivers.iter().flat_map(|&v| [2 * v, 2 * v + 1]).collect();
+        let stiffness = Stiffness { dim: 2, pattern, k };
+        System::of_stiffness(stiffness, &Lumped { m, c, dt: model.dt }, &model.fixed, src, rec_dof)
+    }
+
+    /// Eq. (4)'s operators of K (`stiffness`), the lumped mass and damping per node, the fixed
+    /// dofs (their rows zero), the source's dofs with their force (F_d = force signal(t); a
+    /// fixed dof's dropped) and the receivers' dofs. The rows are worked on in parallel.
+    pub fn of_stiffness(stiffness: Stiffness, lumped: &Lumped, fixed: &[bool], src: Vec<(u32, f64)>, rec_dof: Vec<u32>) -> System {
+        let Stiffness { dim, pattern, k } = stiffness;
+        let Lumped { m, c, dt } = lumped;
+        let dt = *dt;
+        let n = m.len();
+        assert!(grouped(&pattern, dim, n), "K' pattern: a node's rows must hold the same column groups");
+        let d: Vec<f64> = (0..n).map(|i| m[i] / (dt * dt) + c[i] / (2.0 * dt)).collect();
+        let mut kp = k;
+        let mut cp = vec![0.0; dim * n];
+        rows_mut(&pattern, &mut kp).into_par_iter().zip(cp.par_iter_mut()).enumerate().for_each(|(r, (row, cp))| {
+            let i = r / dim;
+            if fixed[r] {
+                row.fill(0.0);
+                return;
+            }
+            let cols = &pattern.col[pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize];
+            for (v, &col) in row.iter_mut().zip(cols) {
+                let diag = if col as usize == r { 2.0 * m[i] / (dt * dt) } else { 0.0 };
+                *v = (diag - *v) / d[i];
+            }
+            *cp = (c[i] / (2.0 * dt) - m[i] / (dt * dt)) / d[i];
+        });
+        let mut src: Vec<(u32, f64)> =
+            src.into_iter().filter(|&(r, _)| !fixed[r as usize]).map(|(r, f)| (r, f / d[r as usize / dim])).collect();
         // Sorted by dof, each once: the kernels find a dof's entry by bisection.
-        let mut src: Vec<(u32, f64)> = src_dof.into_iter().zip(src_coef).collect();
         src.sort_by_key(|p| p.0);
         assert!(src.windows(2).all(|w| w[0].0 < w[1].0), "a source node is listed twice");
         let (src_dof, src_coef): (Vec<u32>, Vec<f64>) = src.into_iter().unzip();
-        let rec_dof = model.receivers.iter().flat_map(|&v| [2 * v, 2 * v + 1]).collect();
-        let row_bound = (0..2 * n)
+        let row_bound = (0..dim * n)
             .into_par_iter()
             .map(|r| kp[pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize].iter().map(|v| v.abs()).sum::<f64>() + cp[r].abs())
             .reduce(|| 0.0, f64::max);
-        System { nodes: n, pattern, kp, cp, src_dof, src_coef, rec_dof, row_bound }
+        System { nodes: n, dim, pattern, kp, cp, src_dof, src_coef, rec_dof, row_bound }
+    }
+
+    /// Dofs: dim per node.
+    pub fn dofs(&self) -> usize {
+        self.dim * self.nodes
     }
 
     /// One step of Eq. (4) on the host in f64: next = K' curr + C' prev + F'(amp).
     ///
-    /// A node's two rows have the same columns (both dofs of each neighbour, in order), so
-    /// they are summed together from the first row's columns: the second row's column indices
-    /// are never read (40 bytes a node link instead of 48; the step is memory-bound). Each
-    /// row's sum runs over its entries in their stored order, as a row-by-row CSR product does.
+    /// A node's dim rows have the same columns (every dof of each neighbour, in order), so
+    /// they are summed together from the first row's columns: the other rows' column indices
+    /// are never read (in 2D, 40 bytes a node link instead of 48; the step is memory-bound).
+    /// Each row's sum runs over its entries in their stored order, as a row-by-row CSR product
+    /// does.
     pub fn step(&self, prev: &[f64], curr: &[f64], next: &mut [f64], amp: f64, parallel: bool) {
         let p = &self.pattern;
+        let d = self.dim;
         let node = |i: usize, out: &mut [f64]| {
-            let (r0, r1) = (p.row_ptr[2 * i] as usize, p.row_ptr[2 * i + 1] as usize);
-            let (mut s0, mut s1) = (0.0, 0.0);
-            for (q, pair) in p.col[r0..r1].chunks_exact(2).enumerate() {
-                let j = pair[0] as usize;
-                let (x, y) = (curr[j], curr[j + 1]);
-                s0 += self.kp[r0 + 2 * q] * x;
-                s0 += self.kp[r0 + 2 * q + 1] * y;
-                s1 += self.kp[r1 + 2 * q] * x;
-                s1 += self.kp[r1 + 2 * q + 1] * y;
+            let rows: [usize; 3] = std::array::from_fn(|a| p.row_ptr[d * i + a.min(d - 1)] as usize);
+            let mut s = [0.0f64; 3];
+            for (q, group) in p.col[rows[0]..p.row_ptr[d * i + 1] as usize].chunks_exact(d).enumerate() {
+                let j = group[0] as usize;
+                for a in 0..d {
+                    for b in 0..d {
+                        s[a] += self.kp[rows[a] + d * q + b] * curr[j + b];
+                    }
+                }
             }
-            out[0] = s0 + self.cp[2 * i] * prev[2 * i];
-            out[1] = s1 + self.cp[2 * i + 1] * prev[2 * i + 1];
+            for a in 0..d {
+                out[a] = s[a] + self.cp[d * i + a] * prev[d * i + a];
+            }
         };
         if parallel {
-            next.par_chunks_mut(2).enumerate().for_each(|(i, out)| node(i, out));
+            next.par_chunks_mut(d).enumerate().for_each(|(i, out)| node(i, out));
         } else {
-            next.chunks_mut(2).enumerate().for_each(|(i, out)| node(i, out));
+            next.chunks_mut(d).enumerate().for_each(|(i, out)| node(i, out));
         }
         for (&d, &c) in self.src_dof.iter().zip(&self.src_coef) {
             next[d as usize] += c * amp;
@@ -145,9 +186,9 @@ impl System {
 
     /// `steps` host steps (f64, every core) from U_prev = U_curr = `start`, the force's amplitude
     /// at step k being `amp(k)`: U after them, and the receivers' values before each step
-    /// (x, y per receiver, step-major), as the device kernels record them.
+    /// (a value per receiver dof, step-major), as the device kernels record them.
     pub fn run_from(&self, start: Vec<f64>, steps: usize, amp: impl Fn(usize) -> f64) -> (Vec<f64>, Vec<f64>) {
-        let (mut prev, mut curr, mut next) = (start.clone(), start, vec![0.0; 2 * self.nodes]);
+        let (mut prev, mut curr, mut next) = (start.clone(), start, vec![0.0; self.dofs()]);
         let mut trace = Vec::with_capacity(steps * self.rec_dof.len());
         for k in 0..steps {
             trace.extend(self.rec_dof.iter().map(|&d| curr[d as usize]));
@@ -194,6 +235,18 @@ impl Placed {
         self.at.iter().zip(u).for_each(|(&q, &v)| out[q as usize] = v);
         out
     }
+}
+
+/// Whether node i's `dim` rows of `pattern` (nodes 0..n) hold the same columns, in groups of
+/// the `dim` dofs of each neighbour, as [`System::step`] and the sliced ELL read them.
+pub fn grouped(pattern: &Pattern, dim: usize, n: usize) -> bool {
+    (0..n).into_par_iter().all(|i| {
+        let row = |a: usize| &pattern.col[pattern.row_ptr[dim * i + a] as usize..pattern.row_ptr[dim * i + a + 1] as usize];
+        let first = row(0);
+        (1..dim).all(|a| row(a) == first)
+            && first.len().is_multiple_of(dim)
+            && first.chunks_exact(dim).all(|c| c[0] as usize % dim == 0 && c.iter().enumerate().all(|(b, &v)| v == c[0] + b as u32))
+    })
 }
 
 /// The oracle: Eq. (3) stepped in f64 element by element, node by node (each node sums
@@ -294,8 +347,8 @@ pub fn energy(sys: &System, m: &[f64], dt: f64, curr: &[f64], next: &[f64]) -> f
 pub fn energy_of_rows(sys: &System, m: &[f64], dt: f64, curr: &[f64], next: &[f64], keep: impl Fn(usize) -> bool) -> f64 {
     let p = &sys.pattern;
     let mut e = 0.0;
-    for r in (0..2 * sys.nodes).filter(|&r| keep(r)) {
-        let mi = m[r / 2];
+    for r in (0..sys.dofs()).filter(|&r| keep(r)) {
+        let mi = m[r / sys.dim];
         let v = (next[r] - curr[r]) / dt;
         e += 0.5 * mi * v * v;
         let mut ku = 0.0;

@@ -162,7 +162,7 @@ impl Elements {
         Ok(Elements {
             conn: dev.upload_slice(&conn)?,
             xyz: dev.upload_slice(&real(&xyz))?,
-            dn: dev.upload_slice(&real(&super::hex8::derivative_table()))?,
+            dn: dev.upload_slice(&real(&crate::fem::hex8::derivative_table()))?,
             ke: dev.alloc(576 * ne * s)?,
             order: dev.upload_slice(&order)?,
             kernel: ctx.modules.kernel_for::<ElementsArgs>(dev, &SANFUI, defines)?,

@@ -7,7 +7,7 @@
 //! to CSR on the device (a timed stage, checked), and every assembled matrix is multiplied by a
 //! vector, by our kernel of its format and by cuSPARSE's CSR or BSR SpMV ([`spmv`]).
 //!
-//! Here: the element ([`hex8`]), the formats, Eq. 6, Table 1 and the check of a device result
+//! Here: the element ([`crate::fem::hex8`]), the formats, Eq. 6, Table 1 and the check of a device result
 //! ([`formats`]), the box's f64 reference and the CPU methods ([`reference`]), the device
 //! methods ([`gpu`]), the bytes and flops per stage ([`cost`]), the cases ([`benchmark`]) and
 //! the reports ([`report`], where each method stops fitting: [`limits`]); the solved beam
@@ -27,7 +27,6 @@ mod claims;
 pub mod cost;
 pub mod formats;
 pub mod gpu;
-pub mod hex8;
 pub mod kernel;
 pub mod limits;
 pub mod method;

@@ -8,7 +8,7 @@ use fembench_fem::hexmesh::BoxMesh;
 use rayon::prelude::*;
 
 use super::formats::Neighbours;
-use super::hex8;
+use crate::fem::hex8;
 
 /// One box: mesh, neighbour lists, the reference CSR matrix and the scale of its rounding.
 pub struct Prepared {

@@ -34,13 +34,13 @@ use super::assembly::WARM_ONLY;
 use super::cost::{self, Cost};
 use super::formats::{self, Neighbours};
 use super::gpu::{check_on_device, stages_of, DeviceRun, CHECK_ENTRIES, SANFUI};
-use super::hex8;
 use super::kernel::{SharedNzArgs, Symbolic};
 use super::reference::Prepared;
 use super::spec::{Format, Method, Problem_};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
+use crate::fem::hex8;
 use crate::kernels::Defines;
 use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::trace::mark;
@@ -386,7 +386,7 @@ pub fn run_on_host(plan: &SharedPlan, xyz: &dyn Fn(usize) -> [f64; 3], element: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sanfui::hex8;
+    use crate::fem::hex8;
     use crate::sanfui::reference::Prepared;
 
     /// In 48 KB: one node per block in f64 (its 8 elements), 1 x 2 x 2 in f32 (18 elements);

@@ -140,9 +140,24 @@ impl fembench::benchmark::Experiment for Scripted {
 /// returns its rows (None without an OpenCL device).
 #[allow(dead_code)]
 pub fn quick_rows_on_opencl(file: &str, id: &str) -> Option<polars::prelude::DataFrame> {
+    quick_rows_on_opencl_edited(file, id, &[])
+}
+
+/// [`quick_rows_on_opencl`] of a copy of the file with each `(from, to)` of `edits` replaced
+/// (a large file whose full problem needs more host memory than this machine has, made to fit:
+/// its quick block is what runs).
+pub fn quick_rows_on_opencl_edited(file: &str, id: &str, edits: &[(&str, &str)]) -> Option<polars::prelude::DataFrame> {
     let _turn = opencl_turn();
     drop(opencl_device()?);
-    let exp = fembench::load(&experiments_dir().join(file)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read_to_string(experiments_dir().join(file)).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{file} holds `{from}`");
+        text = text.replace(from, to);
+    }
+    let path = dir.path().join(Path::new(file).file_name().unwrap());
+    std::fs::write(&path, text).unwrap();
+    let exp = fembench::load(&path).unwrap();
     let out = tempfile::tempdir().unwrap();
     let opts = fembench::runner::RunOptions {
         backends: vec![fembench::device::Backend::OpenCl, fembench::device::Backend::Cpu],

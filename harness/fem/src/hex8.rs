@@ -1,4 +1,4 @@
-//! The eight-node trilinear hexahedron of 3D isotropic linear elasticity (Eq. 5): shape
+//! The eight-node trilinear hexahedron of 3D isotropic linear elasticity (Sanfui and Sharma's Eq. 5): shape
 //! functions, their reference derivatives at the 2x2x2 Gauss points (the table the kernel reads,
 //! "pre-computed" as in Algorithm 1), and the f64 element stiffness the CPU reference uses.
 //!
