@@ -180,18 +180,20 @@ fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_a
     }
 }
 
-/// The published multi-GPU run (four H100s of one node) reports the same markdown again, and
-/// every row on two and four GPUs verifies and equals the one-GPU run of its model to the bit
-/// (the weak study's larger models too: their cases make that run themselves).
+/// The published multi-GPU runs (the weld on four H100s of one node, the 3D box on four H200s)
+/// report the same markdown again, with no row above physics, and every row on two and four GPUs
+/// verifies and equals the one-GPU run of its model to the bit (the weak study's larger models
+/// too: their cases make that run themselves).
 #[test]
 fn the_published_multigpu_runs_report_the_same_and_equal_one_gpu() {
-    for (gpu, multi) in [("h100-x4", 18)] {
+    for (gpu, id, multi) in [("h100-x4", "pogo-multigpu", 18), ("h200-x4", "pogo-multigpu-3d", 4)] {
         let stored = common::published(gpu);
         let tmp = tempfile::tempdir().unwrap();
         fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
         let want = std::fs::read_to_string(stored.join("report.md")).unwrap();
         assert_eq!(want, std::fs::read_to_string(tmp.path().join("report.md")).unwrap(), "run `harness report results/published/{gpu}`");
-        let df = RunDir::open(&stored).unwrap().read_experiment("pogo-multigpu").unwrap().unwrap();
+        assert!(!want.contains("### Rows above physics"), "{gpu}: rows above physics");
+        let df = RunDir::open(&stored).unwrap().read_experiment(id).unwrap().unwrap();
         let num = |c: &str, i: usize| df.column(c).unwrap().cast(&polars::prelude::DataType::Float64).unwrap().f64().unwrap().get(i);
         let str_at = |c: &str, i: usize| df.column(c).unwrap().str().unwrap().get(i).unwrap_or("").to_string();
         let several: Vec<usize> = (0..df.height()).filter(|&i| num("gpus", i) > Some(1.0) && str_at("status", i) != "skipped").collect();
@@ -231,7 +233,7 @@ fn every_column_of_the_published_runs_is_declared() {
     let own: Vec<String> = frame.get_column_names().iter().map(|c| c.to_string()).collect();
     let mut undeclared = Vec::new();
     let mut checked = 0;
-    for gpu in ["h200", "h100", "h100-x4", "h100-banas"] {
+    for gpu in ["h200", "h100", "h100-x4", "h200-x4", "h100-banas"] {
         let run = RunDir::open(&common::published(gpu)).unwrap();
         for file in run.experiment_files().unwrap() {
             let text = std::fs::read_to_string(&file).unwrap();
