@@ -23,6 +23,19 @@ pub fn free_dofs(prescribed: impl IntoIterator<Item = bool>) -> (Vec<i32>, usize
     (dof, n)
 }
 
+/// `data` cut into consecutive segments of `lengths` (their sum at most `data`'s length), for
+/// work on rows, nodes or slices in parallel.
+pub fn segments_mut<T>(data: &mut [T], lengths: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut out = Vec::new();
+    let mut rest = data;
+    for len in lengths {
+        let (head, tail) = rest.split_at_mut(len);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
 /// A CSR pattern: row r's columns are `col[row_ptr[r]..row_ptr[r + 1]]`, sorted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pattern {

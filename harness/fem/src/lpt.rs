@@ -39,14 +39,10 @@ impl Packed {
         }
         // Concatenated on every core (a plan can hold a few GB).
         let mut data = vec![0i32; total];
-        let mut parts: Vec<&mut [i32]> = Vec::with_capacity(blocks.len());
-        let mut rest = data.as_mut_slice();
-        for b in &blocks {
-            let (head, tail) = rest.split_at_mut(b.len());
-            parts.push(head);
-            rest = tail;
-        }
-        parts.into_par_iter().zip(blocks.par_iter()).for_each(|(d, b)| d.copy_from_slice(b));
+        crate::csr::segments_mut(&mut data, blocks.iter().map(Vec::len))
+            .into_par_iter()
+            .zip(blocks.par_iter())
+            .for_each(|(d, b)| d.copy_from_slice(b));
         Ok(Packed { lanes, data, ptr })
     }
 }

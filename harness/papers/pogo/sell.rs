@@ -11,6 +11,7 @@
 use rayon::prelude::*;
 
 use super::system::{Placed, System};
+use crate::fem::csr::segments_mut;
 
 /// Nodes per slice of the sliced ELL (a warp).
 pub const SLICE: usize = 32;
@@ -57,17 +58,9 @@ impl SlicedEll {
         let mut col = vec![0u32; total];
         let mut vals = vec![0.0f64; d * d * total];
         // Slice by slice in parallel: slice s owns its entries and their blocks.
-        let mut col_of: Vec<&mut [u32]> = Vec::with_capacity(slices);
-        let mut vals_of: Vec<&mut [f64]> = Vec::with_capacity(slices);
-        let (mut c_rest, mut v_rest) = (&mut col[..], &mut vals[..]);
-        for w in slice_ptr.windows(2) {
-            let len = (w[1] - w[0]) as usize;
-            let (c, ct) = c_rest.split_at_mut(len);
-            let (v, vt) = v_rest.split_at_mut(d * d * len);
-            col_of.push(c);
-            vals_of.push(v);
-            (c_rest, v_rest) = (ct, vt);
-        }
+        let entries = || slice_ptr.windows(2).map(|w| (w[1] - w[0]) as usize);
+        let col_of = segments_mut(&mut col, entries());
+        let vals_of = segments_mut(&mut vals, entries().map(|e| d * d * e));
         col_of.into_par_iter().zip(vals_of).enumerate().for_each(|(s, (col, vals))| {
             let w = col.len() / SLICE;
             for lane in 0..SLICE.min(n - s * SLICE) {

@@ -8,7 +8,7 @@
 use rayon::prelude::*;
 
 use super::model::{geometry, stiffness_block, Model};
-use crate::fem::csr::Pattern;
+use crate::fem::csr::{segments_mut, Pattern};
 
 /// A stiffness matrix K on a dof-level pattern whose node rows are grouped (see
 /// [`System::pattern`]).
@@ -23,18 +23,6 @@ pub struct Lumped {
     pub m: Vec<f64>,
     pub c: Vec<f64>,
     pub dt: f64,
-}
-
-/// `vals` (one value per entry of `pattern`) cut into its rows, for work on rows in parallel.
-pub fn rows_mut<'a>(pattern: &Pattern, vals: &'a mut [f64]) -> Vec<&'a mut [f64]> {
-    let mut out = Vec::with_capacity(pattern.row_ptr.len() - 1);
-    let mut rest = vals;
-    for w in pattern.row_ptr.windows(2) {
-        let (row, tail) = rest.split_at_mut((w[1] - w[0]) as usize);
-        out.push(row);
-        rest = tail;
-    }
-    out
 }
 
 pub struct System {
@@ -118,19 +106,23 @@ impl System {
         let d: Vec<f64> = (0..n).map(|i| m[i] / (dt * dt) + c[i] / (2.0 * dt)).collect();
         let mut kp = k;
         let mut cp = vec![0.0; dim * n];
-        rows_mut(&pattern, &mut kp).into_par_iter().zip(cp.par_iter_mut()).enumerate().for_each(|(r, (row, cp))| {
-            let i = r / dim;
-            if fixed[r] {
-                row.fill(0.0);
-                return;
-            }
-            let cols = &pattern.col[pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize];
-            for (v, &col) in row.iter_mut().zip(cols) {
-                let diag = if col as usize == r { 2.0 * m[i] / (dt * dt) } else { 0.0 };
-                *v = (diag - *v) / d[i];
-            }
-            *cp = (c[i] / (2.0 * dt) - m[i] / (dt * dt)) / d[i];
-        });
+        segments_mut(&mut kp, pattern.row_ptr.windows(2).map(|w| (w[1] - w[0]) as usize))
+            .into_par_iter()
+            .zip(cp.par_iter_mut())
+            .enumerate()
+            .for_each(|(r, (row, cp))| {
+                let i = r / dim;
+                if fixed[r] {
+                    row.fill(0.0);
+                    return;
+                }
+                let cols = &pattern.col[pattern.row_ptr[r] as usize..pattern.row_ptr[r + 1] as usize];
+                for (v, &col) in row.iter_mut().zip(cols) {
+                    let diag = if col as usize == r { 2.0 * m[i] / (dt * dt) } else { 0.0 };
+                    *v = (diag - *v) / d[i];
+                }
+                *cp = (c[i] / (2.0 * dt) - m[i] / (dt * dt)) / d[i];
+            });
         let mut src: Vec<(u32, f64)> =
             src.into_iter().filter(|&(r, _)| !fixed[r as usize]).map(|(r, f)| (r, f / d[r as usize / dim])).collect();
         // Sorted by dof, each once: the kernels find a dof's entry by bisection.
@@ -157,30 +149,39 @@ impl System {
     /// Each row's sum runs over its entries in their stored order, as a row-by-row CSR product
     /// does.
     pub fn step(&self, prev: &[f64], curr: &[f64], next: &mut [f64], amp: f64, parallel: bool) {
-        let p = &self.pattern;
-        let d = self.dim;
-        let node = |i: usize, out: &mut [f64]| {
-            let rows: [usize; 3] = std::array::from_fn(|a| p.row_ptr[d * i + a.min(d - 1)] as usize);
-            let mut s = [0.0f64; 3];
-            for (q, group) in p.col[rows[0]..p.row_ptr[d * i + 1] as usize].chunks_exact(d).enumerate() {
-                let j = group[0] as usize;
-                for a in 0..d {
-                    for b in 0..d {
-                        s[a] += self.kp[rows[a] + d * q + b] * curr[j + b];
-                    }
-                }
-            }
-            for a in 0..d {
-                out[a] = s[a] + self.cp[d * i + a] * prev[d * i + a];
-            }
-        };
-        if parallel {
-            next.par_chunks_mut(d).enumerate().for_each(|(i, out)| node(i, out));
-        } else {
-            next.chunks_mut(d).enumerate().for_each(|(i, out)| node(i, out));
+        match self.dim {
+            2 => self.products::<2>(prev, curr, next, parallel),
+            3 => self.products::<3>(prev, curr, next, parallel),
+            d => panic!("Eq. (4) on the host: {d} dofs a node (2 or 3)"),
         }
         for (&d, &c) in self.src_dof.iter().zip(&self.src_coef) {
             next[d as usize] += c * amp;
+        }
+    }
+
+    /// [`System::step`]'s K' curr + C' prev, with the dofs a node (`D`) known when compiled:
+    /// the timed CPU methods run it, so its loops unroll as a hand-written 2D step's do.
+    fn products<const D: usize>(&self, prev: &[f64], curr: &[f64], next: &mut [f64], parallel: bool) {
+        let p = &self.pattern;
+        let node = |i: usize, out: &mut [f64]| {
+            let rows: [usize; D] = std::array::from_fn(|a| p.row_ptr[D * i + a] as usize);
+            let mut s = [0.0f64; D];
+            for (q, group) in p.col[rows[0]..p.row_ptr[D * i + 1] as usize].chunks_exact(D).enumerate() {
+                let u: [f64; D] = std::array::from_fn(|b| curr[group[0] as usize + b]);
+                for a in 0..D {
+                    for (b, ub) in u.iter().enumerate() {
+                        s[a] += self.kp[rows[a] + D * q + b] * ub;
+                    }
+                }
+            }
+            for a in 0..D {
+                out[a] = s[a] + self.cp[D * i + a] * prev[D * i + a];
+            }
+        };
+        if parallel {
+            next.par_chunks_mut(D).enumerate().for_each(|(i, out)| node(i, out));
+        } else {
+            next.chunks_mut(D).enumerate().for_each(|(i, out)| node(i, out));
         }
     }
 
