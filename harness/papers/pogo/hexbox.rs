@@ -12,11 +12,11 @@
 
 use rayon::prelude::*;
 
-use super::model::{Material, Signal, WELD_SIGNAL};
+use super::model::{largest_eigenvalue, Material, Signal, WELD_SIGNAL};
 use super::system::{Lumped, Stiffness, System};
-use crate::fem::csr::Pattern;
+use crate::fem::csr::{segments_mut, Pattern};
 use crate::fem::hex8;
-use crate::fem::hexmesh::BoxMesh;
+use crate::fem::hexmesh::{pattern_of, BoxMesh, Neighbours};
 
 /// The block: its mesh, material, time step and loads.
 pub struct HexBox {
@@ -80,10 +80,10 @@ impl HexBox {
     /// Eq. (4)'s operators.
     pub fn system(&self) -> System {
         let [n, _, _] = self.mesh.nodes;
-        let pattern = box_pattern(n);
+        let pattern = pattern_of(&Neighbours::of_box(&self.mesh));
         let k = self.stiffness(&pattern);
         let cell_mass = self.material.rho * self.element_size.powi(3) / 8.0;
-        let m: Vec<f64> = (0..self.nodes()).map(|v| cell_mass * cells_of(n, v).len() as f64).collect();
+        let m: Vec<f64> = (0..self.nodes()).map(|v| cell_mass * cells_of(n, v).count() as f64).collect();
         let c = vec![0.0; m.len()];
         let fixed: Vec<bool> = (0..self.dofs()).map(|r| r / 3 < n * n).collect();
         let src = vec![(3 * self.source + 2, -1.0)];
@@ -91,21 +91,14 @@ impl HexBox {
         System::of_stiffness(Stiffness { dim: 3, pattern, k }, &Lumped { m, c, dt: self.dt }, &fixed, src, rec_dof)
     }
 
-    /// K on `pattern` ([`box_pattern`]), node by node in parallel: each node's rows sum the
+    /// K on `pattern` ([`pattern_of`] the box's neighbour lists), node by node in parallel: each node's rows sum the
     /// blocks of the (up to 8) elements around it.
     fn stiffness(&self, pattern: &Pattern) -> Vec<f64> {
         let [n, _, _] = self.mesh.nodes;
         let ke = self.element();
         let mut k = vec![0.0; pattern.nnz()];
-        let mut per_node: Vec<&mut [f64]> = Vec::with_capacity(self.nodes());
-        let mut rest = &mut k[..];
-        for v in 0..self.nodes() {
-            let len = (pattern.row_ptr[3 * v + 3] - pattern.row_ptr[3 * v]) as usize;
-            let (mine, tail) = rest.split_at_mut(len);
-            per_node.push(mine);
-            rest = tail;
-        }
-        per_node.into_par_iter().enumerate().for_each(|(v, vals)| {
+        let per_node = (0..self.nodes()).map(|v| (pattern.row_ptr[3 * v + 3] - pattern.row_ptr[3 * v]) as usize);
+        segments_mut(&mut k, per_node).into_par_iter().enumerate().for_each(|(v, vals)| {
             let links = vals.len() / 9;
             let at = grid(n, v);
             let first = neighbour_box(n, at);
@@ -135,22 +128,10 @@ fn cube(h: f64) -> [[f64; 3]; 8] {
 /// 2 / sqrt(lambda_max(M_e^-1 K_e)), which bounds the assembled system's largest eigenvalue.
 pub fn critical_dt(material: &Material, h: f64) -> f64 {
     let k = hex8::stiffness(&cube(h), material.lambda, material.mu, false);
+    let k: [[f64; 24]; 24] = std::array::from_fn(|r| std::array::from_fn(|c| k[r * 24 + c]));
+    let start: [f64; 24] = std::array::from_fn(|i| 1.0 + 0.37 * ((i * 7) % 11) as f64 - 0.13 * (i % 3) as f64);
     let m = material.rho * h.powi(3) / 8.0;
-    let mut v: [f64; 24] = std::array::from_fn(|i| 1.0 + 0.37 * ((i * 7) % 11) as f64 - 0.13 * (i % 3) as f64);
-    let mut rq = 0.0;
-    for _ in 0..2000 {
-        let w: [f64; 24] = std::array::from_fn(|r| (0..24).map(|c| k[r * 24 + c] * v[c]).sum());
-        let (vw, vv): (f64, f64) = (v.iter().zip(&w).map(|(a, b)| a * b).sum(), v.iter().map(|a| a * a).sum());
-        let next = vw / vv;
-        let converged = (next - rq).abs() <= 1e-14 * next.abs();
-        rq = next;
-        let norm = w.iter().map(|a| a * a).sum::<f64>().sqrt();
-        if norm == 0.0 || converged {
-            break;
-        }
-        v.iter_mut().zip(&w).for_each(|(a, b)| *a = b / norm);
-    }
-    2.0 / (rq / m).sqrt()
+    2.0 / (largest_eigenvalue(&k, start) / m).sqrt()
 }
 
 /// Node v's grid position (i, j, k) in a cube of n nodes a side.
@@ -171,18 +152,10 @@ fn link_index(first: [[usize; 2]; 3], w: [usize; 3]) -> usize {
 }
 
 /// The cells (their lowest corner) around node v.
-fn cells_of(n: usize, v: usize) -> Vec<[usize; 3]> {
+fn cells_of(n: usize, v: usize) -> impl Iterator<Item = [usize; 3]> {
     let at = grid(n, v);
-    let range = |x: usize| x.saturating_sub(1)..x.min(n - 2) + 1;
-    let mut out = Vec::with_capacity(8);
-    for k in range(at[2]) {
-        for j in range(at[1]) {
-            for i in range(at[0]) {
-                out.push([i, j, k]);
-            }
-        }
-    }
-    out
+    let range = move |x: usize| x.saturating_sub(1)..x.min(n - 2) + 1;
+    range(at[2]).flat_map(move |k| range(at[1]).flat_map(move |j| range(at[0]).map(move |i| [i, j, k])))
 }
 
 /// Corner a's offset in a cell, in the box's element order (bottom face counter-clockwise,
@@ -196,43 +169,6 @@ fn corner_at(cell: [usize; 3], a: usize) -> [usize; 3] {
 fn corner_of(cell: [usize; 3], at: [usize; 3]) -> usize {
     let off: [usize; 3] = std::array::from_fn(|d| at[d] - cell[d]);
     CORNER.iter().position(|&c| c == off).expect("a node of the cell")
-}
-
-/// The dof-level pattern of a cube of n nodes a side: node v's three rows hold the three dofs of
-/// each neighbour (the up to 27 nodes of its 3x3x3 neighbourhood), ascending.
-pub fn box_pattern(n: usize) -> Pattern {
-    let nodes = n * n * n;
-    let links = |v: usize| neighbour_box(n, grid(n, v)).iter().map(|[lo, hi]| hi - lo + 1).product::<usize>();
-    let mut row_ptr = Vec::with_capacity(3 * nodes + 1);
-    row_ptr.push(0u64);
-    for v in 0..nodes {
-        let len = 3 * links(v) as u64;
-        for _ in 0..3 {
-            row_ptr.push(row_ptr.last().copied().unwrap_or(0) + len);
-        }
-    }
-    let total = *row_ptr.last().unwrap_or(&0);
-    assert!(total <= u32::MAX as u64, "the box's K' has {total} entries: more than 32-bit offsets address");
-    let row_ptr: Vec<u32> = row_ptr.into_iter().map(|x| x as u32).collect();
-    let mut col = vec![0u32; total as usize];
-    let mut per_node: Vec<&mut [u32]> = Vec::with_capacity(nodes);
-    let mut rest = &mut col[..];
-    for v in 0..nodes {
-        let (mine, tail) = rest.split_at_mut((row_ptr[3 * v + 3] - row_ptr[3 * v]) as usize);
-        per_node.push(mine);
-        rest = tail;
-    }
-    per_node.into_par_iter().enumerate().for_each(|(v, cols)| {
-        let [bx, by, bz] = neighbour_box(n, grid(n, v));
-        let row: Vec<u32> = (bz[0]..=bz[1])
-            .flat_map(|k| (by[0]..=by[1]).flat_map(move |j| (bx[0]..=bx[1]).map(move |i| ((k * n + j) * n + i) as u32)))
-            .flat_map(|w| [3 * w, 3 * w + 1, 3 * w + 2])
-            .collect();
-        for chunk in cols.chunks_exact_mut(row.len()) {
-            chunk.copy_from_slice(&row);
-        }
-    });
-    Pattern { row_ptr, col }
 }
 
 #[cfg(test)]
@@ -261,7 +197,7 @@ mod tests {
     fn the_node_by_node_stiffness_equals_the_element_assembly() {
         let b = HexBox::new(5);
         let (pattern, k) = assembled(&b);
-        assert_eq!(box_pattern(5), pattern);
+        assert_eq!(pattern_of(&Neighbours::of_box(&b.mesh)), pattern);
         let ours = b.stiffness(&pattern);
         let scale = k.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         for (q, (a, e)) in ours.iter().zip(&k).enumerate() {
@@ -272,7 +208,7 @@ mod tests {
     #[test]
     fn a_rigid_translation_costs_no_force_and_the_mass_is_the_blocks() {
         let b = HexBox::new(6);
-        let pattern = box_pattern(6);
+        let pattern = pattern_of(&Neighbours::of_box(&b.mesh));
         let k = b.stiffness(&pattern);
         let scale = k.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         for c in 0..3 {
@@ -299,7 +235,7 @@ mod tests {
         // A 1D estimate: h / vp bounds the limit from above for a cube.
         assert!(crit < b.element_size / b.material.vp() * 1.01, "{crit}");
         let sys = b.system();
-        let m: Vec<f64> = (0..b.nodes()).map(|v| b.material.rho * b.element_size.powi(3) / 8.0 * cells_of(7, v).len() as f64).collect();
+        let m: Vec<f64> = (0..b.nodes()).map(|v| b.material.rho * b.element_size.powi(3) / 8.0 * cells_of(7, v).count() as f64).collect();
         let start = super::super::scaling_gpu::start_state(sys.dofs());
         let mut u = [start.clone(), start, vec![0.0; sys.dofs()]];
         // Free dofs only carry the state; the held ones stay zero.

@@ -180,19 +180,23 @@ pub fn element_stiffness(model: &Model, e: usize) -> [[f64; 6]; 6] {
     k
 }
 
-/// The largest eigenvalue of M_e^-1 K_e with the lumped M_e = rho A / 3 I: the Rayleigh
-/// quotient after power iteration (K_e is symmetric positive semi-definite).
+/// The largest eigenvalue of M_e^-1 K_e with the lumped M_e = rho A / 3 I.
 fn element_lambda_max(model: &Model, e: usize) -> f64 {
     let k = element_stiffness(model, e);
     let (area, _, _) = geometry(&model.mesh, e);
     let m = model.materials[model.material[e] as usize].rho * area / 3.0;
-    let mut v = [1.0, -0.7, 0.3, 0.9, -0.5, 0.2];
+    largest_eigenvalue(&k, [1.0, -0.7, 0.3, 0.9, -0.5, 0.2]) / m
+}
+
+/// The largest eigenvalue of a symmetric positive semi-definite matrix (an element stiffness):
+/// the Rayleigh quotient after power iteration from `start`, on stack arrays (this runs for
+/// every element of a 2M-DOF model). The quotient grows monotonically to the eigenvalue, so it
+/// stops once a step adds less than 1e-13 of it.
+pub fn largest_eigenvalue<const N: usize>(k: &[[f64; N]; N], start: [f64; N]) -> f64 {
+    let mut v = start;
     let mut rq = 0.0;
-    // Power iteration on stack arrays (this runs for every element of a 2M-DOF model): the
-    // Rayleigh quotient of a positive semi-definite K_e grows monotonically to lambda_max, so
-    // it stops once a step adds less than 1e-13 of it.
     for _ in 0..200 {
-        let w: [f64; 6] = std::array::from_fn(|r| (0..6).map(|c| k[r][c] * v[c]).sum());
+        let w: [f64; N] = std::array::from_fn(|r| (0..N).map(|c| k[r][c] * v[c]).sum());
         let (vw, vv): (f64, f64) = (v.iter().zip(&w).map(|(a, b)| a * b).sum(), v.iter().map(|a| a * a).sum());
         let next = vw / vv;
         let converged = next - rq <= 1e-13 * next.abs();
@@ -203,7 +207,7 @@ fn element_lambda_max(model: &Model, e: usize) -> f64 {
         }
         v.iter_mut().zip(&w).for_each(|(a, b)| *a = b / norm);
     }
-    rq / m
+    rq
 }
 
 /// A Hann-windowed tone burst at the weld settings.

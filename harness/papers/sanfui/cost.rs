@@ -28,9 +28,10 @@
 //! - **spmv** rows: the stored matrix once, x and y once each; 2 nnz flops.
 //! - CPU rows carry no bytes or flops (Algorithm 2 computes K^e inside its loop).
 
-use super::formats::{lengths, Neighbours};
+use super::formats::lengths;
 use super::reference::Prepared;
 use super::spec::{Format, Method};
+use fembench_fem::hexmesh::Neighbours;
 
 /// Flops of `sanfui_elements` per element as written: for each of the 8 row nodes and 8 Gauss
 /// points, the Jacobian (144), its cofactors, determinant and inverse (42), the row node's

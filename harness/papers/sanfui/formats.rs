@@ -4,7 +4,7 @@
 //! device wrote them, is turned into CSR order and compared with the f64 reference.
 
 use fembench_fem::csr::Pattern;
-use fembench_fem::hexmesh::BoxMesh;
+use fembench_fem::hexmesh::Neighbours;
 use rayon::prelude::*;
 
 use super::spec::Format;
@@ -14,61 +14,6 @@ pub const PAD: i32 = i32::MAX;
 /// ELL's row width (3 dofs x 27 neighbours) and ELLM's (27 blocks).
 pub const ELL_WIDTH: usize = 81;
 pub const ELLM_WIDTH: usize = 27;
-
-/// S^j of Algorithm 3: each node's neighbours (itself included), sorted, as offsets and a list.
-#[derive(Debug, Clone)]
-pub struct Neighbours {
-    pub ptr: Vec<i32>,
-    pub list: Vec<i32>,
-}
-
-impl Neighbours {
-    /// From the box's index map: node (i, j, k) couples with (i±1, j±1, k±1) where they exist.
-    pub fn of_box(m: &BoxMesh) -> Neighbours {
-        let [nx, ny, nz] = m.nodes;
-        let n = m.num_nodes();
-        let count = |v: usize| {
-            let (i, j, k) = (v % nx, (v / nx) % ny, v / (nx * ny));
-            let c = |i: usize, n: usize| 1 + (i > 0) as usize + (i + 1 < n) as usize;
-            c(i, nx) * c(j, ny) * c(k, nz)
-        };
-        let mut ptr = vec![0i32; n + 1];
-        for v in 0..n {
-            ptr[v + 1] = ptr[v] + count(v) as i32;
-        }
-        let mut list = vec![0i32; ptr[n] as usize];
-        let mut chunks: Vec<&mut [i32]> = Vec::with_capacity(n);
-        let mut rest = list.as_mut_slice();
-        for v in 0..n {
-            let (head, tail) = rest.split_at_mut(count(v));
-            chunks.push(head);
-            rest = tail;
-        }
-        chunks.into_par_iter().enumerate().for_each(|(v, out)| {
-            let (i, j, k) = ((v % nx) as i64, ((v / nx) % ny) as i64, (v / (nx * ny)) as i64);
-            let mut w = 0;
-            for dk in -1..=1i64 {
-                for dj in -1..=1i64 {
-                    for di in -1..=1i64 {
-                        let (a, b, c) = (i + di, j + dj, k + dk);
-                        if a >= 0 && b >= 0 && c >= 0 && a < nx as i64 && b < ny as i64 && c < nz as i64 {
-                            out[w] = ((c * ny as i64 + b) * nx as i64 + a) as i32;
-                            w += 1;
-                        }
-                    }
-                }
-            }
-        });
-        Neighbours { ptr, list }
-    }
-    pub fn nodes(&self) -> usize {
-        self.ptr.len() - 1
-    }
-    /// Node-to-node blocks: the non-zero count over 9.
-    pub fn blocks(&self) -> usize {
-        self.list.len()
-    }
-}
 
 /// Eq. 6: the non-zeros of the box's global stiffness matrix (3 dofs per node).
 pub fn eq6(nodes: [usize; 3]) -> i64 {
@@ -412,6 +357,7 @@ fn check_block_row<V: Copy + Into<f64>>(format: Format, p: &Part<V>, (n, m): (No
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fembench_fem::hexmesh::BoxMesh;
 
     #[test]
     fn eq6_counts_the_boxes_non_zeros_and_table1_matches_our_counts_where_it_should() {
@@ -466,7 +412,7 @@ mod tests {
     /// A box's neighbour lists and pattern, reference values 1, 2, 3, .. and unit scales.
     fn numbered(nodes: [usize; 3]) -> (Neighbours, Pattern, Vec<f64>, Vec<f64>) {
         let nb = Neighbours::of_box(&BoxMesh::new(nodes, [1.0; 3]));
-        let p = crate::sanfui::reference::pattern_of(&nb);
+        let p = fembench_fem::hexmesh::pattern_of(&nb);
         let reference: Vec<f64> = (0..p.nnz()).map(|i| 1.0 + i as f64).collect();
         let scale = vec![1.0; p.nnz()];
         (nb, p, reference, scale)

@@ -7,8 +7,8 @@ use fembench_fem::csr::Pattern;
 use fembench_fem::hexmesh::BoxMesh;
 use rayon::prelude::*;
 
-use super::formats::Neighbours;
 use crate::fem::hex8;
+use fembench_fem::hexmesh::{pattern_of, Neighbours};
 
 /// One box: mesh, neighbour lists, the reference CSR matrix and the scale of its rounding.
 pub struct Prepared {
@@ -84,35 +84,6 @@ pub fn parity_colors(m: &BoxMesh) -> Vec<Vec<u32>> {
     }
     colors.retain(|c| !c.is_empty());
     colors
-}
-
-/// The CSR pattern of 3 dofs per node from the neighbour lists: row 3a + m has the columns
-/// 3 b + n of every neighbour b, in order.
-pub fn pattern_of(nb: &Neighbours) -> Pattern {
-    let n = nb.nodes();
-    let mut row_ptr = vec![0u32; 3 * n + 1];
-    for a in 0..n {
-        let w = 3 * (nb.ptr[a + 1] - nb.ptr[a]) as u32;
-        for m in 0..3 {
-            row_ptr[3 * a + m + 1] = row_ptr[3 * a + m] + w;
-        }
-    }
-    let mut col = vec![0u32; row_ptr[3 * n] as usize];
-    let mut rest = col.as_mut_slice();
-    let mut chunks = Vec::with_capacity(n);
-    for a in 0..n {
-        let (head, tail) = rest.split_at_mut(9 * (nb.ptr[a + 1] - nb.ptr[a]) as usize);
-        chunks.push(head);
-        rest = tail;
-    }
-    chunks.into_par_iter().enumerate().for_each(|(a, out)| {
-        let s = &nb.list[nb.ptr[a] as usize..nb.ptr[a + 1] as usize];
-        for (i, v) in out.iter_mut().enumerate() {
-            let k = i % (3 * s.len());
-            *v = 3 * s[k / 3] as u32 + (k % 3) as u32;
-        }
-    });
-    Pattern { row_ptr, col }
 }
 
 #[derive(Clone, Copy)]

@@ -32,7 +32,7 @@ pub use fembench_fem::lpt::{Packed, SharedPlan};
 
 use super::assembly::WARM_ONLY;
 use super::cost::{self, Cost};
-use super::formats::{self, Neighbours};
+use super::formats;
 use super::gpu::{check_on_device, stages_of, DeviceRun, CHECK_ENTRIES, SANFUI};
 use super::kernel::{SharedNzArgs, Symbolic};
 use super::reference::Prepared;
@@ -46,6 +46,7 @@ use crate::lifecycle::{drive, warm_only, Driven, PassMethod};
 use crate::measure::trace::mark;
 use crate::measure::{Pass, Timer};
 use crate::real::Real;
+use fembench_fem::hexmesh::Neighbours;
 
 /// Reals per element column in shared memory (K^e; the 24 coordinates fit inside).
 pub const SLOT: usize = 576;
