@@ -60,7 +60,7 @@ impl Benchmark for PogoScaling {
         // Host: the model, CSR K', the splits' local copies, a part's sliced ELL and the CPU
         // reference's vectors; device: each part's K' and vectors, over P GPUs.
         let (nodes, host, device) = match problem.model_for(p.study, p.gpus) {
-            StudyModel::Plane { coarsen_bits } => (1.0e6 / f64::from_bits(coarsen_bits).powi(2), 1200.0, 400.0),
+            StudyModel::Plane { coarsen_bits, .. } => (1.0e6 / f64::from_bits(coarsen_bits).powi(2), 1200.0, 400.0),
             // 27 links of 3x3 blocks a node: 243 entries of CSR K' (12 bytes each), three
             // copies of it (the model's, the split's, the one-GPU pass's), and a sliced ELL.
             StudyModel::Box { nodes } => ((nodes as f64).powi(3), 11_000.0, 2_300.0),

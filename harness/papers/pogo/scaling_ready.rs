@@ -217,7 +217,7 @@ type Key = (StudyModel, usize);
 pub fn ready(run: &RunContext, problem: &Problem_, which: StudyModel) -> Arc<Ready> {
     let key = (which, problem.sell_sigma);
     let build = || match which {
-        StudyModel::Plane { coarsen_bits } => Stepped::Plane(problem.model.build(f64::from_bits(coarsen_bits))),
+        StudyModel::Plane { model, coarsen_bits } => Stepped::Plane(model.build(f64::from_bits(coarsen_bits))),
         StudyModel::Box { nodes } => Stepped::Box(HexBox::new(nodes)),
     };
     run.state("pogo split models", || ProblemCache::<Key, Ready>::new(2))

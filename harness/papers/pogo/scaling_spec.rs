@@ -80,11 +80,11 @@ impl Default for Problem_ {
     }
 }
 
-/// The model a case steps: the problem's plane model at an element size over the paper's (its
+/// The model a case steps: one of Pogo's plane models at an element size over the paper's (its
 /// f64 bits: a cache key), or the 3D box of `nodes` a side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StudyModel {
-    Plane { coarsen_bits: u64 },
+    Plane { model: ModelName, coarsen_bits: u64 },
     Box { nodes: usize },
 }
 
@@ -97,7 +97,7 @@ impl Problem_ {
             Study::Weak => 1.0 / (self.weak_scale * gpus as f64).sqrt(),
             Study::Arrival => self.arrival_coarsen,
         };
-        StudyModel::Plane { coarsen_bits: coarsen.to_bits() }
+        StudyModel::Plane { model: self.model, coarsen_bits: coarsen.to_bits() }
     }
 }
 
