@@ -27,21 +27,52 @@ pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpu
     let n = devices.len();
     println!("{n} workers on CUDA devices {devices:?}, then the CPU cases alone");
     let job = Workers { exe: &exe, paths, quick, shards_dir: &shards_dir };
-    let Some(mut failed) = job.gpu_workers(&devices, backends) else { return ExitCode::FAILURE };
+    let Some(mut ended) = job.gpu_workers(&devices, backends) else { return ExitCode::FAILURE };
     if backends.is_empty() || backends.contains(&Backend::Cpu) {
-        failed |= !job.cpu_cases();
+        ended = ended.max(job.cpu_cases());
     }
     let merged = out.join(format!("{stamp}-{}gpus{n}", if quick { "quick-" } else { "" }));
     if !merge_shards(&shards_dir, &merged) {
         return ExitCode::FAILURE;
     }
     if report && fembench::publish::report_run(&fembench::REGISTRY, &merged).is_err() {
-        failed = true;
+        ended = ended.max(Worker::Broke);
     }
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    match ended {
+        Worker::Ok => ExitCode::SUCCESS,
+        // A failed row in any worker fails the whole run as `harness run` does (exit 4).
+        Worker::RowsFailed => ExitCode::from(4),
+        Worker::Broke => ExitCode::FAILURE,
+    }
+}
+
+/// How a worker process ended, the worst last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Worker {
+    Ok,
+    /// It exited 4: a row failed, and every case ran.
+    RowsFailed,
+    /// Any other non-zero exit, or a process that could not be waited for.
+    Broke,
+}
+
+impl Worker {
+    fn of(status: std::io::Result<std::process::ExitStatus>, what: &str) -> Worker {
+        match status {
+            Ok(st) if st.success() => Worker::Ok,
+            Ok(st) if st.code() == Some(4) => {
+                eprintln!("{what}: a row failed (exit 4)");
+                Worker::RowsFailed
+            }
+            Ok(st) => {
+                eprintln!("{what} ended with {st}");
+                Worker::Broke
+            }
+            Err(e) => {
+                eprintln!("{what}: {e}");
+                Worker::Broke
+            }
+        }
     }
 }
 
@@ -65,9 +96,9 @@ impl Workers<'_> {
         cmd
     }
 
-    /// One worker per GPU, each on its shard of the cases, side by side; whether any failed, or
+    /// One worker per GPU, each on its shard of the cases, side by side; how the worst ended, or
     /// None where one could not start.
-    fn gpu_workers(&self, devices: &[usize], backends: &[Backend]) -> Option<bool> {
+    fn gpu_workers(&self, devices: &[usize], backends: &[Backend]) -> Option<Worker> {
         let gpu_backends: Vec<Backend> =
             if backends.is_empty() { vec![Backend::Cuda] } else { backends.iter().copied().filter(|b| *b != Backend::Cpu).collect() };
         let n = devices.len();
@@ -87,30 +118,16 @@ impl Workers<'_> {
                 }
             }
         }
-        let mut failed = false;
+        let mut worst = Worker::Ok;
         for (d, mut c) in children {
-            match c.wait() {
-                Ok(st) if st.success() => {}
-                Ok(st) => {
-                    eprintln!("the worker for GPU {d} ended with {st}");
-                    failed = true;
-                }
-                Err(e) => {
-                    eprintln!("the worker for GPU {d}: {e}");
-                    failed = true;
-                }
-            }
+            worst = worst.max(Worker::of(c.wait(), &format!("the worker for GPU {d}")));
         }
-        Some(failed)
+        Some(worst)
     }
 
-    /// The CPU cases, alone on the host after the GPU workers; whether they ran.
-    fn cpu_cases(&self) -> bool {
-        let ok = self.command().arg("--backend").arg("cpu").status().is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("the CPU cases' process failed");
-        }
-        ok
+    /// The CPU cases, alone on the host after the GPU workers; how they ended.
+    fn cpu_cases(&self) -> Worker {
+        Worker::of(self.command().arg("--backend").arg("cpu").status(), "the CPU cases' process")
     }
 }
 

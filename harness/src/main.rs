@@ -30,7 +30,9 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// Run experiments: every case is measured, verified and written as it finishes.
+    /// Run experiments: every case is measured, verified and written as it finishes. Exits 4
+    /// when a row failed (a wrong answer); `--help` lists every exit code.
+    #[command(after_help = EXIT_CODES)]
     Run {
         /// Experiment files or folders of them (with --resume: default, the run's own copies).
         #[arg(required_unless_present = "resume")]
@@ -370,13 +372,15 @@ fn run(paths: &[PathBuf], opts: &RunOptions, with_report: bool) -> ExitCode {
             if s.devices_reopened > 0 && s.rows_skipped > 0 {
                 relaunch_for_skipped(paths, &opts.backends, opts.device_index, opts.quick, &s.run_dir);
             }
-            if let Some(code) = summarise(&s, opts.stop_after) {
-                return code;
+            let ended = summarise(&s, opts.stop_after);
+            // A run with wrong answers still gets its report: the failures table says which.
+            if with_report && matches!(ended, Ended::Finished | Ended::RowsFailed) {
+                let code = write_report(&s.run_dir, None, None);
+                if ended == Ended::Finished {
+                    return code;
+                }
             }
-            if with_report {
-                return write_report(&s.run_dir, None, None);
-            }
-            ExitCode::SUCCESS
+            ended.code()
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -385,11 +389,47 @@ fn run(paths: &[PathBuf], opts: &RunOptions, with_report: bool) -> ExitCode {
     }
 }
 
-/// Prints a run's counts; the exit code where it did not finish (interrupted: 130, stopped by
-/// its time limit: 3), with the command that continues it.
-fn summarise(s: &runner::RunSummary, stop_after: Option<std::time::Duration>) -> Option<ExitCode> {
+/// How a run ended, and its exit code ([`EXIT_CODES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// Every case ran; every row ok, skipped or infeasible: 0.
+    Finished,
+    /// Some row failed (a wrong answer, or an error of the method or the device): 4.
+    RowsFailed,
+    /// `--stop-after` left cases unstarted: 3 (`--resume` continues).
+    Stopped,
+    /// An interrupt stopped it: 130.
+    Interrupted,
+}
+
+impl Ended {
+    fn code(self) -> ExitCode {
+        match self {
+            Ended::Finished => ExitCode::SUCCESS,
+            Ended::RowsFailed => ExitCode::from(4),
+            Ended::Stopped => ExitCode::from(3),
+            Ended::Interrupted => ExitCode::from(130),
+        }
+    }
+}
+
+/// The exit codes of `harness run`, as `--help` lists them.
+const EXIT_CODES: &str = "Exit codes of `harness run`:
+  0    every case ran; every row verified (ok), skipped with its reason, or infeasible by construction
+  1    an error stopped the run (its folder could not be written, a worker could not start)
+  2    bad input: an experiment file or option is refused, and nothing ran
+  3    stopped by --stop-after with cases left: `harness run --resume RUN` continues it
+  4    a row failed: a wrong answer (verification), or an error of the method or the device;
+       the run went on, every finished case is kept, and --report still writes the report
+  130  interrupted (Ctrl-C): `harness run --resume RUN` continues it
+A run that is interrupted exits 130, and one with a failed row exits 4 even if stopped early.";
+
+/// Prints a run's counts; how it ended, with the command that continues it where it did not
+/// finish.
+fn summarise(s: &runner::RunSummary, stop_after: Option<std::time::Duration>) -> Ended {
+    let infeasible = if s.rows_infeasible > 0 { format!(", {} infeasible", s.rows_infeasible) } else { String::new() };
     println!(
-        "run {}: {} cases ({} already done), {} rows ok, {} failed, {} skipped",
+        "run {}: {} cases ({} already done), {} rows ok, {} failed, {} skipped{infeasible}",
         s.run_dir.display(),
         s.cases_run,
         s.cases_skipped_as_done,
@@ -399,7 +439,7 @@ fn summarise(s: &runner::RunSummary, stop_after: Option<std::time::Duration>) ->
     );
     if s.interrupted {
         println!("interrupted with {} cases left: continue with `harness run --resume {}`", s.cases_left, s.run_dir.display());
-        return Some(ExitCode::from(130));
+        return Ended::Interrupted;
     }
     if s.cases_left > 0 {
         println!(
@@ -408,9 +448,15 @@ fn summarise(s: &runner::RunSummary, stop_after: Option<std::time::Duration>) ->
             s.cases_left,
             s.run_dir.display()
         );
-        return Some(ExitCode::from(3));
     }
-    None
+    if s.rows_failed > 0 {
+        println!("{} rows failed (exit 4): the FAILED lines above and the report's failures table say why", s.rows_failed);
+        return Ended::RowsFailed;
+    }
+    if s.cases_left > 0 {
+        return Ended::Stopped;
+    }
+    Ended::Finished
 }
 
 /// `harness report RUN RUN...`: the runs side by side as one hardware comparison.

@@ -11,6 +11,8 @@ mod cecka;
 mod common;
 #[path = "opencl/coo_sum.rs"]
 mod coo_sum;
+#[path = "opencl/exit_codes.rs"]
+mod exit_codes;
 #[path = "opencl/lifecycle.rs"]
 mod lifecycle;
 #[path = "opencl/peers.rs"]

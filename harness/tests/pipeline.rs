@@ -26,7 +26,7 @@ fn scripted() -> common::Scripted {
         id: "scripted",
         cases: OUTCOMES.len(),
         outcome: |index| {
-            let timing = Timing { samples: vec![1e-3, 2e-3, 3e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
+            let timing = Timing { samples: vec![1e-3, 2e-3, 3e-3], timer: Timer::HostWall, mode: CacheMode::Warm, batch: 1 };
             match OUTCOMES[index] {
                 "ok" => Ok(vec![Measured::verified("m", timing, 0.0, 1e-12).bytes(1e6)]),
                 "wrong" => Ok(vec![Measured::verified("m", timing, 0.5, 1e-12).bytes(1e6)]),
@@ -210,14 +210,20 @@ fn killed_run_keeps_finished_cases_and_resumes() {
     let df = RunDir::open(&run_dir).unwrap().read_experiment("device-bandwidth").unwrap().unwrap();
     assert_eq!(df.height(), kept);
 
-    let status =
-        Command::new(env!("CARGO_BIN_EXE_harness")).args(["run", "--quick", "--resume"]).arg(&run_dir).arg(&exp_path).status().unwrap();
-    assert!(status.success());
+    let code = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "--quick", "--resume"])
+        .arg(&run_dir)
+        .arg(&exp_path)
+        .status()
+        .unwrap()
+        .code();
     let df = every_case_once(&run_dir);
-    // The case the kill interrupted (if it had started) is a failed row saying so, not lost.
+    // The case the kill interrupted (if it had started) is a failed row saying so, not lost, and
+    // the resumed run exits 4 for it (0 where the kill fell between cases).
     let (status, reason) = (strs(&df, "status"), strs(&df, "reason"));
     let failed: Vec<usize> = (0..32).filter(|&i| status[i] != "ok").collect();
     assert!(failed.len() <= 1, "{failed:?}");
+    assert_eq!(code, Some(if failed.is_empty() { 0 } else { 4 }), "the exit code of the resumed run");
     for i in failed {
         assert!(reason[i].contains("process ended inside this case"), "{}", reason[i]);
     }

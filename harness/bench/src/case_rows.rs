@@ -8,6 +8,7 @@ use indicatif::ProgressBar;
 use crate::benchmark::{CaseError, Deferred, Measured};
 use crate::experiment::Params;
 use crate::results::{CaseKey, ResultsError, Row, RunDir, Status};
+use crate::run_options::RowCounts;
 use fembench_core::Precision;
 use fembench_device::Backend;
 
@@ -38,8 +39,8 @@ pub(crate) fn settle<'r, E>(pending: &mut Vec<Finished<'r>>, finish: &mut dyn Fn
 }
 
 /// A case's rows: reported where they failed, written, and the case's started marker cleared;
-/// returns how many were ok, failed and skipped.
-pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<(usize, usize, usize), ResultsError> {
+/// returns how many rows had each status.
+pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<RowCounts, ResultsError> {
     let key = CaseKey {
         run_id: done.run_id,
         experiment: done.exp,
@@ -50,15 +51,11 @@ pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<(usize, u
         params: done.params,
     };
     let rows = to_rows(&key, done.outcome);
-    let mut counts = (0, 0, 0);
+    let mut counts = RowCounts::default();
     for r in &rows {
-        match r.status {
-            Status::Ok => counts.0 += 1,
-            Status::Failed => {
-                counts.1 += 1;
-                bar.println(format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
-            }
-            Status::Skipped => counts.2 += 1,
+        counts.add(r.status);
+        if r.status == Status::Failed {
+            bar.println(format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
         }
     }
     if let Err(e) = done.run.write_case(done.exp, &rows) {

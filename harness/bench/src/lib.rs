@@ -20,6 +20,7 @@ pub mod hardware;
 pub mod history;
 pub mod interrupt;
 pub mod lifecycle;
+mod measured;
 pub mod merge;
 pub mod meta;
 pub mod methods;

@@ -171,7 +171,11 @@ fn report_experiment(
         }
     }
     let above = crate::report::physics::breaches(&rows, ctx)?;
-    for t in crate::report::physics::table(exp.id(), &above).into_iter().chain(failures_table(exp.id(), &rows)?) {
+    for t in crate::report::physics::table(exp.id(), &above)
+        .into_iter()
+        .chain(status_table(exp.id(), &rows, "failed")?)
+        .chain(status_table(exp.id(), &rows, "infeasible")?)
+    {
         out.terminal.push_str(&t.to_terminal());
         out.terminal.push('\n');
         md.push_str(&t.to_markdown());
@@ -194,14 +198,14 @@ fn shared_host_note(rows: &DataFrame) -> Option<String> {
     })
 }
 
-/// Every failed case of an experiment with its reason: a wrong answer or a method that cannot
-/// run is a result too.
-fn failures_table(id: &str, rows: &DataFrame) -> Result<Option<Table>, ReportError> {
+/// Every case of an experiment with `status` (`failed`: a wrong answer or a method that broke;
+/// `infeasible`: a case that cannot run as the file asks), with its reason: a result too.
+fn status_table(id: &str, rows: &DataFrame, status: &str) -> Result<Option<Table>, ReportError> {
     const COLUMNS: [&str; 5] = ["case_id", "backend", "device", "precision", "reason"];
     let failed = rows
         .clone()
         .lazy()
-        .filter(col("status").eq(lit("failed")))
+        .filter(col("status").eq(lit(status)))
         .select(COLUMNS.map(col))
         .collect()
         .map_err(|e| ReportError::Column { column: "status".into(), detail: e.to_string() })?;
@@ -209,9 +213,13 @@ fn failures_table(id: &str, rows: &DataFrame) -> Result<Option<Table>, ReportErr
         return Ok(None);
     }
     let columns = COLUMNS.iter().map(|c| frame::strs(&failed, c)).collect::<Result<Vec<_>, _>>()?;
+    let (name, title) = match status {
+        "infeasible" => ("infeasible", format!("Cases of {id} that cannot run by construction ({})", failed.height())),
+        _ => ("failures", format!("Failed cases of {id} ({})", failed.height())),
+    };
     Ok(Some(Table {
-        name: format!("{id}-failures"),
-        title: format!("Failed cases of {id} ({})", failed.height()),
+        name: format!("{id}-{name}"),
+        title,
         header: ["case", "backend", "device", "precision", "reason"].map(String::from).to_vec(),
         rows: (0..failed.height()).map(|i| columns.iter().map(|c| c[i].clone()).collect()).collect(),
         notes: vec![],

@@ -32,14 +32,38 @@ pub struct RunOptions {
     pub costs_from: Vec<PathBuf>,
 }
 
+/// Rows by status.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RowCounts {
+    pub ok: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub infeasible: usize,
+}
+
+impl RowCounts {
+    pub fn add(&mut self, status: crate::results::Status) {
+        use crate::results::Status;
+        match status {
+            Status::Ok => self.ok += 1,
+            Status::Failed => self.failed += 1,
+            Status::Skipped => self.skipped += 1,
+            Status::Infeasible => self.infeasible += 1,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct RunSummary {
     pub run_dir: PathBuf,
     pub cases_run: usize,
     pub cases_skipped_as_done: usize,
     pub rows_ok: usize,
+    /// Rows that failed: a wrong answer, or an error of the method or the device.
     pub rows_failed: usize,
     pub rows_skipped: usize,
+    /// Rows of cases that cannot run by construction ([`crate::results::Status::Infeasible`]).
+    pub rows_infeasible: usize,
     /// Devices found in an error state after a case and opened again (a sticky CUDA error).
     /// The driver may refuse a new context in this process; a new process then runs the
     /// skipped cases (`harness run` does this itself).
@@ -48,6 +72,15 @@ pub struct RunSummary {
     pub cases_left: usize,
     /// Whether an interrupt (Ctrl-C) stopped the run.
     pub interrupted: bool,
+}
+
+impl RunSummary {
+    pub fn count(&mut self, c: RowCounts) {
+        self.rows_ok += c.ok;
+        self.rows_failed += c.failed;
+        self.rows_skipped += c.skipped;
+        self.rows_infeasible += c.infeasible;
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -383,10 +383,7 @@ fn memory_refusal(e: &dyn Experiment, quick: bool, point: usize, target: &Opened
 
 /// A case's rows written, and counted in the run's summary.
 fn finish_counted(done: Finished, summary: &mut RunSummary, bar: &ProgressBar) -> Result<(), RunError> {
-    let (ok, failed, skipped) = finish_case(done, bar)?;
-    summary.rows_ok += ok;
-    summary.rows_failed += failed;
-    summary.rows_skipped += skipped;
+    summary.count(finish_case(done, bar)?);
     Ok(())
 }
 

@@ -16,6 +16,11 @@ fn metis_lock() -> std::sync::MutexGuard<'static, ()> {
     METIS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How every "no partition of the mesh fits the shared memory" starts: the case cannot run with
+/// the shared memory its experiment names (Cecka et al. Sec. 6.3), which its status says
+/// (`infeasible`) and the claims read.
+pub const NO_FIT: &str = "no partition fits the shared memory";
+
 /// Runs one METIS call (`call` fills a partition of `n` entries) in a forked child process,
 /// which has its own copy of GKlib's globals: calls from several threads run at once, and each
 /// partition depends only on its input, as a reproduction needs. The child runs the C call and
@@ -218,7 +223,7 @@ pub fn partition_until(
         }
         nparts = ((nparts as f64 * w as f64 / cap as f64 * 1.15).ceil() as usize).max(nparts + 1);
     }
-    Err(format!("no partition fits the shared memory: {what} at most {cap}; tried {}", tried.join(", ")))
+    Err(format!("{NO_FIT}: {what} at most {cap}; tried {}", tried.join(", ")))
 }
 
 /// A graph in CSR form (`xadj`, `adj`) over `n` vertices: two vertices are adjacent when the

@@ -84,9 +84,14 @@ fn defines<T: Real>(prep: &Prepared, point: &Point) -> Defines {
     Defines::for_precision(T::PRECISION).with("EN", prep.problem.en()).with("DUMMY", point.method.dummy() as u8)
 }
 
-/// A plan made (or why not, in the method's words), and the seconds it took when first made.
+/// A plan made (or why not, in the method's words), and the seconds it took when first made. A
+/// mesh that no partition fits into the shared memory the experiment names is infeasible (the
+/// paper's Sec. 6.3 finding), not a failure; any other planning error is a failure.
 fn made<V>(plan: &(Result<V, String>, f64), what: impl FnOnce(&str) -> String) -> Result<(&V, f64), CaseError> {
-    plan.0.as_ref().map(|v| (v, plan.1)).map_err(|e| CaseError::Failed(what(e)))
+    plan.0.as_ref().map(|v| (v, plan.1)).map_err(|e| match e.contains(fembench_fem::partition::NO_FIT) {
+        true => CaseError::Infeasible(what(e)),
+        false => CaseError::Failed(what(e)),
+    })
 }
 
 /// Seconds since `start`, plus the plan's.

@@ -18,7 +18,8 @@ pub fn reachable(p: &Problem, cap: usize, what: &str, worst: &dyn Fn(&[i32], usi
     let (part, k) = vertex_parts(p.mesh.elements());
     match worst(&part, k) {
         floor if floor > cap => Err(format!(
-            "no partition fits the shared memory: {what} at most {cap}, while a block of one vertex (and the nodes that go with it) already needs {floor}"
+            "{}: {what} at most {cap}, while a block of one vertex (and the nodes that go with it) already needs {floor}",
+            fembench_fem::partition::NO_FIT
         )),
         _ => Ok(()),
     }

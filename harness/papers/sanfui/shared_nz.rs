@@ -83,7 +83,8 @@ pub fn brick(nodes: [usize; 3], max_elements: usize) -> Result<[usize; 3], Strin
     }
     best.map(|b| b.3).ok_or_else(|| {
         format!(
-            "one node's elements ({}) do not fit {max_elements} element columns of shared memory",
+            "{}: one node's elements ({}) do not fit {max_elements} element columns of shared memory",
+            fembench_fem::partition::NO_FIT,
             touching(1, nodes[0]) * touching(1, nodes[1]) * touching(1, nodes[2])
         )
     })
@@ -202,8 +203,15 @@ fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, problem: &
     let s = std::mem::size_of::<T>();
     let limit = dev.info().shared_limit(problem.shared_bytes).map_err(CaseError::Failed)?;
     let t0 = std::time::Instant::now();
-    let SharedNzPlan { brick, blocks: plan } = plan(&prep.mesh, &prep.nb, limit / (SLOT * s), GROUP)
-        .map_err(|e| CaseError::Failed(format!("SharedNZ with {limit} bytes of shared memory per block: {e}")))?;
+    let SharedNzPlan { brick, blocks: plan } = plan(&prep.mesh, &prep.nb, limit / (SLOT * s), GROUP).map_err(|e| {
+        let why = format!("SharedNZ with {limit} bytes of shared memory per block: {e}");
+        // One node's elements that do not fit the block's shared memory: no brick can run.
+        if e.contains(fembench_fem::partition::NO_FIT) {
+            CaseError::Infeasible(why)
+        } else {
+            CaseError::Failed(why)
+        }
+    })?;
     let setup_s = t0.elapsed().as_secs_f64();
     mark("shared-nz: plan");
     let mut method = OnDevice::<T>::new(ctx, dev, prep, &plan)?;

@@ -146,7 +146,8 @@ const RESAMPLES: usize = 2000;
 /// The verdict on one pair of rows (see the module's documentation).
 pub fn judge(base: &Side, new: &Side, threshold: f64) -> (Option<f64>, Option<Interval>, Verdict) {
     match (base.ok(), new.ok()) {
-        (true, false) if new.status == "failed" => return (None, None, Verdict::Regression),
+        // A case that ran and now fails, or can no longer run at all, regressed.
+        (true, false) if new.status == "failed" || new.status == "infeasible" => return (None, None, Verdict::Regression),
         (false, true) if base.status == "failed" => return (None, None, Verdict::Fixed),
         (true, true) => {}
         // Skipped or failed on both sides for the same reason class: nothing changed.

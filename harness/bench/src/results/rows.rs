@@ -16,6 +16,10 @@ pub enum Status {
     Failed,
     /// Not run on purpose (no such device, no fp64): `reason` says why.
     Skipped,
+    /// Cannot run by construction, as the experiment asks for it (no partition of the mesh fits
+    /// the shared memory the file names): a result a paper's claim can rest on, not a fault.
+    /// `reason` gives the proof.
+    Infeasible,
 }
 
 impl Status {
@@ -24,6 +28,7 @@ impl Status {
             Status::Ok => "ok",
             Status::Failed => "failed",
             Status::Skipped => "skipped",
+            Status::Infeasible => "infeasible",
         }
     }
 }
