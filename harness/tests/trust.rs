@@ -69,7 +69,7 @@ fn flaky() -> common::Scripted {
             if index == 0 {
                 return Err(CaseError::Failed("first attempt fails".into()));
             }
-            let t = Timing { samples: vec![1e-3, 2e-3, 4e-3], timer: Timer::HostWall, mode: CacheMode::Warm };
+            let t = Timing { samples: vec![1e-3, 2e-3, 4e-3], timer: Timer::HostWall, mode: CacheMode::Warm, batch: 1 };
             Ok(vec![Measured::verified("m", t, 0.0, 1.0).extra("i", 7.0).extra("status", 1.0)])
         },
     }

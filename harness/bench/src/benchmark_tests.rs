@@ -5,7 +5,7 @@ use crate::results::Status;
 use fembench_measure::{CacheMode, Timer, Timing};
 
 fn row(extra: &str) -> Measured {
-    let timing = Timing { samples: vec![1.0], timer: Timer::DeviceEvent, mode: CacheMode::Warm };
+    let timing = Timing { samples: vec![1.0], timer: Timer::DeviceEvent, mode: CacheMode::Warm, batch: 1 };
     Measured::verified("m", timing, 0.0, 1.0).extra(extra, 1.0)
 }
 

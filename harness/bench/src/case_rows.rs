@@ -119,6 +119,7 @@ pub(crate) fn to_rows(key: &CaseKey, outcome: Result<Vec<Measured>, CaseError>) 
                     r.time_ci_low_s = Some(ci.low);
                     r.time_ci_high_s = Some(ci.high);
                     r.samples_s = t.samples.clone();
+                    r.iters_per_sample = Some(t.batch);
                     r.bandwidth_gbs = m.bytes.map(|b| b / med / 1e9);
                     r.gflops = m.flops.map(|f| f / med / 1e9);
                     r.paper_gflops = m.paper_flops.map(|f| f / med / 1e9);

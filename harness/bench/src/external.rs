@@ -187,8 +187,8 @@ fn outcome(result: ScriptResult, dir: &Path) -> Result<Outcome, CaseError> {
         "host-wall" => Timer::HostWall,
         other => return Err(CaseError::Failed(format!("external peer: unknown timer {other:?}"))),
     };
-    let mut timings = vec![Timing { samples, timer, mode: CacheMode::Warm }];
-    timings.extend(cold.map(|samples| Timing { samples, timer, mode: CacheMode::Cold }));
+    let mut timings = vec![Timing { samples, timer, mode: CacheMode::Warm, batch: 1 }];
+    timings.extend(cold.map(|samples| Timing { samples, timer, mode: CacheMode::Cold, batch: 1 }));
     for t in &timings {
         if t.samples.is_empty() || t.samples.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
             return Err(CaseError::Failed(format!("external peer: bad {} samples {:?}", t.mode.as_str(), t.samples)));

@@ -213,9 +213,13 @@ impl MeasurePolicy {
 /// The timed samples of one measurement and their summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {
+    /// Every timed sample, in seconds per run of the timed body.
     pub samples: Vec<f64>,
     pub timer: Timer,
     pub mode: CacheMode,
+    /// Runs of the body each sample spans (its time is their mean): short host work is batched
+    /// up to [`MIN_HOST_SAMPLE_S`] ([`measure_host`]); 1 elsewhere.
+    pub batch: u32,
 }
 
 impl Timing {
@@ -337,20 +341,65 @@ pub fn measure_device(
         Gate::Closed => Timer::DeviceEvent,
         Gate::Open => Timer::DeviceEventOpen,
     };
-    Ok(Timing { samples, timer, mode })
+    Ok(Timing { samples, timer, mode, batch: 1 })
 }
 
+/// Host work shorter than this is timed in batches: each sample runs the body as many times as
+/// it takes to last at least this long and records their mean (criterion's iteration batching).
+/// A single run of 20 µs on a shared 2-core host moved 2-4x between processes (a parallel loop
+/// waits for pool threads that slept); batches keep the threads awake and the clock's reading
+/// far above its own resolution.
+pub const MIN_HOST_SAMPLE_S: f64 = 2e-3;
+
+/// Short host work warms up for at least this long in all (pool threads awake, clocks up, pages
+/// touched) before its batch is sized and its samples are timed.
+pub const HOST_WARMUP_S: f64 = 0.05;
+
+/// The most runs one batch holds.
+const MAX_BATCH: u32 = 1 << 20;
+
 /// Times host work with the wall clock under `policy` (cache mode is always warm on the host).
+/// Work shorter than [`MIN_HOST_SAMPLE_S`] runs in batches after a warm-up of at least
+/// [`HOST_WARMUP_S`]; the policy's time limits count the batches' whole time.
 pub fn measure_host<E>(policy: &MeasurePolicy, body: &mut dyn FnMut() -> Result<(), E>) -> Result<Timing, E> {
-    for _ in 0..policy.warmup {
-        body()?;
-    }
-    let samples = repeat(policy, |_| {
+    let batch = host_batch(policy, body)?;
+    let mut samples = Vec::new();
+    let mut spent = Vec::new();
+    let mut last_check = 0;
+    while !policy.done(&spent, &mut last_check) {
         let start = Instant::now();
+        for _ in 0..batch {
+            body()?;
+        }
+        let t = start.elapsed().as_secs_f64();
+        spent.push(t);
+        samples.push(t / batch as f64);
+    }
+    Ok(Timing { samples, timer: Timer::HostWall, mode: CacheMode::Warm, batch })
+}
+
+/// The policy's warm-up runs, each timed; then, for work faster than [`MIN_HOST_SAMPLE_S`], more
+/// runs up to [`HOST_WARMUP_S`] in all, and the batch that lasts [`MIN_HOST_SAMPLE_S`] at the
+/// fastest run seen. A policy without warm-up still gets one untimed run to size the batch.
+fn host_batch<E>(policy: &MeasurePolicy, body: &mut dyn FnMut() -> Result<(), E>) -> Result<u32, E> {
+    let start = Instant::now();
+    let mut fastest = f64::INFINITY;
+    let mut runs = 0;
+    while runs < policy.warmup.max(1) || (fastest < MIN_HOST_SAMPLE_S && start.elapsed().as_secs_f64() < HOST_WARMUP_S) {
+        let t = Instant::now();
         body()?;
-        Ok(start.elapsed().as_secs_f64())
-    })?;
-    Ok(Timing { samples, timer: Timer::HostWall, mode: CacheMode::Warm })
+        fastest = fastest.min(t.elapsed().as_secs_f64());
+        runs += 1;
+    }
+    Ok(batch_for(fastest))
+}
+
+/// Runs of work that takes `fastest` seconds in one sample of at least [`MIN_HOST_SAMPLE_S`].
+fn batch_for(fastest: f64) -> u32 {
+    if fastest >= MIN_HOST_SAMPLE_S {
+        return 1;
+    }
+    (MIN_HOST_SAMPLE_S / fastest.max(1e-9)).ceil().clamp(1.0, MAX_BATCH as f64) as u32
 }
 
 #[cfg(test)]
@@ -358,7 +407,7 @@ mod tests {
     use super::*;
 
     fn timing(samples: &[f64]) -> Timing {
-        Timing { samples: samples.to_vec(), timer: Timer::HostWall, mode: CacheMode::Warm }
+        Timing { samples: samples.to_vec(), timer: Timer::HostWall, mode: CacheMode::Warm, batch: 1 }
     }
 
     #[test]
@@ -378,16 +427,61 @@ mod tests {
         let mut calls = 0;
         let t = measure_host::<()>(&policy, &mut || {
             calls += 1;
+            std::thread::sleep(std::time::Duration::from_millis(3));
             Ok(())
         })
         .unwrap();
         assert_eq!(t.samples.len(), 5);
-        assert_eq!(calls, 6, "one warm-up plus five timed");
+        assert_eq!((calls, t.batch), (6, 1), "one warm-up plus five timed, unbatched: each run lasts more than a sample");
 
         // A minimum time no repetition reaches is capped by max_reps.
         let policy = MeasurePolicy { warmup: 0, min_reps: 1, min_time_s: 1e9, max_reps: 7, ..Default::default() };
         let t = measure_host::<()>(&policy, &mut || Ok(())).unwrap();
         assert_eq!(t.samples.len(), 7);
+    }
+
+    #[test]
+    fn short_host_work_is_batched_after_a_warm_up() {
+        // Work of ~0 s: warmed up for HOST_WARMUP_S, then batched to the largest batch.
+        let policy = MeasurePolicy { warmup: 1, min_reps: 5, min_time_s: 0.0, max_reps: 5, target_rel_ci: 0.0, ..Default::default() };
+        let mut calls = 0u64;
+        let start = Instant::now();
+        let t = measure_host::<()>(&policy, &mut || {
+            calls += 1;
+            std::hint::black_box(calls);
+            Ok(())
+        })
+        .unwrap();
+        assert!(start.elapsed().as_secs_f64() >= HOST_WARMUP_S, "the warm-up lasts HOST_WARMUP_S");
+        assert!(t.batch > 1, "batch {}", t.batch);
+        assert_eq!(t.samples.len(), 5);
+        assert!(calls >= 5 * t.batch as u64, "every sample runs its batch ({calls} calls, batch {})", t.batch);
+        // A batch lasts MIN_HOST_SAMPLE_S at the fastest run, and a long run is never batched.
+        assert_eq!(batch_for(1e-4), 20);
+        assert_eq!(batch_for(MIN_HOST_SAMPLE_S), 1);
+        assert_eq!(batch_for(0.0), MAX_BATCH);
+        // The policy's time limit counts the batches' whole time, not the per-run means: the
+        // samples stop at the first batch that brings the whole time past 10 ms.
+        let limited = MeasurePolicy {
+            warmup: 0,
+            min_reps: 3,
+            min_time_s: 0.0,
+            max_reps: 100_000,
+            target_rel_ci: 1e-9,
+            max_time_s: 0.01,
+            ..Default::default()
+        };
+        let t = measure_host::<()>(&limited, &mut || {
+            let start = Instant::now();
+            while start.elapsed().as_secs_f64() < 1e-4 {
+                std::hint::spin_loop();
+            }
+            Ok(())
+        })
+        .unwrap();
+        let whole: Vec<f64> = t.samples.iter().map(|s| s * t.batch as f64).collect();
+        let spent: f64 = whole.iter().sum();
+        assert!(t.batch > 1 && spent >= 0.01 && spent - whole[whole.len() - 1] < 0.01, "batch {}, {whole:?}", t.batch);
     }
 
     #[test]

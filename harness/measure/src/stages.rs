@@ -104,8 +104,8 @@ pub fn run_staged<E>(
     let n = per_stage[d].len();
     let total: Vec<f64> = (0..n).map(|i| per_stage.iter().map(|s| s[i]).sum()).collect();
     Ok(Staged {
-        stages: stages.iter().zip(per_stage).map(|(&(name, timer), samples)| (name, Timing { samples, timer, mode })).collect(),
-        total: Timing { samples: total, timer: Timer::StageSum, mode },
+        stages: stages.iter().zip(per_stage).map(|(&(name, timer), samples)| (name, Timing { samples, timer, mode, batch: 1 })).collect(),
+        total: Timing { samples: total, timer: Timer::StageSum, mode, batch: 1 },
         passes,
     })
 }

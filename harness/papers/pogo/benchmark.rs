@@ -339,7 +339,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, parallel: bool, steps: usize) -> 
         })
     })?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
-    let per_step = Timing { samples: t.samples.iter().map(|v| v / steps as f64).collect(), timer: t.timer, mode: t.mode };
+    let per_step = Timing { samples: t.samples.iter().map(|v| v / steps as f64).collect(), timer: t.timer, mode: t.mode, batch: t.batch };
     Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None, col16: false, full: None, checked_steps })
 }
 

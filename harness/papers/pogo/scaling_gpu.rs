@@ -184,7 +184,10 @@ pub fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, ready: &Ready, split: &
     }
     let mut k = plan.checked_steps;
     let (per_increment, host_s) = if plan.arrival() {
-        (Timing { samples: vec![checked / plan.checked_steps as f64], timer: Timer::DeviceEventOpen, mode: CacheMode::Warm }, f64::NAN)
+        (
+            Timing { samples: vec![checked / plan.checked_steps as f64], timer: Timer::DeviceEventOpen, mode: CacheMode::Warm, batch: 1 },
+            f64::NAN,
+        )
     } else {
         timed_increments(ctx, &stepper, &mut k, plan.timed_steps, &|j| drive.at(j))?
     };
@@ -231,7 +234,7 @@ fn timed_increments<T: Real>(
     })?;
     host.sort_by(f64::total_cmp);
     let host_s = host.get(host.len() / 2).copied().unwrap_or(f64::NAN);
-    Ok((Timing { samples, timer: Timer::DeviceEventOpen, mode: CacheMode::Warm }, host_s))
+    Ok((Timing { samples, timer: Timer::DeviceEventOpen, mode: CacheMode::Warm, batch: 1 }, host_s))
 }
 
 /// Seconds per increment of the exchange alone and of the steps alone (three repetitions each,

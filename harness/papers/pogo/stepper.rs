@@ -344,7 +344,8 @@ pub fn run_device<T: Real>(
     let mut stepper = Stepper::<T> { dev, prep, layout, fields: &fields, step, fill, k: 0, timed_steps, real: PhantomData };
     let Driven { staged, verdict } = drive(ctx, dev, &mut stepper, CacheMode::Warm)?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
-    let per_step = Timing { samples: t.samples.iter().map(|v| v / timed_steps as f64).collect(), timer: t.timer, mode: t.mode };
+    let per_step =
+        Timing { samples: t.samples.iter().map(|v| v / timed_steps as f64).collect(), timer: t.timer, mode: t.mode, batch: t.batch };
     let full = full_window.map(|w| full_run(ctx, &stepper, w)).transpose()?;
     Ok(StepRun {
         per_step,
@@ -388,7 +389,7 @@ fn full_run<T: Real>(ctx: &mut CaseCtx, st: &Stepper<T>, (window, cap): (usize, 
     // this size) only after the case, so that the device goes on meanwhile ([`FullRun::check`],
     // called from the case's deferred rest).
     Ok(FullRun {
-        timing: Timing { samples: vec![first + rest], timer: Timer::DeviceEventOpen, mode: CacheMode::Warm },
+        timing: Timing { samples: vec![first + rest], timer: Timer::DeviceEventOpen, mode: CacheMode::Warm, batch: 1 },
         steps,
         window,
         at_window,

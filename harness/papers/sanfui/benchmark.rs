@@ -206,7 +206,7 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
                     timing: None,
                     ..Measured::verified(
                         r.name,
-                        Timing { samples: Vec::new(), timer: Timer::DeviceEvent, mode: CacheMode::Warm },
+                        Timing { samples: Vec::new(), timer: Timer::DeviceEvent, mode: CacheMode::Warm, batch: 1 },
                         f64::NAN,
                         spmv_tol,
                     )

@@ -60,6 +60,9 @@ pub struct Row {
     pub time_ci_high_s: Option<f64>,
     /// Every timed repetition, in order (a list column in Parquet).
     pub samples_s: Vec<f64>,
+    /// Runs of the timed work each sample spans, its time their mean (short host work is
+    /// batched; 1 for device events).
+    pub iters_per_sample: Option<u32>,
     /// Bytes the cost model says the timed work must move.
     pub bytes: Option<f64>,
     /// Floating-point operations the timed work executes, counted from the code.
@@ -123,6 +126,7 @@ impl Row {
             time_ci_low_s: None,
             time_ci_high_s: None,
             samples_s: Vec::new(),
+            iters_per_sample: None,
             bytes: None,
             executed_flops: None,
             paper_flops: None,
@@ -175,6 +179,7 @@ pub const FIXED_COLUMNS: &[&str] = &[
     "time_ci_low_s",
     "time_ci_high_s",
     "samples_s",
+    "iters_per_sample",
     "bytes",
     "executed_flops",
     "paper_flops",
@@ -224,6 +229,7 @@ pub fn rows_to_frame(rows: &[Row]) -> PolarsResult<DataFrame> {
         of("time_ci_low_s", &|r| r.time_ci_low_s),
         of("time_ci_high_s", &|r| r.time_ci_high_s),
         Column::new("samples_s".into(), rows.iter().map(|r| Series::new("".into(), &r.samples_s)).collect::<Vec<_>>()),
+        Column::new("iters_per_sample".into(), rows.iter().map(|r| r.iters_per_sample).collect::<Vec<_>>()),
         of("bytes", &|r| r.bytes),
         of("executed_flops", &|r| r.executed_flops),
         of("paper_flops", &|r| r.paper_flops),
