@@ -155,7 +155,7 @@ fn stopped_at_once(out: &Path) -> fembench::runner::RunSummary {
 fn slow_run_in_progress(out: &Path, at_least: usize) -> (std::process::Child, PathBuf, PathBuf) {
     // Slow cases, so that a signal lands half-way.
     let text = std::fs::read_to_string(common::experiments_dir().join("device-bandwidth.yaml")).unwrap().replace(
-        "    min_time_s: 0.0\n    target_rel_ci: 0.0\noutputs:",
+        "    min_time_s: 0.25\n    max_time_s: 1.0\n    target_rel_ci: 0.0\noutputs:",
         "    min_time_s: 0.15\n    max_time_s: 0.3\n    target_rel_ci: 0.0\noutputs:",
     );
     assert!(text.contains("min_time_s: 0.15"));

@@ -193,7 +193,7 @@ fn shared_host_note(rows: &DataFrame) -> Option<String> {
     let shared = workers.iter().filter(|&&w| w > 0.0).count();
     (shared > 0).then(|| {
         format!(
-            "{shared} rows of this experiment were measured while up to {most:.0} other GPU workers shared the host: their device-event kernels are undisturbed, but host-clocked stages, transfers and open regions among them may read slower than on a host of their own (`compare` gives those no verdict against a run of another worker count)."
+            "{shared} rows of this experiment were measured while up to {most:.0} other GPU workers shared the host: their device-event kernels of 50 µs or more are undisturbed, but shorter kernels, library calls, host-clocked stages, transfers and open regions among them may read slower than on a host of their own (`compare` gives those no verdict against a run of another worker count)."
         )
     })
 }

@@ -25,6 +25,7 @@
 //! comment) or Bencher Metric Format JSON.
 
 pub mod noise;
+mod output;
 pub mod plant;
 
 use std::collections::BTreeMap;
@@ -33,7 +34,6 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::*;
 
-use crate::report::Table;
 use crate::results::{ResultsError, RunDir, RunMeta};
 use fembench_core::stats::{self, Interval};
 use noise::NoiseClass;
@@ -43,6 +43,9 @@ pub enum Verdict {
     Regression,
     Slower,
     Noisy,
+    /// A row this runner cannot judge: its between-run spread here exceeds what a gate can use
+    /// ([`noise::cpu_unjudged`]); never slower or faster.
+    NotJudged,
     Faster,
     Fixed,
     Same,
@@ -57,6 +60,7 @@ impl Verdict {
             Verdict::Regression => "regression",
             Verdict::Slower => "slower",
             Verdict::Noisy => "noisy",
+            Verdict::NotJudged => "not judged",
             Verdict::Faster => "faster",
             Verdict::Fixed => "fixed",
             Verdict::Same => "same",
@@ -240,6 +244,7 @@ impl Comparison {
             Verdict::Faster,
             Verdict::Fixed,
             Verdict::Noisy,
+            Verdict::NotJudged,
             Verdict::Same,
             Verdict::Added,
             Verdict::Removed,
@@ -270,78 +275,6 @@ impl Comparison {
             s.push_str(&format!("; FAILS: {p}"));
         }
         s
-    }
-
-    /// The rows worth a reader's attention (every row with `all`), as a report table.
-    pub fn table(&self, all: bool) -> Table {
-        let fmt_t = |s: &Option<Side>| match s.as_ref().and_then(|s| s.median_s) {
-            Some(t) => crate::report::fmt_num(t * 1e6),
-            None => s.as_ref().map(|s| s.status.clone()).unwrap_or_else(|| "-".into()),
-        };
-        let mut entries: Vec<&Entry> = self.entries.iter().filter(|e| all || e.verdict != Verdict::Same).collect();
-        entries.sort_by(|a, b| a.verdict.cmp(&b.verdict).then_with(|| a.name().cmp(&b.name())));
-        Table {
-            name: "compare".into(),
-            title: format!("Comparison: {} -> {}", self.base.run_id, self.new.run_id),
-            header: ["verdict", "row", "class", "base µs", "new µs", "new/base", "95% interval", "envelope"].map(String::from).to_vec(),
-            rows: entries
-                .iter()
-                .map(|e| {
-                    vec![
-                        e.verdict.to_string(),
-                        e.name(),
-                        e.class.as_str().to_string(),
-                        fmt_t(&e.base),
-                        fmt_t(&e.new),
-                        e.ratio.map(|r| format!("{r:.3}")).unwrap_or_else(|| e.note.clone().unwrap_or_default()),
-                        e.interval.filter(|i| !i.low.is_nan()).map(|i| format!("[{:.3}, {:.3}]", i.low, i.high)).unwrap_or_default(),
-                        format!("±{:.0}%", 100.0 * e.envelope),
-                    ]
-                })
-                .collect(),
-            notes: {
-                let mut n = vec![
-                    self.summary(),
-                    "Ratio of medians with a 95% bootstrap interval from both runs' stored samples; slower/faster: the interval excludes 1 and the change exceeds the row's between-run envelope (its class's floor, or its own spread over earlier runs) and the threshold; noisy: the interval is too wide to tell.".into(),
-                ];
-                n.extend(self.warnings.iter().map(|w| format!("warning: {w}")));
-                if !all {
-                    n.push(format!("{} rows with the verdict `same` are not listed (--all lists them).", self.count(Verdict::Same)));
-                }
-                n
-            },
-        }
-    }
-
-    /// Bencher Metric Format: `{"<benchmark>": {"latency": {"value", "lower_value",
-    /// "upper_value"}}}` in nanoseconds, from the new run's median and its interval.
-    pub fn to_bmf(&self) -> serde_json::Value {
-        let mut out = serde_json::Map::new();
-        for e in &self.entries {
-            // Every row NEW has, or lost, carries `verified` (1: checked and ok, 0: failed or
-            // missing), so a dashboard shows a failure as a drop, not as a gap.
-            let verified = e.new.as_ref().is_some_and(|s| s.ok()) as u8 as f64;
-            if e.new.is_none() && e.verdict != Verdict::Regression {
-                continue;
-            }
-            let mut measures = serde_json::Map::new();
-            measures.insert("verified".into(), serde_json::json!({ "value": verified }));
-            let timed = e.new.as_ref().filter(|s| s.ok()).and_then(|s| s.median_s.map(|m| (s, m)));
-            let Some((new, m)) = timed else {
-                out.insert(e.name(), serde_json::Value::Object(measures));
-                continue;
-            };
-            let ns = |v: f64| serde_json::json!(v * 1e9);
-            let mut latency = serde_json::Map::new();
-            latency.insert("value".into(), ns(m));
-            if let (Some(lo), Some(hi)) = (new.ci_low_s, new.ci_high_s) {
-                latency.insert("lower_value".into(), ns(lo));
-                latency.insert("upper_value".into(), ns(hi));
-            }
-            measures.insert("latency".into(), serde_json::Value::Object(latency));
-            out.insert(e.name(), serde_json::Value::Object(measures));
-        }
-        serde_json::Value::Object(out)
     }
 }
 
@@ -521,10 +454,12 @@ fn experiment_entries(
         .map(|(k, _)| (k.1.clone(), "the case failed in NEW".to_string()))
         .collect();
     let base_cases: std::collections::BTreeSet<String> = base.keys().map(|k| k.1.clone()).collect();
-    let envelope = |key: &Key, class: NoiseClass| {
+    // A row's earlier medians: how many, and the envelope they give (None below HISTORY_MIN).
+    let own = |key: &Key| {
         let medians: Vec<f64> = past.iter().filter_map(|h| h.get(key)).filter(|s| s.ok()).filter_map(|s| s.median_s).collect();
-        noise::history_envelope(&medians).unwrap_or(class.floor())
+        noise::history_envelope(&medians).map(|e| (medians.len(), e))
     };
+    let envelope = |key: &Key, class: NoiseClass| own(key).map_or(class.floor(), |(_, e)| e.max(class.least()));
     let narrower = |case_id: &str| {
         let backend = case_id.split('/').next().unwrap_or("");
         !new_meta.backends.is_empty() && !new_meta.backends.iter().any(|b| b == backend)
@@ -541,10 +476,15 @@ fn experiment_entries(
             Some(b) => judge(b, &n, threshold.max(env)),
             None => (None, None, Verdict::Added),
         };
-        // A host-clocked change between runs whose hosts were shared differently is no verdict.
-        let note = noise::shared_host(class, b.as_ref().and_then(|b| b.workers), n.workers)
-            .filter(|_| matches!(verdict, Verdict::Slower | Verdict::Faster));
-        let verdict = if note.is_some() { Verdict::Noisy } else { verdict };
+        // A host-clocked change between runs whose hosts were shared differently is no verdict;
+        // nor is a time of a row this runner cannot judge (a failure still is).
+        let shared = noise::shared_host(class, b.as_ref().and_then(|b| b.workers), n.workers);
+        let unjudged = noise::cpu_unjudged(class, own(&key));
+        let (verdict, note) = match (verdict, shared, unjudged) {
+            (Verdict::Slower | Verdict::Faster | Verdict::Noisy | Verdict::Same, _, Some(why)) => (Verdict::NotJudged, Some(why)),
+            (Verdict::Slower | Verdict::Faster, Some(why), None) => (Verdict::Noisy, Some(why)),
+            (v, _, _) => (v, None),
+        };
         out.push(Entry {
             experiment: key.0,
             case_id: key.1,

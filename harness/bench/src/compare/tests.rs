@@ -288,3 +288,57 @@ fn the_history_page_draws_each_experiments_headline_rows() {
     assert!(one < two);
     assert!(!html.contains("<script"), "no script");
 }
+
+/// The committed CPU A/A runs: the same binary running the quick CPU subsets of device-bandwidth
+/// and cecka-sizes thirty times back to back on the 2-core CI machine.
+fn aa_cpu(i: usize) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/data/aa-cpu/cpu-{i:02}"))
+}
+
+fn verdicts(c: &Comparison) -> (usize, usize) {
+    let judged =
+        c.entries.iter().filter(|e| matches!(e.verdict, Verdict::Same | Verdict::Noisy | Verdict::Slower | Verdict::Faster)).count();
+    (judged, c.count(Verdict::NotJudged))
+}
+
+/// CPU rows are judged only against a long history of their runner: every consecutive pair of
+/// the last ten runs passes without history and with three runs of history (every CPU row not
+/// judged), and with the first twenty runs as history (the rows whose spread there leaves room);
+/// a 25% slowdown planted in a run fails it, caught in every judged row; a row whose history
+/// spread is too wide is not judged even when it moves 2-3x.
+#[test]
+fn cpu_rows_are_judged_only_against_a_long_history_of_their_runner() {
+    let profile: Vec<PathBuf> = (1..=20).map(aa_cpu).collect();
+    for i in 21..30 {
+        let (base, new) = (aa_cpu(i), aa_cpu(i + 1));
+        for history in [vec![], (i - 3..i).map(aa_cpu).collect()] {
+            let c = compare_runs(&base, &new, &CompareOptions { history, ..Default::default() }).unwrap();
+            assert_eq!(verdicts(&c), (0, c.entries.len()), "pair {i}: {}", c.summary());
+            assert!(!c.fails(FailOn::Any));
+        }
+        let c = compare_runs(&base, &new, &CompareOptions { history: profile.clone(), ..Default::default() }).unwrap();
+        let (judged, unjudged) = verdicts(&c);
+        assert!(judged >= 1 && unjudged + judged == c.entries.len(), "pair {i}: {}", c.summary());
+        assert!(!c.fails(FailOn::Regression), "A/A pair {i}-{}: {}", i + 1, c.summary());
+    }
+    let tmp = std::env::temp_dir().join(format!("fembench-plant-cpu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    plant::plant_slowdown(&aa_cpu(30), &tmp, 1.25).unwrap();
+    let c = compare_runs(&aa_cpu(30), &tmp, &CompareOptions { history: profile, ..Default::default() }).unwrap();
+    let _ = std::fs::remove_dir_all(&tmp);
+    let (judged, _) = verdicts(&c);
+    assert!(judged >= 1 && c.count(Verdict::Slower) == judged && c.fails(FailOn::Regression), "{}", c.summary());
+    // The 8 MiB gather moved 3x between runs here: never called slower, whatever history.
+    let gather = c.entries.iter().find(|e| e.case_id == "cpu/f64/kernel=gather,array_mib=8").unwrap();
+    assert_eq!(gather.verdict, Verdict::NotJudged);
+}
+
+#[test]
+fn a_cpu_row_needs_ten_runs_of_history_and_room_in_its_envelope() {
+    use noise::{cpu_unjudged, CPU_GATE_LIMIT, CPU_HISTORY_MIN};
+    assert!(cpu_unjudged(NoiseClass::Cpu, None).unwrap().contains("at least 10"));
+    assert!(cpu_unjudged(NoiseClass::Cpu, Some((CPU_HISTORY_MIN - 1, 0.05))).is_some());
+    assert!(cpu_unjudged(NoiseClass::Cpu, Some((CPU_HISTORY_MIN, CPU_GATE_LIMIT + 0.01))).unwrap().contains("beyond"));
+    assert_eq!(cpu_unjudged(NoiseClass::Cpu, Some((CPU_HISTORY_MIN, CPU_GATE_LIMIT))), None);
+    assert_eq!(cpu_unjudged(NoiseClass::Kernel, None), None, "only CPU rows");
+}
