@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Slurm path, tested for real on this machine (as root): a one-node Slurm cluster from
-# Debian's slurm-wlm runs the quick reproduction as a 2-task job array and its merge job
-# (scripts/slurm/submit.sh); the merged run must hold exactly the cases of an unsharded quick run.
+# Debian's slurm-wlm runs the quick CPU cases of device-bandwidth and cecka-sizes as a 2-task job
+# array and its merge job (scripts/slurm/submit.sh); the merged run must hold exactly the cases of
+# an unsharded run of the same selection (the CI gate's).
 #   scripts/ci-slurm.sh HARNESS UNSHARDED_RUN
 set -euo pipefail
 harness=$(realpath "$1")
@@ -43,7 +44,8 @@ trap stop EXIT
 for _ in $(seq 30); do sinfo -h -o %T 2>/dev/null | grep -q idle && break; sleep 1; done
 sinfo
 out=$(realpath -m target/ci-slurm); rm -rf "$out"; mkdir -p "$out"
-ids=$(HARNESS="$harness" GRES= scripts/slurm/submit.sh 2 "$out" --quick)
+ids=$(HARNESS="$harness" GRES= EXPERIMENTS="experiments/device-bandwidth.yaml experiments/cecka-sizes.yaml" \
+  scripts/slurm/submit.sh 2 "$out" --quick --backend cpu)
 echo "$ids"
 merge=$(echo "$ids" | sed -n 's/.*merge: job \([0-9]*\).*/\1/p')
 for _ in $(seq 1800); do
