@@ -44,7 +44,7 @@ pub enum Verdict {
     Slower,
     Noisy,
     /// A row this runner cannot judge: its between-run spread here exceeds what a gate can use
-    /// ([`noise::cpu_unjudged`]); never slower or faster.
+    /// ([`noise::unjudged`]); never slower or faster.
     NotJudged,
     Faster,
     Fixed,
@@ -479,7 +479,7 @@ fn experiment_entries(
         // A host-clocked change between runs whose hosts were shared differently is no verdict;
         // nor is a time of a row this runner cannot judge (a failure still is).
         let shared = noise::shared_host(class, b.as_ref().and_then(|b| b.workers), n.workers);
-        let unjudged = noise::cpu_unjudged(class, own(&key));
+        let unjudged = noise::unjudged(class, own(&key));
         let (verdict, note) = match (verdict, shared, unjudged) {
             (Verdict::Slower | Verdict::Faster | Verdict::Noisy | Verdict::Same, _, Some(why)) => (Verdict::NotJudged, Some(why)),
             (Verdict::Slower | Verdict::Faster, Some(why), None) => (Verdict::Noisy, Some(why)),
@@ -500,30 +500,37 @@ fn experiment_entries(
             note,
         });
     }
-    for (key, b) in base {
-        let env = envelope(&key, b.class);
-        let (verdict, note) = match failed_whole.get(&key.1) {
-            Some(why) if b.ok() => (Verdict::Regression, Some(why.clone())),
-            _ if !b.ok() => (Verdict::Removed, None),
-            _ if narrower(&key.1) => (Verdict::Removed, Some("not selected in NEW".into())),
-            _ => (Verdict::Regression, Some("missing in NEW".into())),
-        };
-        out.push(Entry {
-            experiment: key.0,
-            case_id: key.1,
-            metric: key.2,
-            mode: key.3,
-            class: b.class,
-            base: Some(b),
-            new: None,
-            ratio: None,
-            interval: None,
-            verdict,
-            envelope: env,
-            note,
-        });
-    }
+    out.extend(base.into_iter().map(|(key, b)| {
+        let (env, why) = (envelope(&key, b.class), failed_whole.get(&key.1).cloned());
+        lost(key, b, env, why, narrower)
+    }));
     out
+}
+
+/// A row BASE had and NEW lacks: a regression where the case failed whole in NEW (`failed_whole`:
+/// why) or went missing, removed where it was not verified in BASE or NEW did not select its
+/// backend.
+fn lost(key: Key, b: Side, envelope: f64, failed_whole: Option<String>, narrower: impl Fn(&str) -> bool) -> Entry {
+    let (verdict, note) = match failed_whole {
+        Some(why) if b.ok() => (Verdict::Regression, Some(why)),
+        _ if !b.ok() => (Verdict::Removed, None),
+        _ if narrower(&key.1) => (Verdict::Removed, Some("not selected in NEW".into())),
+        _ => (Verdict::Regression, Some("missing in NEW".into())),
+    };
+    Entry {
+        experiment: key.0,
+        case_id: key.1,
+        metric: key.2,
+        mode: key.3,
+        class: b.class,
+        base: Some(b),
+        new: None,
+        ratio: None,
+        interval: None,
+        verdict,
+        envelope,
+        note,
+    }
 }
 
 #[cfg(test)]

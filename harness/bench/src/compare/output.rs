@@ -39,7 +39,7 @@ impl Comparison {
                 let unjudged = self.count(Verdict::NotJudged);
                 if unjudged > 0 {
                     n.push(format!(
-                        "{unjudged} rows are not judged on this runner: CPU rows without at least {} earlier runs of this CPU (--history), or whose envelope from them exceeds ±{:.0}%; their times are listed, never called slower or faster.",
+                        "{unjudged} rows are not judged on this runner: host-timed rows (CPU rows, host stages, open regions) without at least {} earlier runs of their device (--history), and CPU rows whose envelope from them exceeds ±{:.0}%; their times are listed, never called slower or faster.",
                         noise::CPU_HISTORY_MIN,
                         100.0 * noise::CPU_GATE_LIMIT
                     ));
