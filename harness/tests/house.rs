@@ -243,7 +243,8 @@ fn link_reading_finds_relative_targets_only() {
 }
 
 /// Only curated runs are tracked: every tracked file under results/ or plots/ is a published one
-/// (or the folder's README), and the tracked tree stays under 30 MB.
+/// (or the folder's README), and the tracked tree stays under 32 MB (it travels to GPU machines
+/// with the 17 MB binary; 3 MB of it are the A/A runs the regression gate's floors rest on).
 #[test]
 fn only_published_runs_are_tracked_and_the_tree_is_small() {
     let root = harness_dir().join("..");
@@ -256,7 +257,7 @@ fn only_published_runs_are_tracked_and_the_tree_is_small() {
         }
     }
     let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(root.join(f)).ok()).map(|m| m.len()).sum();
-    assert!(bytes < 30_000_000, "the tracked tree holds {bytes} bytes");
+    assert!(bytes < 32_000_000, "the tracked tree holds {bytes} bytes");
 }
 
 /// Project files describe the software, not how it was made: no tracked text speaks of the
@@ -272,6 +273,8 @@ fn tracked_files_describe_the_software() {
     }
 }
 
+#[path = "house/launch.rs"]
+mod launch;
 #[path = "house/shape.rs"]
 mod shape;
 #[path = "house/statics.rs"]
@@ -404,23 +407,6 @@ fn reporting_code_never_reaches_a_device() {
 /// with a positional list: outside the device layer's own launch code, no source builds an
 /// `Arg` or calls the positional `launch`, and kernels are taken for their struct
 /// (`kernel_for`), which checks it against the signature when the program is built.
-#[test]
-fn kernels_are_launched_through_their_argument_structs() {
-    let launch_layer = ["api.rs", "args.rs", "ext.rs", "cuda.rs", "opencl.rs", "nccl.rs"].map(|f| Path::new("device/src").join(f));
-    let mut positional = Vec::new();
-    for (rel, code) in crate_code().into_iter().filter(|(rel, _)| !launch_layer.contains(rel)) {
-        for (line, l) in code.lines().enumerate() {
-            let words = l.split(|c: char| !(c.is_alphanumeric() || c == '_'));
-            let found = words
-                .filter(|w| *w == "Arg")
-                .map(|_| "Arg")
-                .chain(["dev.launch(", ".args()", ".modules.kernel("].into_iter().filter(|w| l.contains(w)));
-            positional.extend(found.map(|w| format!("{}:{}: {w}", rel.display(), line + 1)));
-        }
-    }
-    assert!(positional.is_empty(), "launch with an argument struct (kernel_args!, launch_with, kernel_for):\n{}", positional.join("\n"));
-}
-
 /// Every argument struct of the build (the device crate's and each benchmark's) matches its
 /// kernel's signature in its kernel file, in both precisions of `real`, without compiling
 /// anything; and every kernel of every kernel file has a struct.

@@ -8,6 +8,8 @@ mod afem;
 mod banas;
 #[path = "opencl/cecka.rs"]
 mod cecka;
+#[path = "opencl/cecka_variant.rs"]
+mod cecka_variant;
 mod common;
 #[path = "opencl/coo_sum.rs"]
 mod coo_sum;

@@ -62,6 +62,18 @@ impl ModuleCache {
         Ok(k)
     }
 
+    /// Kernel `name` of `source`, which takes the argument struct `A` of another kernel of the
+    /// same parameters (a variant of a shipped kernel), refused where its signature differs.
+    pub fn kernel_as<A: KernelArgs>(
+        &mut self,
+        dev: &dyn Device,
+        source: &KernelSource,
+        defines: &Defines,
+        name: &str,
+    ) -> Result<Kernel, DeviceError> {
+        self.kernel(dev, source, defines, name)?.with_arguments_of::<A>()
+    }
+
     /// The shared exclusive scan's kernels (`kernels/scan.kern`), for any module that needs a
     /// prefix sum on the device.
     pub fn scan(&mut self, dev: &dyn Device) -> Result<ScanKernels, DeviceError> {
@@ -165,6 +177,11 @@ pub trait Benchmark: 'static {
     /// The argument structs of the kernels it launches (one per kernel, made by
     /// `kernel_args!`): a test checks each against its kernel file's signature.
     const KERNEL_ARGS: &'static [fembench_device::args::Declared] = &[];
+    /// Every argument struct it launches with: `KERNEL_ARGS`, and those its registered methods
+    /// declare for kernels of their own.
+    fn kernel_args() -> Vec<fembench_device::args::Declared> {
+        Self::KERNEL_ARGS.to_vec()
+    }
     /// The extra columns its rows carry (the names of `Measured::extra` and `Measured::series`),
     /// declared once: a case that writes another name fails with the name, so that a renamed
     /// column is caught by the first run of the case (on PoCL in CI) instead of printing "-" in

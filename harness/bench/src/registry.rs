@@ -17,14 +17,14 @@ type Loader = fn(&Path, String, Checks) -> Result<Box<dyn Experiment>, Experimen
 pub struct Entry {
     pub name: &'static str,
     pub kernels: &'static [KernelSource],
-    /// The argument structs of the kernels it launches.
-    pub kernel_args: &'static [Declared],
+    /// The argument structs of the kernels it launches (`Benchmark::kernel_args`).
+    pub kernel_args: fn() -> Vec<Declared>,
     load: Loader,
 }
 
 /// The registry line of benchmark `B`.
 pub const fn entry<B: Report>() -> Entry {
-    Entry { name: B::NAME, kernels: B::KERNELS, kernel_args: B::KERNEL_ARGS, load: load_as::<B> }
+    Entry { name: B::NAME, kernels: B::KERNELS, kernel_args: B::kernel_args, load: load_as::<B> }
 }
 
 /// Every benchmark module of a build.
@@ -51,7 +51,7 @@ impl Registry {
     /// Every argument struct of the build, the device crate's own first.
     pub fn kernel_args(&self) -> Vec<Declared> {
         let mut out = fembench_device::args::declared();
-        out.extend(self.0.iter().flat_map(|e| e.kernel_args));
+        out.extend(self.0.iter().flat_map(|e| (e.kernel_args)()));
         out
     }
 

@@ -264,6 +264,9 @@ pub(crate) enum ModuleInner {
 /// One kernel entry point of a [`Module`].
 pub struct Kernel {
     pub(crate) name: String,
+    /// The kernel whose argument struct it takes: its own name, or another kernel's of the same
+    /// parameters ([`Kernel::with_arguments_of`]).
+    pub(crate) args_of: String,
     pub(crate) inner: KernelInner,
     /// Its parameters, against which every launch's arguments are checked.
     pub(crate) signature: crate::signature::Signature,

@@ -143,13 +143,35 @@ impl Declared {
     }
 }
 
+impl Declared {
+    /// Kernel `kernel` of `source`, declared to take the argument struct `A` of another kernel
+    /// with the same parameters (a variant of a shipped kernel needs no struct of its own).
+    pub const fn same_as<A: KernelArgs>(source: KernelSource, kernel: &'static str) -> Declared {
+        Declared { source, kernel, params: A::params }
+    }
+}
+
 impl Kernel {
     /// Refuses the argument struct `A` if it is another kernel's.
     pub fn takes<A: KernelArgs>(&self) -> DeviceResult<()> {
-        if self.name != A::KERNEL {
-            return Err(DeviceError::BadArgument { kernel: self.name.clone(), detail: format!("given the arguments of {}", A::KERNEL) });
+        if self.args_of != A::KERNEL {
+            return Err(DeviceError::BadArgument {
+                kernel: self.name.clone(),
+                detail: format!("given the argument struct of {}; take the kernel for its own struct (`kernel_for`)", A::KERNEL),
+            });
         }
         Ok(())
+    }
+
+    /// This kernel, taking the argument struct `A` of another kernel with the same parameters:
+    /// refused where its signature differs from `A`'s in count or kind.
+    pub fn with_arguments_of<A: KernelArgs>(mut self) -> DeviceResult<Kernel> {
+        self.signature.check(A::params(self.real).into_iter()).map_err(|detail| DeviceError::BadArgument {
+            kernel: self.name.clone(),
+            detail: format!("does not take the arguments of {}: {detail}", A::KERNEL),
+        })?;
+        self.args_of = A::KERNEL.to_string();
+        Ok(self)
     }
 
     /// Refuses the argument struct `A` if it is another kernel's, or if its parameters differ

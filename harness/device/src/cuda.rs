@@ -381,7 +381,13 @@ impl Device for CudaDevice {
             call: "cuModuleGetFunction",
             detail: format!("{name} in {}: {e}", module.file),
         })?;
-        Ok(Kernel { name: name.into(), inner: KernelInner::Cuda(f), signature: module.signature(name)?, real: module.real })
+        Ok(Kernel {
+            name: name.into(),
+            args_of: name.into(),
+            inner: KernelInner::Cuda(f),
+            signature: module.signature(name)?,
+            real: module.real,
+        })
     }
 
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {

@@ -240,7 +240,13 @@ impl Device for OpenClDevice {
             call: "clCreateKernel",
             detail: format!("{name} in {}: {e}", module.file),
         })?;
-        Ok(Kernel { name: name.into(), inner: KernelInner::OpenCl(k), signature: module.signature(name)?, real: module.real })
+        Ok(Kernel {
+            name: name.into(),
+            args_of: name.into(),
+            inner: KernelInner::OpenCl(k),
+            signature: module.signature(name)?,
+            real: module.real,
+        })
     }
 
     fn launch(&self, kernel: &Kernel, launch: Launch, args: &[Arg]) -> DeviceResult<()> {

@@ -29,6 +29,18 @@ impl Param {
             Param::F64 => "double",
         }
     }
+
+    /// The field type of an argument struct (`kernel_args!`) that passes it.
+    fn field(self) -> &'static str {
+        match self {
+            Param::Buffer => "&Buffer",
+            Param::U32 => "u32",
+            Param::I32 => "i32",
+            Param::I64 => "i64",
+            Param::F32 => "f32 (or RealArg for `real`)",
+            Param::F64 => "f64 (or RealArg for `real`)",
+        }
+    }
 }
 
 /// A kernel's parameters, named, in order.
@@ -47,7 +59,12 @@ impl Signature {
         }
         for (i, ((name, want), got)) in self.params.iter().zip(args).enumerate() {
             if got != *want {
-                return Err(format!("argument {i} (`{name}`) is a {}, given a {}", want.as_str(), got.as_str()));
+                return Err(format!(
+                    "argument {i} (`{name}`) is `{}` in the kernel, but the argument struct passes `{}`: make that field `{}`",
+                    want.as_str(),
+                    got.as_str(),
+                    want.field()
+                ));
             }
         }
         Ok(())
@@ -190,7 +207,10 @@ mod tests {
         let mut swapped = good;
         swapped[2] = Param::U32;
         let wrong = s.check(swapped.into_iter()).unwrap_err();
-        assert!(wrong.contains("argument 2 (`n`) is a idx_t, given a uint"), "{wrong}");
+        assert!(
+            wrong.contains("argument 2 (`n`) is `idx_t` in the kernel, but the argument struct passes `uint`: make that field `i64`"),
+            "{wrong}"
+        );
         swapped = good;
         swapped[3] = Param::F64;
         assert!(s.check(swapped.into_iter()).is_err(), "a double where the f32 build takes a float");

@@ -18,13 +18,17 @@ use super::spec::Family;
 use super::system::SOURCE_F;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
-use crate::kernels::Defines;
+use crate::kernels::{Defines, KernelSource};
 use crate::real::Real;
 
 /// 4.1: one thread per element, one launch per color.
 pub(crate) struct ElemColor;
 /// Beyond the paper: one thread per element, atomic adds into precomputed CSR slots.
 pub struct ElemAtomic;
+
+/// The shipped element kernel, which every one-thread-per-element method launches unless it
+/// brings a variant of its own.
+pub const ELEMENT_KERNEL: &str = "cecka_elements";
 
 impl GpuMethod for ElemColor {
     const NAMES: &'static [&'static str] = &["elem-color", "elem-color-dummy"];
@@ -34,7 +38,7 @@ impl GpuMethod for ElemColor {
         drop(a.prep.colors(a.colors));
     }
     fn prepare<T: Real>(&self, ctx: &mut CaseCtx, case: &Case) -> Result<Box<dyn Assembly<T>>, CaseError> {
-        Ok(Box::new(ElemAssembly::<T>::prepare(ctx, case, true)?))
+        Ok(Box::new(ElemAssembly::<T>::prepare(ctx, case, true, &CECKA, ELEMENT_KERNEL)?))
     }
 }
 
@@ -42,7 +46,7 @@ impl GpuMethod for ElemAtomic {
     const NAMES: &'static [&'static str] = &["elem-atomic", "elem-atomic-dummy"];
     const ROLE: Role = Role::Beyond;
     fn prepare<T: Real>(&self, ctx: &mut CaseCtx, case: &Case) -> Result<Box<dyn Assembly<T>>, CaseError> {
-        Ok(Box::new(ElemAssembly::<T>::prepare(ctx, case, false)?))
+        Ok(Box::new(ElemAssembly::<T>::prepare(ctx, case, false, &CECKA, ELEMENT_KERNEL)?))
     }
 }
 
@@ -61,8 +65,11 @@ fn color_ranges(colors: Option<&[Vec<u32>]>, ne: usize) -> Vec<(usize, usize)> {
 }
 
 /// An element-method case on its GPU: the element arrays in device order (natural for
-/// atomics, grouped by color for ElemColor), the outputs and the kernels.
-struct ElemAssembly<T> {
+/// atomics, grouped by color), the outputs and the kernels. A method of one thread per element
+/// prepares one with its element kernel: `cecka_elements` ([`ELEMENT_KERNEL`]), or a variant of
+/// its own with the same parameters (the argument struct [`Elements`]) in `kernels/cecka.kern`,
+/// compiled with `ATOMIC` (0 for colors, 1 for atomic adds), `DUMMY` and `EN` defined.
+pub struct ElemAssembly<T> {
     nodal: Nodal,
     conn: Buffer,
     dof: Buffer,
@@ -83,7 +90,9 @@ struct ElemAssembly<T> {
 }
 
 impl<T: Real> ElemAssembly<T> {
-    fn prepare(ctx: &mut CaseCtx, case: &Case, colored: bool) -> Result<Self, CaseError> {
+    /// The case set up for element kernel `kernel` of `source` (`CECKA`: kernels/cecka.kern),
+    /// one launch per color (`colored`) or one in all with atomic adds.
+    pub fn prepare(ctx: &mut CaseCtx, case: &Case, colored: bool, source: &KernelSource, kernel: &str) -> Result<Self, CaseError> {
         let Case { dev, problem, prep, point } = *case;
         let p = &prep.problem;
         let (en, ne) = (p.en(), p.ne());
@@ -122,7 +131,7 @@ impl<T: Real> ElemAssembly<T> {
             slots,
             vals,
             rhs,
-            elements: ctx.modules.kernel_for::<Elements>(dev, &CECKA, &defines)?,
+            elements: ctx.modules.kernel_as::<Elements>(dev, source, &defines, kernel)?,
             zero: ctx.modules.kernel_for::<Zero>(dev, &CECKA, &Defines::for_precision(T::PRECISION))?,
             ranges: color_ranges(colors.as_deref().map(|c| &c[..]), ne),
             group_size: problem.group_size(Family::Elem),

@@ -8,13 +8,14 @@
 //! `cost`. The case's lifecycle around it is [`run_gpu`]'s, the same for every GPU method: the
 //! outputs poisoned, one checked pass, the trials in every mode the policy asks for, the check
 //! of every entry against the f64 reference, the rows. A new GPU method is one type, one kernel
-//! and one line in `registry::METHODS`.
+//! and one line in `registry::METHODS` (`docs/extending.md` walks through one).
 
 use super::checked::{checked_rows, Cost, GpuRun};
 use super::gpu::gpu_of;
 use super::prepared::Prepared;
 use super::spec::{Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
+use crate::device::args::Declared;
 use crate::device::{Buffer, Device, DeviceResult};
 use crate::lifecycle::drive_body;
 use crate::measure::Gate;
@@ -51,6 +52,10 @@ pub trait CeckaMethod: Sync {
     }
     /// Builds the host plan its cases will use; nothing by default.
     fn plan_ahead(&self, _: &Ahead) {}
+    /// The argument structs of kernels of its own (checked against their signatures by a test).
+    fn kernel_args(&self) -> &'static [Declared] {
+        &[]
+    }
     /// One case of it, on the case's target and precision.
     fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError>;
 }
@@ -89,6 +94,10 @@ pub trait GpuMethod: Sync {
     const ROLE: Role;
     const RUNS: Runs = Runs::Gpu;
     const COLORED: bool = false;
+    /// The argument structs of kernels of its own, for the test that checks each against its
+    /// kernel's signature: `Declared::same_as::<Elements>(CECKA, "my_kernel")` for a variant of a
+    /// shipped kernel with its parameters, or the list `kernel_args!` makes.
+    const ARGS: &'static [Declared] = &[];
     /// Builds the host plan its cases will use; nothing by default.
     fn plan_ahead(&self, _: &Ahead) {}
     /// Sets a case up outside any timer.
@@ -113,6 +122,9 @@ impl<M: GpuMethod> CeckaMethod for Gpu<M> {
     }
     fn plan_ahead(&self, ahead: &Ahead) {
         self.0.plan_ahead(ahead)
+    }
+    fn kernel_args(&self) -> &'static [Declared] {
+        M::ARGS
     }
     fn run(&self, ctx: &mut CaseCtx, problem: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
         match ctx.precision {

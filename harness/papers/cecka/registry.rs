@@ -110,3 +110,13 @@ pub(crate) fn unknown_method<L: MethodList>(methods: &[Method]) -> Option<String
     let known: Vec<String> = L::names().iter().map(|n| format!("`{n}`")).collect();
     Some(format!("unknown method `{}`, expected one of {}", m.as_str(), known.join(", ")))
 }
+
+/// A name two methods of `L` register, as the error `check` reports: every experiment file of the
+/// paper is refused until the new method has names of its own.
+pub(crate) fn twice_registered<L: MethodList>() -> Option<String> {
+    let names = L::names();
+    let twice = names.iter().enumerate().find(|&(i, n)| names[..i].contains(n))?.1;
+    Some(format!(
+        "the method name `{twice}` is registered twice in the method list (registry.rs): give the new method names of its own (its `NAMES`)"
+    ))
+}
