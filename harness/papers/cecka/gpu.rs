@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::nz_plans;
+use super::nz::plans;
 use super::spec::Problem_;
 use super::system::Problem;
 use crate::benchmark::{CaseCtx, CaseError, Target};
@@ -56,7 +56,7 @@ pub(crate) struct SplitOut {
 impl SplitOut {
     /// The output, every entry NaN.
     pub(crate) fn poisoned<T: Real>(dev: &dyn Device, p: &Problem) -> Result<Self, CaseError> {
-        let targets = nz_plans::num_targets(p);
+        let targets = plans::num_targets(p);
         Ok(SplitOut { out: dev.upload_slice(&vec![T::nan(); targets])?, nnz: p.nnz(), targets })
     }
     /// The CSR values and the right-hand side.

@@ -4,13 +4,13 @@
 //! Here: the plate mesh ([`mesh`]; triangles, Lagrange nodes and Gmsh import are shared, in
 //! `fembench_fem`), the system, the element
 //! subroutine and the CPU baselines ([`system`]), the host-side plans of the by-NZ methods
-//! ([`nz_plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
+//! ([`nz::plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
 //! reports ([`benchmark`]) and Matrix Market export ([`export`]). Kernels: `kernels/cecka.kern`.
 //!
 //! Each method is a type ([`method`]: a GPU method's `prepare`, and the `Assembly` it returns
 //! with `enqueue`, `outputs`, `read` and `cost`), registered with one line in
 //! [`registry::METHODS`]: the CPU baselines in [`host`], ElemColor and ElemAtomic in [`elem`],
-//! the methods by non-zero in [`nz_methods`], the peers in [`peer`] and [`python`].
+//! the methods by non-zero in [`nz::methods`], the peers in [`peer`] and [`python`].
 //!
 //! GPU methods, each with the paper's "dummy" element subroutine as a second variant:
 //! - ElemColor (4.1): one thread per element, one launch per color.
@@ -51,9 +51,7 @@ pub mod host;
 pub mod kernel;
 pub mod mesh;
 pub mod method;
-pub mod nz_methods;
-pub mod nz_plans;
-pub mod nz_search;
+pub mod nz;
 pub mod paper;
 pub mod peer;
 pub mod plans;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use super::nz_plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
+use super::nz::plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
 use super::spec::MeshFile;
 use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, Bounds, Problem, System};
 use crate::benchmark::CaseError;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::elem::{ElemAtomic, ElemColor};
 use super::host::{PARALLEL, SERIAL};
 use super::method::{CeckaMethod, Gpu, GpuMethod, Role};
-use super::nz_methods::{GlobalNz, LocalNz, SharedAtomic, SharedNz};
+use super::nz::methods::{GlobalNz, LocalNz, SharedAtomic, SharedNz};
 use super::peer::{SlotScatter, COO_CUSPARSE, COO_RADIX};
 use super::python::{CUPY_TOCSR, SCIPY_TOCSR, TORCH_INDEX_ADD};
 use super::spec::Method;

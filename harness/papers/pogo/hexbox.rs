@@ -236,7 +236,7 @@ mod tests {
         assert!(crit < b.element_size / b.material.vp() * 1.01, "{crit}");
         let sys = b.system();
         let m: Vec<f64> = (0..b.nodes()).map(|v| b.material.rho * b.element_size.powi(3) / 8.0 * cells_of(7, v).count() as f64).collect();
-        let start = super::super::scaling_gpu::start_state(sys.dofs());
+        let start = super::super::multigpu::gpu::start_state(sys.dofs());
         let mut u = [start.clone(), start, vec![0.0; sys.dofs()]];
         // Free dofs only carry the state; the held ones stay zero.
         for r in 0..3 * 49 {

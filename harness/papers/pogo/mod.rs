@@ -8,9 +8,9 @@
 //! section 3.2's memory arrangement ([`arrange`]) and the paper's kernel's data with its step
 //! on the host ([`blocked`]), one model made ready for every method ([`prepared`]), the device
 //! methods ([`gpu`]: ours, the paper's kernel and the cuSPARSE step), the cases ([`benchmark`]),
-//! the paper's published numbers and Table A.5 ([`paper`]) and the reports ([`report`],
-//! [`traces`]). Across GPUs: the split ([`split`]), the paper's kernel on a part ([`split_blocks`])
-//! and the study ([`scaling`]), with a 3D hexahedral box beyond the paper ([`hexbox`]). Kernels: `kernels/pogo.kern`.
+//! the paper's published numbers and Table A.5 ([`paper`]) and the reports ([`report`]: its
+//! tables, claims and traces). Across GPUs, in [`multigpu`]: the split, the paper's kernel on a part and the study,
+//! with a 3D hexahedral box beyond the paper ([`hexbox`]). Kernels: `kernels/pogo.kern`.
 //!
 //! Each stepping method is a type ([`method`]), registered with one line in
 //! [`registry::METHODS`] that states what it is (name, role, where it runs, blocker, K' storage,
@@ -23,7 +23,6 @@
 pub mod arrange;
 pub mod benchmark;
 pub mod blocked;
-mod claims;
 pub mod export;
 pub mod gear;
 pub mod gpu;
@@ -32,28 +31,17 @@ pub mod import;
 pub mod kernel;
 pub mod method;
 pub mod model;
+pub mod multigpu;
 pub mod paper;
-mod paper_tables;
 pub mod prepared;
 pub mod registry;
 pub mod report;
-pub mod scaling;
-pub mod scaling_gpu;
-pub mod scaling_ready;
-mod scaling_report;
-mod scaling_rows;
-pub mod scaling_spec;
-mod scaling_stepper;
-mod scaling_upload;
 pub mod sell;
 pub mod spec;
-pub mod split;
-pub mod split_blocks;
 pub mod stepper;
 pub mod system;
 #[cfg(test)]
 mod tests;
-pub mod traces;
 
 pub use benchmark::PogoStepping;
-pub use scaling::PogoScaling;
+pub use multigpu::PogoScaling;

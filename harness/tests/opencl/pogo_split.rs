@@ -11,11 +11,11 @@ use fembench::fem::partition;
 use fembench::pogo::kernel::POGO;
 use fembench::pogo::kernel::{Pack, PackPlanes, Rotation, SellArrays, Sources, StepBlockFrom, StepSellRows, TraceRow, UnpackPlanes};
 use fembench::pogo::model::weld;
+use fembench::pogo::multigpu::gpu::start_state;
+use fembench::pogo::multigpu::split::Split;
+use fembench::pogo::multigpu::split_blocks::{arrange_part, PartBlocks};
 use fembench::pogo::prepared::in_run_order;
-use fembench::pogo::scaling_gpu::start_state;
 use fembench::pogo::sell::SlicedEll;
-use fembench::pogo::split::Split;
-use fembench::pogo::split_blocks::{arrange_part, PartBlocks};
 use fembench::pogo::system::System;
 use fembench::Precision;
 

@@ -1,15 +1,15 @@
 //! The multi-GPU study's experiment-file types: methods, studies, GPU counts, the problem and
-//! the outputs (see [`super::scaling`]).
+//! the outputs (see [`super`]).
 
 use serde::Deserialize;
 
-use super::spec::{Method, ModelName};
+use crate::pogo::spec::{Method, ModelName};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Study {
     Strong,
-    /// Strong scaling on the 3D hexahedral box ([`super::hexbox`]), beyond the paper.
+    /// Strong scaling on the 3D hexahedral box ([`crate::pogo::hexbox`]), beyond the paper.
     #[serde(rename = "strong-3d")]
     Strong3d,
     Weak,

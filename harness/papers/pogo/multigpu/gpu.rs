@@ -6,15 +6,15 @@
 
 use std::sync::Arc;
 
-use super::scaling_ready::{part_blocks, Outcome, Ready};
-use super::scaling_stepper::{Stepper, Writes};
-use super::scaling_upload::OnGpu;
-use super::spec::Method;
+use super::ready::{part_blocks, Outcome, Ready};
 use super::split::Split;
+use super::stepper::{Stepper, Writes};
+use super::upload::OnGpu;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::nccl::nccl_missing;
 use crate::device::Device;
 use crate::measure::{repeat, CacheMode, Timer, Timing};
+use crate::pogo::spec::Method;
 use crate::real::Real;
 use crate::Backend;
 
@@ -173,8 +173,11 @@ pub fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, ready: &Ready, split: &
     }
     let (got, checked) = checked_pass(&mut stepper, &drive)?;
     let error = crate::fem::verify::relative_l2(&got.u, &reference.outcome.u);
-    let trace_error =
-        if plan.arrival() { super::gpu::receiver_discrepancy(&got.trace, &reference.outcome.trace, drive.width, 0.0) } else { f64::NAN };
+    let trace_error = if plan.arrival() {
+        crate::pogo::gpu::receiver_discrepancy(&got.trace, &reference.outcome.trace, drive.width, 0.0)
+    } else {
+        f64::NAN
+    };
     let vs_one_gpu = match &one {
         Some(one) => difference(&got, one),
         None => f64::NAN,

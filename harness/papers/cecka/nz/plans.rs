@@ -12,12 +12,12 @@
 
 use rayon::prelude::*;
 
-use super::nz_search::{floor_or, reachable, reachable_before_retry, vertex_count};
+use super::search::{floor_or, reachable, reachable_before_retry, vertex_count};
 pub use fembench_fem::lpt::Packed;
 use fembench_fem::lpt::{pack_lpt, pack_reduction, pack_scatter, Lists};
 use fembench_fem::partition::{metis_elements, metis_nodes, partition_until};
 
-use super::system::Problem;
+use crate::cecka::system::Problem;
 
 pub use fembench_fem::lpt::{run_reduction, source, target};
 
@@ -535,5 +535,5 @@ pub fn local_plan(p: &Problem, lanes: usize, targets_per_block: usize) -> Result
 }
 
 #[cfg(test)]
-#[path = "nz_plans_tests.rs"]
+#[path = "plans_tests.rs"]
 mod tests;

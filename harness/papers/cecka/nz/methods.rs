@@ -1,24 +1,24 @@
 //! The methods by non-zero: the paper's GlobalNZ (4.2), SharedNZ (4.3) and LocalNZ (4.4), and
 //! SharedAtomic beyond it, each with the "dummy" element subroutine as a second variant. Their
-//! host plans (METIS partitions, packed lists) are in `plans` and `nz_plans`; each writes the
+//! host plans (METIS partitions, packed lists) are in `crate::cecka::plans` and `plans`; each writes the
 //! CSR values and the right-hand side as one array ([`SplitOut`]).
 
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::checked::Cost;
-use super::cost::element_flops;
-use super::gpu::{shared_limit, upload_nodal, Nodal, SplitOut};
-use super::kernel::CECKA;
-use super::kernel::{GlobalElements, Local, Reduce, Shared, SharedAtomic as SharedAtomicArgs};
-use super::method::{Ahead, Assembly, Case, GpuMethod, Role};
-use super::nz_plans;
-use super::nz_plans::Packed;
-use super::prepared::{cached, Prepared, Timed};
-use super::spec::{Family, Point, Problem_};
-use super::system::SOURCE_F;
+use super::plans;
+use super::plans::Packed;
 use crate::benchmark::{CaseCtx, CaseError};
+use crate::cecka::checked::Cost;
+use crate::cecka::cost::element_flops;
+use crate::cecka::gpu::{shared_limit, upload_nodal, Nodal, SplitOut};
+use crate::cecka::kernel::CECKA;
+use crate::cecka::kernel::{GlobalElements, Local, Reduce, Shared, SharedAtomic as SharedAtomicArgs};
+use crate::cecka::method::{Ahead, Assembly, Case, GpuMethod, Role};
+use crate::cecka::prepared::{cached, Prepared, Timed};
+use crate::cecka::spec::{Family, Point, Problem_};
+use crate::cecka::system::SOURCE_F;
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::Defines;
 use crate::real::Real;
@@ -36,18 +36,18 @@ pub(crate) struct LocalNz;
 pub(crate) struct SharedAtomic;
 
 /// GlobalNZ's plan for `limit` bytes of shared memory and reals of `s` bytes.
-pub(crate) fn global_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<nz_plans::GlobalPlan> {
+pub(crate) fn global_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<plans::GlobalPlan> {
     let (gs, epb, tpb) =
         (problem.group_size(Family::GlobalNz), problem.elements_per_block(Family::GlobalNz), problem.targets_per_block(Family::GlobalNz));
     let max_nodes = limit / (3 * s);
-    cached(&prep.global, [epb, max_nodes, gs, tpb], || nz_plans::global_plan(&prep.problem, epb, max_nodes, gs, tpb))
+    cached(&prep.global, [epb, max_nodes, gs, tpb], || plans::global_plan(&prep.problem, epb, max_nodes, gs, tpb))
 }
 
 /// SharedNZ's plan for `limit` bytes of shared memory and reals of `s` bytes.
-pub(crate) fn shared_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<nz_plans::SharedPlan> {
+pub(crate) fn shared_plan_for(prep: &Prepared, problem: &Problem_, limit: usize, s: usize) -> Timed<plans::SharedPlan> {
     let gs = problem.group_size(Family::SharedNz);
-    let max_elements = limit / (nz_plans::shared_slot(prep.problem.en()) * s);
-    cached(&prep.shared, [max_elements, gs], || nz_plans::shared_plan(&prep.problem, max_elements, gs))
+    let max_elements = limit / (plans::shared_slot(prep.problem.en()) * s);
+    cached(&prep.shared, [max_elements, gs], || plans::shared_plan(&prep.problem, max_elements, gs))
 }
 
 /// SharedAtomic's plan for `limit` bytes of shared memory and reals of `s` bytes, with the
@@ -57,7 +57,7 @@ pub(crate) fn shared_atomic_plan_for(
     problem: &Problem_,
     limit: usize,
     s: usize,
-) -> Result<(Timed<nz_plans::SharedAtomicPlan>, f64), CaseError> {
+) -> Result<(Timed<plans::SharedAtomicPlan>, f64), CaseError> {
     let epb = problem.elements_per_block(Family::SharedAtomic);
     // Calls ordered by color within a block: a warp's elements then rarely share a node.
     let (colors, color_secs) = prep.colors(0)?;
@@ -68,7 +68,7 @@ pub(crate) fn shared_atomic_plan_for(
                 color[e as usize] = c as u8;
             }
         }
-        nz_plans::shared_atomic_plan(&prep.problem, limit / s, epb, &color)
+        plans::shared_atomic_plan(&prep.problem, limit / s, epb, &color)
     });
     Ok((plan, color_secs))
 }
@@ -76,7 +76,7 @@ pub(crate) fn shared_atomic_plan_for(
 /// LocalNZ's plan.
 pub(crate) fn local_plan_for(prep: &Prepared, problem: &Problem_) -> Timed<Packed> {
     let (gs, tpb) = (problem.group_size(Family::LocalNz), problem.targets_per_block(Family::LocalNz));
-    cached(&prep.local, [gs, tpb], || nz_plans::local_plan(&prep.problem, gs, tpb))
+    cached(&prep.local, [gs, tpb], || plans::local_plan(&prep.problem, gs, tpb))
 }
 
 /// The kernel defines every method by non-zero starts from.
@@ -173,7 +173,7 @@ impl GlobalState {
         let Case { dev, problem, prep, point } = *case;
         let p = &prep.problem;
         let (en, ne, s) = (p.en(), p.ne(), std::mem::size_of::<T>());
-        let ee = nz_plans::element_entries(en);
+        let ee = plans::element_entries(en);
         let gs = problem.group_size(Family::GlobalNz);
         let cached_plan = global_plan_for(prep, problem, shared_limit(dev, problem)?, s);
         let (plan, plan_s) = made(&cached_plan, |e| format!("GlobalNZ: {e}"))?;
@@ -193,7 +193,7 @@ impl GlobalState {
             + ne * ee * s
             + plan.reduction.data.len() * 4
             + sources * s
-            + nz_plans::num_targets(p) * s;
+            + plans::num_targets(p) * s;
         let index_words = plan.node_ptr.len()
             + plan.nodes.len()
             + plan.elem_ptr.len()
@@ -203,7 +203,7 @@ impl GlobalState {
         c.cost = Cost {
             bytes: bytes as f64,
             flops: ne as f64 * element_flops(en as f64, point.method.dummy()) + sources as f64,
-            memory: (c.nodal.bytes + index_words * 4 + (ne * ee + nz_plans::num_targets(p)) * s) as f64,
+            memory: (c.nodal.bytes + index_words * 4 + (ne * ee + plans::num_targets(p)) * s) as f64,
             setup_s: setup(start, plan_s),
             extras: vec![
                 ("blocks", plan.parts as f64),
@@ -290,12 +290,9 @@ impl SharedState {
         let kernel = ctx.modules.kernel_for::<Shared>(dev, &CECKA, &defines::<T>(prep, point).with("STRIDE", plan.stride))?;
         let sources = plan.reduction.sources();
         let words = plan.scatter.ptr.len() + plan.reduction.ptr.len() + plan.block_elements.len();
-        let bytes = plan.scatter.data.len() * 4
-            + plan.node_fetches * 3 * s
-            + plan.reduction.data.len() * 4
-            + words * 4
-            + nz_plans::num_targets(p) * s;
-        let memory = c.nodal.bytes + (plan.scatter.data.len() + plan.reduction.data.len() + words) * 4 + nz_plans::num_targets(p) * s;
+        let bytes =
+            plan.scatter.data.len() * 4 + plan.node_fetches * 3 * s + plan.reduction.data.len() * 4 + words * 4 + plans::num_targets(p) * s;
+        let memory = c.nodal.bytes + (plan.scatter.data.len() + plan.reduction.data.len() + words) * 4 + plans::num_targets(p) * s;
         c.cost = Cost {
             bytes: bytes as f64,
             flops: plan.element_calls as f64 * element_flops(en as f64, point.method.dummy()) + sources as f64,
@@ -304,7 +301,7 @@ impl SharedState {
             extras: vec![
                 ("blocks", plan.parts as f64),
                 ("max_block_elements", plan.stride as f64),
-                ("shared_bytes", (plan.stride * nz_plans::shared_slot(en) * s) as f64),
+                ("shared_bytes", (plan.stride * plans::shared_slot(en) * s) as f64),
                 ("element_calls_per_element", plan.element_calls as f64 / p.ne() as f64),
                 ("reduction_padding", plan.reduction.padding()),
             ],
@@ -371,8 +368,8 @@ impl LocalState {
         // Compulsory traffic: the lists once, the connectivity and the nodal data once, every
         // output written once. Each source's re-reads of its element's nodes hit in cache and
         // are not counted (counting them gave more GB/s than the device's copy bandwidth).
-        let bytes = (plan.data.len() + plan.ptr.len()) * 4 + en * ne * 4 + 3 * p.mesh.num_nodes() * s + nz_plans::num_targets(p) * s;
-        let memory = c.nodal.bytes + (conn_h.len() + plan.data.len() + plan.ptr.len()) * 4 + nz_plans::num_targets(p) * s;
+        let bytes = (plan.data.len() + plan.ptr.len()) * 4 + en * ne * 4 + 3 * p.mesh.num_nodes() * s + plans::num_targets(p) * s;
+        let memory = c.nodal.bytes + (conn_h.len() + plan.data.len() + plan.ptr.len()) * 4 + plans::num_targets(p) * s;
         c.cost = Cost {
             bytes: bytes as f64,
             flops: calls as f64 * (element_flops(en as f64, point.method.dummy()) + 1.0),
@@ -448,10 +445,10 @@ impl SharedAtomicState {
             (plan.node_ptr.len() + plan.call_ptr.len() + plan.slot_ptr.len() + fetched + plan.node_targets.len() + plan.targets.len()) * 4
                 + (plan.local_conn.len() + plan.local_slot.len()) * 2;
         c.cost = Cost {
-            bytes: (index_bytes + fetched * 3 * s + nz_plans::num_targets(p) * s) as f64,
+            bytes: (index_bytes + fetched * 3 * s + plans::num_targets(p) * s) as f64,
             // Shared-memory atomic additions are memory operations, not counted as flops.
             flops: calls as f64 * element_flops(en as f64, point.method.dummy()),
-            memory: (c.nodal.bytes + index_bytes + nz_plans::num_targets(p) * s) as f64,
+            memory: (c.nodal.bytes + index_bytes + plans::num_targets(p) * s) as f64,
             setup_s: setup(start, plan_s + color_secs),
             extras: vec![
                 ("blocks", plan.parts as f64),

@@ -4,6 +4,10 @@
 //! bandwidth, the ratio to the cuSPARSE step of the same run and precision, and the full run's
 //! stepping time extrapolated from the time per step beside Table 2's.
 
+mod claims;
+mod paper_tables;
+pub mod traces;
+
 use polars::prelude::*;
 
 use super::paper;
@@ -11,7 +15,7 @@ use super::spec::{FigureName, Method, Outputs, TableName};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 pub(crate) struct Rows {
-    pub(crate) id: super::traces::Ident,
+    pub(crate) id: self::traces::Ident,
     pub(crate) lo: Vec<f64>,
     pub(crate) hi: Vec<f64>,
     pub(crate) gbs: Vec<f64>,
@@ -58,8 +62,8 @@ pub(crate) fn read(df: &DataFrame) -> Result<Rows, ReportError> {
         frame::with_optional(df, &optional, &declared)?.filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("step")))),
     )?;
     Ok(Rows {
-        id: super::traces::Ident::read(&ok)?,
-        num: super::traces::numbers(&ok, &EXTRAS)?,
+        id: self::traces::Ident::read(&ok)?,
+        num: self::traces::numbers(&ok, &EXTRAS)?,
         lo: frame::nums(&ok, "time_ci_low_s")?,
         hi: frame::nums(&ok, "time_ci_high_s")?,
         gbs: frame::nums(&ok, "bandwidth_gbs")?,
@@ -100,21 +104,21 @@ impl Rows {
 
 pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
     let r = read(df)?;
-    let full = super::traces::read(df)?;
+    let full = self::traces::read(df)?;
     let mut out = Vec::new();
     for t in &outputs.tables {
         out.push(ReportItem::Table(match t {
             TableName::Models => models(id, &r),
             TableName::Steps => steps(id, &r, ctx),
-            TableName::FullRuns => super::traces::table(id, &full),
+            TableName::FullRuns => self::traces::table(id, &full),
         }));
     }
 
     for f in &outputs.figures {
         match f {
             FigureName::StepTime => out.push(ReportItem::Figure(step_time(id, &r))),
-            FigureName::Traces => out.extend(super::traces::trace_figures(id, &full).into_iter().map(ReportItem::Figure)),
-            FigureName::Discrepancy => out.extend(super::traces::discrepancy_figures(id, &full).into_iter().map(ReportItem::Figure)),
+            FigureName::Traces => out.extend(self::traces::trace_figures(id, &full).into_iter().map(ReportItem::Figure)),
+            FigureName::Discrepancy => out.extend(self::traces::discrepancy_figures(id, &full).into_iter().map(ReportItem::Figure)),
         }
     }
     Ok(out)

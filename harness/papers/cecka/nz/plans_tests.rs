@@ -1,4 +1,4 @@
-//! Tests of `nz_plans`.
+//! Tests of `plans`.
 
 use super::*;
 use crate::cecka::system::{assemble_serial, compare};

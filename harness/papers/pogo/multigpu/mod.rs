@@ -1,7 +1,7 @@
 //! Pogo across GPUs (beyond the paper): the weld model split over 1, 2 or 4 GPUs of one node
-//! ([`super::split`]), each GPU stepping its part with our sliced-ELL kernel or with the paper's
-//! kernel on the part's blocks ([`super::split_blocks`]), the halo's U going through NCCL every
-//! increment while the interior rows or blocks are stepped ([`super::scaling_gpu`]).
+//! ([`self::split`]), each GPU stepping its part with our sliced-ELL kernel or with the paper's
+//! kernel on the part's blocks ([`self::split_blocks`]), the halo's U going through NCCL every
+//! increment while the interior rows or blocks are stepped ([`self::gpu`]).
 //!
 //! Three studies, each a case per GPU count:
 //! - `strong`: one model (`strong_scale` times the paper's weld DOFs) on 1, 2, 4 GPUs;
@@ -15,8 +15,18 @@
 //! the host's CSR step) and, for P > 1, with the one-GPU run of the same model, which it equals
 //! to the bit where the device sums in the same order.
 
-use super::scaling_ready::ready;
-use super::scaling_spec::{Outputs, Point, Problem_, Study, StudyModel, Sweep};
+pub mod gpu;
+pub mod ready;
+mod report;
+mod rows;
+pub mod spec;
+pub mod split;
+pub mod split_blocks;
+mod stepper;
+mod upload;
+
+use self::ready::ready;
+use self::spec::{Outputs, Point, Problem_, Study, StudyModel, Sweep};
 use super::spec::Method;
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::experiment::Params;
@@ -26,7 +36,7 @@ pub struct PogoScaling;
 
 impl Benchmark for PogoScaling {
     const NAME: &'static str = "pogo-multigpu";
-    const COLUMNS: &'static [&'static str] = super::scaling_spec::COLUMNS;
+    const COLUMNS: &'static [&'static str] = self::spec::COLUMNS;
     const KERNELS: &'static [crate::kernels::KernelSource] = &[super::kernel::POGO];
     const KERNEL_ARGS: &'static [crate::device::args::Declared] = super::kernel::POGO_ARGS;
     type Sweep = Sweep;
@@ -72,9 +82,9 @@ impl Benchmark for PogoScaling {
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let Target::Gpu(dev) = ctx.target else { return Err(CaseError::Skipped("a GPU study".into())) };
-        super::scaling_gpu::can_run(dev, point.gpus)?;
+        self::gpu::can_run(dev, point.gpus)?;
         if point.study == Study::Strong3d && point.method.blocker().is_some() {
-            return Err(CaseError::Skipped(super::scaling_ready::PAPER_KERNEL_IS_2D.into()));
+            return Err(CaseError::Skipped(self::ready::PAPER_KERNEL_IS_2D.into()));
         }
         let r = ready(ctx.run, problem, problem.model_for(point.study, point.gpus));
         let split = r.split(point.gpus);
@@ -84,12 +94,12 @@ impl Benchmark for PogoScaling {
             _ => problem.check_steps,
         };
         let timed_steps = if point.study == Study::Arrival { 0 } else { problem.timed_steps };
-        let plan = super::scaling_gpu::Plan { method: point.method, checked_steps: steps, timed_steps };
+        let plan = self::gpu::Plan { method: point.method, checked_steps: steps, timed_steps };
         let run = match ctx.precision {
-            Precision::F32 => super::scaling_gpu::run::<f32>(ctx, dev, &r, split, &plan)?,
-            Precision::F64 => super::scaling_gpu::run::<f64>(ctx, dev, &r, split, &plan)?,
+            Precision::F32 => self::gpu::run::<f32>(ctx, dev, &r, split, &plan)?,
+            Precision::F64 => self::gpu::run::<f64>(ctx, dev, &r, split, &plan)?,
         };
-        Ok(vec![super::scaling_rows::row(&r, split, point, ctx.precision, run)])
+        Ok(vec![self::rows::row(&r, split, point, ctx.precision, run)])
     }
 }
 

@@ -2,11 +2,11 @@
 //! the largest size the run holds. Each claim quotes the paper; the rules are in the functions
 //! below. Every Pogo report carries this ledger.
 
-use super::paper;
-use super::report::Rows;
-use super::spec::Method;
 use super::traces::Full;
+use super::Rows;
 use crate::benchmark::{Report, Spec};
+use crate::pogo::paper;
+use crate::pogo::spec::Method;
 use crate::report::claims::{self, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, ReportCtx, Table};
 use crate::report::{ReportError, ReportItem};
@@ -335,12 +335,12 @@ fn discrepancy(at: &At, full: &Full) -> Option<Claim> {
 }
 
 /// The report side: tables and figures from a run's rows, never a device.
-impl Report for super::benchmark::PogoStepping {
+impl Report for crate::pogo::benchmark::PogoStepping {
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        let mut items = super::report::report(&spec.id, &spec.outputs, rows, ctx)?;
+        let mut items = super::report(&spec.id, &spec.outputs, rows, ctx)?;
         // Every report carries Tables 2 and 4 beside ours and the paper's ledger, whatever the
         // experiment's outputs list.
-        let (r, full) = (super::report::read(rows)?, super::traces::read(rows)?);
+        let (r, full) = (super::read(rows)?, super::traces::read(rows)?);
         items.push(ReportItem::Table(super::paper_tables::beside_ours(&spec.id, &r, ctx)));
         items.push(ReportItem::Table(super::claims::claims(&spec.id, &r, &full, ctx)));
         Ok(items)
@@ -374,7 +374,7 @@ mod tests {
             ("greedy_eta", vec![0.89; n]),
         ];
         let df = frame::of_columns(n, strs, nums).unwrap();
-        let r = super::super::report::read(&df).unwrap();
+        let r = crate::pogo::report::read(&df).unwrap();
         claims("x", &r, &Full::default(), &ReportCtx { meta: Default::default(), copy_gbs: vec![] })
     }
 

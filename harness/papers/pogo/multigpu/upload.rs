@@ -2,14 +2,14 @@
 //! method's matrix and kernels (our sliced ELL, or the paper's kernel on the part's blocks), and
 //! what its exchange reads and writes. Made before any timer.
 
-use super::kernel::{Pack, PackPlanes, StepBlockFrom, StepSellRows, UnpackPlanes};
-use super::sell::SlicedEll;
-use super::spec::Method;
 use super::split::{Link, Part};
 use super::split_blocks::PartBlocks;
 use crate::benchmark::ModuleCache;
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel};
 use crate::kernels::Defines;
+use crate::pogo::kernel::{Pack, PackPlanes, StepBlockFrom, StepSellRows, UnpackPlanes};
+use crate::pogo::sell::SlicedEll;
+use crate::pogo::spec::Method;
 use crate::real::Real;
 use crate::Precision;
 
@@ -180,8 +180,8 @@ fn sell_steps<T: Real>(dev: &dyn Device, modules: &mut ModuleCache, part: &Part,
         slice_ptr: dev.upload_slice(&sell.slice_ptr)?,
         col,
         kvals: upload_k::<T>(dev, kf32, &sell.vals)?,
-        rows: modules.kernel_for::<StepSellRows>(dev, &super::kernel::POGO, &defines)?,
-        pack: modules.kernel_for::<Pack>(dev, &super::kernel::POGO, &Defines::for_precision(T::PRECISION).with("DIM", sell.dim))?,
+        rows: modules.kernel_for::<StepSellRows>(dev, &crate::pogo::kernel::POGO, &defines)?,
+        pack: modules.kernel_for::<Pack>(dev, &crate::pogo::kernel::POGO, &Defines::for_precision(T::PRECISION).with("DIM", sell.dim))?,
     };
     Ok((steps, col16))
 }
@@ -198,9 +198,9 @@ fn block_steps<T: Real>(dev: &dyn Device, modules: &mut ModuleCache, pb: &PartBl
         table: dev.upload_slice(&pb.data.arr.table)?,
         lptr: dev.upload_slice(&pb.data.lptr)?,
         kvals: upload_k::<T>(dev, kf32, &pb.data.kvals)?,
-        kernel: modules.kernel_for::<StepBlockFrom>(dev, &super::kernel::POGO, &defines)?,
-        pack: modules.kernel_for::<PackPlanes>(dev, &super::kernel::POGO, &plain)?,
-        unpack: modules.kernel_for::<UnpackPlanes>(dev, &super::kernel::POGO, &plain)?,
+        kernel: modules.kernel_for::<StepBlockFrom>(dev, &crate::pogo::kernel::POGO, &defines)?,
+        pack: modules.kernel_for::<PackPlanes>(dev, &crate::pogo::kernel::POGO, &plain)?,
+        unpack: modules.kernel_for::<UnpackPlanes>(dev, &crate::pogo::kernel::POGO, &plain)?,
         blocks: pb.data.arr.blocks,
         sent: pb.sent,
         owned: pb.owned,
@@ -273,7 +273,7 @@ pub(super) fn upload_part<T: Real>(
 #[cfg(test)]
 mod tests {
     use super::{send_sources, SendFrom};
-    use crate::pogo::split::Link;
+    use crate::pogo::multigpu::split::Link;
 
     #[test]
     fn sends_read_in_place_where_contiguous_and_from_the_staging_end_to_end_else() {

@@ -4,7 +4,7 @@
 
 use polars::prelude::*;
 
-use super::scaling_spec::{FigureName, Outputs, TableName};
+use super::spec::{FigureName, Outputs, TableName};
 use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, Claim, Quote, Verdict};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
@@ -63,8 +63,7 @@ impl Rows {
 
 fn read(df: &DataFrame, metric: &str) -> Result<Rows, ReportError> {
     let ok = frame::collect(
-        frame::with_optional(df, &NUMS, super::scaling_spec::COLUMNS)?
-            .filter(col("status").eq(lit("ok")).and(col("metric").eq(lit(metric)))),
+        frame::with_optional(df, &NUMS, super::spec::COLUMNS)?.filter(col("status").eq(lit("ok")).and(col("metric").eq(lit(metric)))),
     )?;
     let (device, backend, precision, method) =
         (frame::strs(&ok, "device")?, frame::strs(&ok, "backend")?, frame::strs(&ok, "precision")?, frame::strs(&ok, "method")?);
@@ -373,11 +372,8 @@ fn goals(id: &str, steps: &Rows, arrival: &Rows) -> Table {
         c.push(Claim {
             on: key,
             quote: Quote::goal("the P-GPU run's U and receiver traces equal the one-GPU run's to f64 rounding, over the main arrival"),
-            rule: format!(
-                "every P-GPU arrival row within {:.0e} of the one-GPU run's largest value",
-                super::scaling_rows::ONE_GPU_TOLERANCE
-            ),
-            verdict: if worst.is_nan() { Verdict::NotMeasured } else { Verdict::of_bool(worst <= super::scaling_rows::ONE_GPU_TOLERANCE) },
+            rule: format!("every P-GPU arrival row within {:.0e} of the one-GPU run's largest value", super::rows::ONE_GPU_TOLERANCE),
+            verdict: if worst.is_nan() { Verdict::NotMeasured } else { Verdict::of_bool(worst <= super::rows::ONE_GPU_TOLERANCE) },
             measured: format!("largest difference {worst:.1e}"),
             rests_on: format!(
                 "{} arrival rows on {} GPUs",
@@ -392,8 +388,8 @@ fn goals(id: &str, steps: &Rows, arrival: &Rows) -> Table {
 }
 
 /// The report side: tables and figures from a run's rows, never a device.
-impl Report for super::scaling::PogoScaling {
+impl Report for super::PogoScaling {
     fn report(spec: &Spec<Self>, rows: &DataFrame, ctx: &ReportCtx) -> Result<Vec<ReportItem>, ReportError> {
-        super::scaling_report::report(&spec.id, &spec.outputs, rows, ctx)
+        super::report::report(&spec.id, &spec.outputs, rows, ctx)
     }
 }

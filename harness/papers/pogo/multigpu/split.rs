@@ -9,8 +9,8 @@
 //! it into their halo), and steps its interior rows meanwhile ([`Split::step`] does it on the
 //! host; the device run overlaps the exchange with the interior rows).
 
-use super::system::System;
 use crate::fem::csr::Pattern;
+use crate::pogo::system::System;
 
 /// The nodes one part exchanges with one neighbour.
 #[derive(Debug, Clone, PartialEq, Eq)]

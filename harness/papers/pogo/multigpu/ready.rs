@@ -1,24 +1,24 @@
 //! A model made ready for the multi-GPU study: its operators, the one-GPU order, its splits,
-//! the CPU f64 references and the one-GPU runs' results (see [`super::scaling`]).
+//! the CPU f64 references and the one-GPU runs' results (see [`super`]).
 
 use std::collections::HashMap;
 
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
-use super::hexbox::HexBox;
-use super::model::{Model, Signal};
-use super::prepared::in_run_order;
-use super::scaling_spec::{Problem_, StudyModel};
-use super::sell::SlicedEll;
-use super::spec::Method;
+use super::spec::{Problem_, StudyModel};
 use super::split::Split;
 use super::split_blocks::{arrange_part, PartBlocks};
-use super::system::System;
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
 use crate::fem::elements::Elements;
 use crate::fem::partition;
+use crate::pogo::hexbox::HexBox;
+use crate::pogo::model::{Model, Signal};
+use crate::pogo::prepared::in_run_order;
+use crate::pogo::sell::SlicedEll;
+use crate::pogo::spec::Method;
+use crate::pogo::system::System;
 use crate::Precision;
 
 /// A model made ready for splitting: its operators, the one-GPU order, the CPU reference of the
@@ -38,7 +38,7 @@ pub struct Ready {
     aligned: std::sync::OnceLock<Vec<u32>>,
     /// Each split's parts arranged for the paper's kernel, by part count.
     arranged: Mutex<HashMap<usize, Arc<Result<Vec<PartBlocks>, String>>>>,
-    /// The CPU f64 references made so far, by length and start (rest or [`super::scaling_gpu::start_state`]).
+    /// The CPU f64 references made so far, by length and start (rest or [`super::gpu::start_state`]).
     reference: Mutex<HashMap<(usize, bool), Arc<Reference>>>,
     /// The one-GPU run of each method and precision: U and traces, for the P-GPU runs.
     pub one_gpu: Mutex<HashMap<(Method, Precision, usize), Arc<Outcome>>>,

@@ -3,9 +3,9 @@
 //! (Table 2), and the bandwidth of the paper's kernel on aligned blocks by Appendix A's count
 //! (Table 4), labelled as the paper's.
 
-use super::paper;
-use super::report::Rows;
-use super::spec::Method;
+use super::Rows;
+use crate::pogo::paper;
+use crate::pogo::spec::Method;
 use crate::report::{fmt_num, ReportCtx, Table};
 
 pub(crate) fn beside_ours(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {

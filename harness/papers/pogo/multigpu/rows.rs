@@ -1,13 +1,13 @@
 //! The rows of the multi-GPU study: one per case, verified against the CPU f64 reference, and
 //! (P > 1) failed where it differs from the one-GPU run of the same model.
 
-use super::benchmark::{long_run_tolerance, tolerance};
-use super::scaling_gpu::SplitRun;
-use super::scaling_ready::{part_blocks, Ready};
-use super::scaling_spec::{Point, Study};
+use super::gpu::SplitRun;
+use super::ready::{part_blocks, Ready};
+use super::spec::{Point, Study};
 use super::split::Split;
 use super::split_blocks::PartBlocks;
 use crate::benchmark::Measured;
+use crate::pogo::benchmark::{long_run_tolerance, tolerance};
 use crate::Precision;
 
 /// The largest relative difference allowed between a P-GPU run and the one-GPU run. The parts
@@ -18,7 +18,7 @@ pub const ONE_GPU_TOLERANCE: f64 = 1e-12;
 /// Bytes and flops one increment moves and executes on the busiest GPU: the per-GPU figures
 /// that the physics check holds to one device's copy bandwidth and peak. The sliced ELL: its
 /// owned rows without padding, U_curr of its nodes and halo, U_prev, C' and U_next. The paper's
-/// kernel (`blocks`): as on one GPU ([`super::benchmark::step_bytes`]), each used link's K' block,
+/// kernel (`blocks`): as on one GPU ([`crate::pogo::benchmark::step_bytes`]), each used link's K' block,
 /// the link pointers and the table of the launched blocks, the linked loads (the halo's U among
 /// them) and the owned nodes' four vectors.
 fn busiest_part(split: &Split, blocks: Option<&[PartBlocks]>, kf32: bool, s: usize, col16: bool) -> (f64, f64) {

@@ -6,8 +6,8 @@
 
 use polars::prelude::*;
 
-use super::paper;
-use super::spec::Method;
+use crate::pogo::paper;
+use crate::pogo::spec::Method;
 use crate::report::{fmt_num, frame, Figure, ReportError, Series, Table};
 
 /// What names a row (device, backend, precision, method, model and size), with its median
@@ -64,7 +64,8 @@ pub(crate) fn read(df: &DataFrame) -> Result<Full, ReportError> {
         return Ok(Full::default());
     }
     let ok = frame::collect(
-        frame::with_optional(df, &NUMS, super::spec::COLUMNS)?.filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("full-run")))),
+        frame::with_optional(df, &NUMS, crate::pogo::spec::COLUMNS)?
+            .filter(col("status").eq(lit("ok")).and(col("metric").eq(lit("full-run")))),
     )?;
     Ok(Full {
         id: Ident::read(&ok)?,

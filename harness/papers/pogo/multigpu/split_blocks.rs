@@ -1,5 +1,5 @@
 //! The paper's kernel on one part of a split model: the part's nodes in blocks of 512 arranged as
-//! section 3.2 does ([`super::arrange`]), its K' and link pointers as the kernel reads them
+//! section 3.2 does ([`crate::pogo::arrange`]), its K' and link pointers as the kernel reads them
 //! ([`BlockData`]). The blocks come in three runs:
 //! - the blocks of the nodes the part sends, stepped first so that their U can travel while
 //! - the interior blocks are stepped;
@@ -13,9 +13,9 @@
 //! the node, then its neighbours in the model's order, on every part: a part's sums are the
 //! one-part run's, in the same order.
 
-use super::arrange::{arrange, EDGE_ROWS, WIDTH};
-use super::blocked::BlockData;
 use super::split::Part;
+use crate::pogo::arrange::{arrange, EDGE_ROWS, WIDTH};
+use crate::pogo::blocked::BlockData;
 
 /// A part's arrangement for the paper's kernel.
 pub struct PartBlocks {
@@ -111,7 +111,7 @@ pub fn arrange_part(part: &Part, model_block: &[u32], points: &[[f64; 2]]) -> Re
     let mut block = first_blocks(part, model_block);
     for _ in 0..4 {
         let arr = arrange(&xadj, &adj, &local_points, &block, 200)?;
-        let now: Vec<u32> = arr.slot.iter().map(|&s| s / super::arrange::BLOCK as u32).collect();
+        let now: Vec<u32> = arr.slot.iter().map(|&s| s / crate::pogo::arrange::BLOCK as u32).collect();
         let (ordered, [sent, owned]) = by_kind(part, &now);
         if ordered == now {
             return Ok(PartBlocks { data: BlockData::new(&part.sys, arr), sent, owned });
@@ -128,8 +128,8 @@ mod tests {
     use crate::fem::elements::Elements;
     use crate::fem::partition;
     use crate::pogo::model::weld;
+    use crate::pogo::multigpu::split::Split;
     use crate::pogo::prepared::in_run_order;
-    use crate::pogo::split::Split;
     use crate::pogo::system::System;
 
     struct Fixture {
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn the_paper_kernel_on_parts_equals_the_one_part_run_to_the_bit_and_a_dropped_halo_shows() {
         let f = fixture(1.2e-3);
-        let start = crate::pogo::scaling_gpu::start_state(2 * f.sys.nodes);
+        let start = crate::pogo::multigpu::gpu::start_state(2 * f.sys.nodes);
         let one = split(&f, 1);
         let one_blocks: Vec<PartBlocks> = one.parts.iter().map(|p| arrange_part(p, &f.blocks, &f.model.mesh.points).unwrap()).collect();
         let want = run(&f, &one, &one_blocks, &start, 40, true);

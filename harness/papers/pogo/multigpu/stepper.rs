@@ -4,14 +4,14 @@
 //! GPU's exchange stream, while the interior rows or blocks run beside them on its own stream;
 //! it joins before the next. One GPU steps every row or block in one launch.
 
-use super::kernel::{Pack, PackPlanes, Rotation, SellArrays, Sources, StepBlockFrom, StepSellRows, TraceRow, UnpackPlanes};
-use super::scaling_upload::{upload_part, OnGpu, PartMethod, SendFrom, Staging, Steps};
-use super::spec::Method;
 use super::split::{Link, Split};
 use super::split_blocks::PartBlocks;
+use super::upload::{upload_part, OnGpu, PartMethod, SendFrom, Staging, Steps};
 use crate::benchmark::{CaseCtx, CaseError, ModuleCache};
 use crate::device::nccl::{NodeGpus, Transfer};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Launch, RealArg};
+use crate::pogo::kernel::{Pack, PackPlanes, Rotation, SellArrays, Sources, StepBlockFrom, StepSellRows, TraceRow, UnpackPlanes};
+use crate::pogo::spec::Method;
 use crate::real::Real;
 
 /// What an increment writes besides U: the force's amplitude and the trace row.
@@ -154,7 +154,7 @@ impl<'a, T: Real> Stepper<'a, T> {
                 }
                 let args =
                     StepBlockFrom { table, lptr, kp: kvals, cp: &on.cp, u, nblocks: *blocks as u32, first: first as u32, sources, trace };
-                self.launch(r, beside, kernel, Launch { groups: last - first, group_size: super::arrange::BLOCK }, &args)
+                self.launch(r, beside, kernel, Launch { groups: last - first, group_size: crate::pogo::arrange::BLOCK }, &args)
             }
         }
     }
