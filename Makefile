@@ -16,8 +16,8 @@ QUICK    ?=
 NVRTC_DIR ?= $(HOME)/.cache/fembench/nvrtc
 NVRTC_LIB := $(patsubst %/,%,$(dir $(firstword $(shell find $(NVRTC_DIR) -name 'libnvrtc.so.*' 2>/dev/null))))
 export LD_LIBRARY_PATH := $(NVRTC_LIB)$(if $(NVRTC_LIB),$(if $(LD_LIBRARY_PATH),:))$(LD_LIBRARY_PATH)
-# The full reproduction runs CUDA and the host: every paper table and figure comes from them, in
-# the 10 minutes an H200 allows. The OpenCL mirror of the GPU cases (the same kernel sources
+# The full reproduction runs CUDA and the host: every paper table and figure comes from them.
+# The OpenCL mirror of the GPU cases (the same kernel sources
 # through the other API) would double the GPU minutes; `make reproduce-opencl` runs it as a run of
 # its own. QUICK=1 runs every backend (CI runs the kernels on PoCL).
 # BACKENDS="opencl cpu" for a GPU without CUDA.

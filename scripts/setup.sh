@@ -20,9 +20,15 @@ if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev >/dev/null 2>&1; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq pocl-opencl-icd ocl-icd-opencl-dev >/dev/null
 fi
+# pip, for NVRTC's wheel and the Python peers: Debian's python3-pip where Python has none.
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  { $sudo apt-get update -qq && $sudo apt-get install -y -qq python3-pip >/dev/null; } ||
+    echo "setup: pip could not be installed; NVRTC and the Python peers need it (their tests and rows will say so)" >&2
+fi
 nvrtc_dir="${FEMBENCH_NVRTC_DIR:-$HOME/.cache/fembench/nvrtc}"
 if ! find "$nvrtc_dir" -name 'libnvrtc.so.*' 2>/dev/null | grep -q .; then
-  python3 -m pip install -q --disable-pip-version-check --target "$nvrtc_dir" 'nvidia-cuda-nvrtc>=13,<14'
+  python3 -m pip install -q --disable-pip-version-check --target "$nvrtc_dir" 'nvidia-cuda-nvrtc>=13,<14' ||
+    echo "setup: NVRTC could not be installed into $nvrtc_dir; the NVRTC compile tests will say skipped" >&2
 fi
 if ! python3 -c "import numpy, scipy" >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check numpy scipy ||
