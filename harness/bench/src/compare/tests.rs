@@ -201,6 +201,17 @@ fn real_a_a_pairs_show_no_change() {
     eprintln!("A/A false changes per class (rows, changes): {per_class:?}");
 }
 
+/// The kernel rows of 50 µs or more of a comparison, and how many of them are slower.
+fn long_kernels_caught(c: &Comparison) -> (Vec<&Entry>, usize) {
+    let kernels: Vec<&Entry> = c
+        .entries
+        .iter()
+        .filter(|e| e.class == NoiseClass::Kernel && e.base.as_ref().and_then(|b| b.median_s).is_some_and(|m| m >= 50e-6))
+        .collect();
+    let caught = kernels.iter().filter(|e| e.verdict == Verdict::Slower).count();
+    (kernels, caught)
+}
+
 /// On an H200, without history: a 10% slowdown planted in the next run (on the same machine,
 /// and on a second machine) is caught in at least 95% of the kernel rows of 50 µs or more.
 #[test]
@@ -211,12 +222,7 @@ fn a_planted_ten_percent_slowdown_in_h200_kernels_is_caught_without_history() {
         plant::plant_slowdown(&aa_h200(new), &tmp, 1.10).unwrap();
         let c = compare_runs(&aa_h200(base), &tmp, &CompareOptions::default()).unwrap();
         let _ = std::fs::remove_dir_all(&tmp);
-        let kernels: Vec<&Entry> = c
-            .entries
-            .iter()
-            .filter(|e| e.class == NoiseClass::Kernel && e.base.as_ref().and_then(|b| b.median_s).is_some_and(|m| m >= 50e-6))
-            .collect();
-        let caught = kernels.iter().filter(|e| e.verdict == Verdict::Slower).count();
+        let (kernels, caught) = long_kernels_caught(&c);
         eprintln!("H200 {base}-{new}, planted 10%: {caught} of {} kernel rows of 50 µs or more caught", kernels.len());
         assert!(kernels.len() >= 150 && caught * 100 >= 95 * kernels.len(), "{caught} of {}", kernels.len());
         assert!(c.entries.iter().all(|e| e.verdict != Verdict::Faster), "a slowdown judged faster");
@@ -231,12 +237,7 @@ fn a_planted_five_percent_slowdown_in_kernels_is_caught_with_history() {
     let opts = CompareOptions { history: vec![aa(1), aa(2), aa(3)], ..Default::default() };
     let c = compare_runs(&aa(3), &tmp, &opts).unwrap();
     let _ = std::fs::remove_dir_all(&tmp);
-    let kernels: Vec<&Entry> = c
-        .entries
-        .iter()
-        .filter(|e| e.class == NoiseClass::Kernel && e.base.as_ref().and_then(|b| b.median_s).is_some_and(|m| m >= 50e-6))
-        .collect();
-    let caught = kernels.iter().filter(|e| e.verdict == Verdict::Slower).count();
+    let (kernels, caught) = long_kernels_caught(&c);
     let rate = caught as f64 / kernels.len() as f64;
     eprintln!("planted 5%: {caught} of {} kernel rows of 50 µs or more caught ({:.1}%)", kernels.len(), 100.0 * rate);
     assert!(kernels.len() >= 100);
