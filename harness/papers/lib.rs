@@ -24,7 +24,7 @@ pub mod sanfui;
 
 pub use fembench_bench::{
     axes, background, benchmark, cache, compare, context, experiment, external, hardware, history, interrupt, lifecycle, merge,
-    method_registry, methods, named_axis, precompile, publish, registry, report, results, runner, shard,
+    method_registry, methods, named_axis, precompile, prep_cache, publish, registry, report, results, runner, shard,
 };
 pub use fembench_core::{real, stats, Backend, Precision};
 pub use fembench_device::{self as device, kernels, telemetry};
@@ -32,6 +32,17 @@ pub use fembench_fem as fem;
 pub use fembench_measure as measure;
 
 use registry::{entry, Registry};
+
+/// Fingerprints of the code that makes each paper's prepared problems (the SHA-256 of its
+/// folder and of the shared `fem` and `core` sources, made by `build.rs`): part of every key of
+/// the prepared-problem cache ([`prep_cache`]), so that a change to that code misses.
+pub mod prep_code {
+    pub const ACOO: &str = env!("FEMBENCH_CODE_ACOO");
+    pub const BANAS: &str = env!("FEMBENCH_CODE_BANAS");
+    pub const CECKA: &str = env!("FEMBENCH_CODE_CECKA");
+    pub const POGO: &str = env!("FEMBENCH_CODE_POGO");
+    pub const SANFUI: &str = env!("FEMBENCH_CODE_SANFUI");
+}
 
 /// Every benchmark module of this build: one line each.
 pub static REGISTRY: Registry = Registry(&[

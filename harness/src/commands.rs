@@ -156,3 +156,32 @@ pub fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_de
         ExitCode::SUCCESS
     }
 }
+
+/// `harness cache list|clear`: the prepared-problem cache's entries, or emptied.
+pub fn prep_cache(action: &str) -> ExitCode {
+    use fembench::prep_cache::{self, Setting};
+    let Setting::Dir(dir) = prep_cache::setting() else {
+        println!("the prepared-problem cache is off");
+        return ExitCode::SUCCESS;
+    };
+    let cache = prep_cache::Cache { dir: dir.clone(), limit: prep_cache::limit_bytes() };
+    if action == "clear" {
+        println!("{}: {} entries removed", dir.display(), cache.clear());
+        return ExitCode::SUCCESS;
+    }
+    let entries = cache.entries();
+    let total: u64 = entries.iter().map(|e| e.2).sum();
+    println!("{}: {} entries, {:.2} GiB of {:.1} GiB (least recently used go first)", dir.display(), entries.len(), gib(total), gib(cache.limit));
+    for (path, about, bytes, used) in &entries {
+        let used = prep_cache::local_time(*used);
+        match about {
+            Some(a) => println!("  {:<21} {:>9.1} MiB  built in {:>7.2} s  used {used}  {}", a.kind, *bytes as f64 / 1048576.0, a.build_s, a.params),
+            None => println!("  {} ({:.1} MiB, used {used})", path.display(), *bytes as f64 / 1048576.0),
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}

@@ -2,7 +2,9 @@
 //! one worker process per GPU (each `--shard i/N --device d`, GPU backends only), then the CPU
 //! cases in a process of their own, alone, so that host timings keep the cores to themselves;
 //! then one merged run folder. Each worker's rows record how many other workers ran beside it
-//! (`concurrent_workers`) and its device index (`device_index`).
+//! (`concurrent_workers`) and its device index (`device_index`). Each worker runs on its share of
+//! the node's cores, and all share one prepared-problem cache; the cases of one prepared
+//! problem go to one worker ([`fembench::shard::assign_groups`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -90,6 +92,8 @@ impl Workers<'_> {
     fn command(&self) -> Command {
         let mut cmd = Command::new(self.exe);
         cmd.arg("run").args(self.paths).arg("--out").arg(self.shards_dir);
+        // Every worker shares this process's prepared-problem cache.
+        cmd.arg("--prep-cache").arg(fembench::prep_cache::setting().arg());
         if self.quick {
             cmd.arg("--quick");
         }
@@ -102,9 +106,13 @@ impl Workers<'_> {
         let gpu_backends: Vec<Backend> =
             if backends.is_empty() { vec![Backend::Cuda] } else { backends.iter().copied().filter(|b| *b != Backend::Cpu).collect() };
         let n = devices.len();
+        let shares = core_shares(n);
         let mut children = Vec::new();
         for (i, d) in devices.iter().enumerate() {
             let mut cmd = self.command();
+            if let Some(cpus) = shares.get(i).filter(|c| !c.is_empty()) {
+                pin(&mut cmd, cpus.clone());
+            }
             cmd.arg("--shard").arg(format!("{}/{n}", i + 1)).arg("--device").arg(d.to_string());
             for b in &gpu_backends {
                 cmd.arg("--backend").arg(b.to_string());
@@ -128,6 +136,42 @@ impl Workers<'_> {
     /// The CPU cases, alone on the host after the GPU workers; how they ended.
     fn cpu_cases(&self) -> Worker {
         Worker::of(self.command().arg("--backend").arg("cpu").status(), "the CPU cases' process")
+    }
+}
+
+/// The cores this process may use, in `n` contiguous shares of (nearly) equal size: one per
+/// worker, so that N workers' thread pools (rayon sizes itself to the cores a process may use)
+/// do not oversubscribe the node. Empty where the cores cannot be read.
+fn core_shares(n: usize) -> Vec<Vec<usize>> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled by the kernel.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: the set's size is passed with it.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Vec::new();
+    }
+    // SAFETY: reads a bit of the set filled above.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    if cpus.len() < n || n <= 1 {
+        return vec![cpus; n];
+    }
+    (0..n).map(|i| cpus[i * cpus.len() / n..(i + 1) * cpus.len() / n].to_vec()).collect()
+}
+
+/// Starts `cmd` on `cpus` only: it and every thread it makes.
+fn pin(cmd: &mut Command, cpus: Vec<usize>) {
+    use std::os::unix::process::CommandExt;
+    println!("  worker on cores {}-{}", cpus[0], cpus[cpus.len() - 1]);
+    // SAFETY: between fork and exec the closure only fills a set on its stack and makes one
+    // system call (async-signal-safe).
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            cpus.iter().for_each(|&c| libc::CPU_SET(c, &mut set));
+            match libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
     }
 }
 

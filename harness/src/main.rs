@@ -77,6 +77,20 @@ enum Command {
         /// then one merged run folder.
         #[arg(long, value_name = "all|0,1,...", conflicts_with_all = ["resume", "shard"])]
         gpus: Option<String>,
+        /// The prepared-problem cache: a folder, or `off` (default: FEMBENCH_PREP_CACHE, else
+        /// ~/.cache/fembench/prepared). Meshes, operators and f64 references are built once per
+        /// machine there and read back by later cases, shards and runs.
+        #[arg(long, value_name = "DIR|off")]
+        prep_cache: Option<fembench::prep_cache::Setting>,
+    },
+    /// The prepared-problem cache: `list` its entries (kind, parameters, size, build time, last
+    /// use) or `clear` it.
+    Cache {
+        #[arg(value_parser = ["list", "clear"])]
+        action: String,
+        /// The cache folder (default: as `harness run` finds it).
+        #[arg(long, value_name = "DIR")]
+        prep_cache: Option<fembench::prep_cache::Setting>,
     },
     /// Join the run folders of a run's shards (`run --shard K/N`) into one run folder; refuses
     /// shards of different commits, experiment files or kinds of GPU, and a case in two shards.
@@ -250,6 +264,9 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Box<dyn benchmark::Experiment>>, ExitCo
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Run { prep_cache: Some(s), .. } | Command::Cache { prep_cache: Some(s), .. } = &cli.command {
+        fembench::prep_cache::configure(s.clone());
+    }
     match cli.command {
         Command::Devices => devices(),
         Command::Validate { paths } => validate(&paths),
@@ -314,6 +331,7 @@ fn main() -> ExitCode {
             let opts = fembench::compare::CompareOptions { threshold: threshold / 100.0, history: earlier, experiments, force };
             compare(&runs, &opts, &format, all, fail_on)
         }
+        Command::Cache { action, .. } => commands::prep_cache(&action),
         Command::Compact { run_dirs } => commands::compact(&run_dirs),
         Command::Merge { shards, out } => commands::merge(&shards, &out),
         Command::History { runs, out } => commands::history(&runs, &out),

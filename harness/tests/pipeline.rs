@@ -3,6 +3,8 @@
 
 mod common;
 
+#[path = "pipeline/prep_cache.rs"]
+mod prep_cache;
 #[path = "pipeline/published.rs"]
 mod published;
 use std::path::{Path, PathBuf};

@@ -212,6 +212,12 @@ pub trait Benchmark: 'static {
         true
     }
     fn run(ctx: &mut CaseCtx, problem: &Self::Problem, point: &Self::Point) -> Result<Vec<Measured>, CaseError>;
+    /// The prepared problem a point's cases read (a mesh level, a model and its size), named
+    /// within the benchmark: the points of one name go to one shard, so that no two workers
+    /// build it. None: the point shares nothing costly.
+    fn problem_key(_point: &Self::Point) -> Option<String> {
+        None
+    }
 }
 
 /// The report side of a benchmark: its tables and figures, from an experiment and a run's rows
@@ -262,6 +268,11 @@ pub trait Experiment {
     /// Whether sweep point `index` on this backend and precision is a case at all.
     fn case_exists(&self, _quick: bool, _index: usize, _backend: Backend, _precision: Precision) -> bool {
         true
+    }
+    /// The prepared problem of sweep point `index`, named across the benchmark's experiments
+    /// (`Benchmark::problem_key` after the benchmark's name).
+    fn problem_key(&self, _quick: bool, _index: usize) -> Option<String> {
+        None
     }
     /// The cases of the experiment: sweep points times backends times precisions that exist.
     fn case_count(&self, quick: bool) -> usize {
@@ -326,6 +337,9 @@ impl<B: Report> Experiment for Loaded<B> {
     }
     fn points(&self, quick: bool) -> Vec<Params> {
         B::points(self.sweep(quick)).iter().map(B::params).collect()
+    }
+    fn problem_key(&self, quick: bool, index: usize) -> Option<String> {
+        B::points(self.sweep(quick)).get(index).and_then(B::problem_key).map(|k| format!("{}/{k}", B::NAME))
     }
     fn has_quick(&self) -> bool {
         self.spec.quick.is_some()

@@ -77,9 +77,9 @@ pub(crate) fn cases_to_run(
         }
     }
     if let Some(shard) = opts.shard.or_else(|| meta.shard.as_deref().and_then(|s| s.parse().ok())) {
-        let planned: Vec<(String, String)> = experiments
+        let planned: Vec<((String, String), Option<String>)> = experiments
             .iter()
-            .flat_map(|e| planned_case_ids(e.as_ref(), meta.quick, restrict.as_deref()).into_iter().map(|id| (e.id().to_string(), id)))
+            .flat_map(|e| planned_with_problems(e.as_ref(), meta.quick, restrict.as_deref()).into_iter().map(|(id, p)| ((e.id().to_string(), id), p)))
             .collect();
         let mine = shard_part(&planned, &opts.costs_from, shard);
         cases.retain(|c| mine.contains(&(experiments[c.exp].id().to_string(), c.id.clone())));
@@ -143,18 +143,39 @@ pub fn planned_case_ids(e: &dyn Experiment, quick: bool, restrict: Option<&[Back
     out
 }
 
+/// [`planned_case_ids`] with each case's prepared problem ([`Experiment::problem_key`]).
+fn planned_with_problems(e: &dyn Experiment, quick: bool, restrict: Option<&[Backend]>) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for (pi, params) in e.points(quick).into_iter().enumerate() {
+        let problem = e.problem_key(quick, pi);
+        for &backend in e.backends().iter().filter(|b| restrict.is_none_or(|r| r.contains(b))) {
+            for &precision in e.precisions().iter().filter(|&&p| e.case_exists(quick, pi, backend, p)) {
+                out.push((case_id(backend, precision, &params), problem.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Case identity within an experiment: what `--resume` matches on.
 pub fn case_id(backend: Backend, precision: Precision, params: &Params) -> String {
     format!("{backend}/{precision}/{}", params.key())
 }
 
-/// The cases of `planned` (experiment, case id) that shard `shard` holds. The assignment is made
-/// over every planned case, done or not, so a resumed shard keeps its part.
-fn shard_part(planned: &[(String, String)], costs_from: &[PathBuf], shard: crate::shard::Shard) -> BTreeSet<(String, String)> {
+/// The cases of `planned` ((experiment, case id), prepared problem) that shard `shard` holds.
+/// The cases of one prepared problem go together ([`crate::shard::assign_groups`]). The
+/// assignment is made over every planned case, done or not, so a resumed shard keeps its part.
+fn shard_part(
+    planned: &[((String, String), Option<String>)],
+    costs_from: &[PathBuf],
+    shard: crate::shard::Shard,
+) -> BTreeSet<(String, String)> {
     let known = crate::shard::known_costs(costs_from);
-    let costs = crate::shard::costs_of(planned, &known);
-    let parts = crate::shard::assign(&costs, shard.count);
-    planned.iter().zip(parts).filter(|(_, p)| p + 1 == shard.index).map(|(k, _)| k.clone()).collect()
+    let ids: Vec<(String, String)> = planned.iter().map(|(k, _)| k.clone()).collect();
+    let costs = crate::shard::costs_of(&ids, &known);
+    let problems: Vec<Option<&str>> = planned.iter().map(|(_, p)| p.as_deref()).collect();
+    let parts = crate::shard::assign_groups(&costs, &problems, shard.count);
+    ids.into_iter().zip(parts).filter(|(_, p)| p + 1 == shard.index).map(|(k, _)| k).collect()
 }
 
 /// For each case (given by its experiment's index, cases grouped by experiment), the index one

@@ -26,6 +26,7 @@ pub mod meta;
 pub mod methods;
 pub mod peer_worker;
 pub mod precompile;
+pub mod prep_cache;
 pub mod publish;
 pub mod registry;
 pub mod report;

@@ -210,12 +210,15 @@ type Outcome = (Result<Vec<Measured>, CaseError>, Option<Deferred>);
 /// Runs a case and puts the runner's columns on its rows.
 fn run_case(target: &mut Opened, job: &Job, telemetry: &fembench_device::telemetry::Telemetry) -> Outcome {
     let case_start = std::time::Instant::now();
+    let prep_before = crate::prep_cache::counts();
     fembench_measure::trace::begin(&format!("{} {}", job.e.id(), job.case.id));
     let (mut outcome, deferred) = outcome_of(target, job);
     // Where a case's wall time goes besides its timed repetitions: compiling (or loading
     // compiled kernels from the disk cache), building problems, verifying.
     fembench_measure::trace::mark("case returned");
-    annotate(&mut outcome, target, case_start.elapsed().as_secs_f64(), telemetry);
+    let prep_after = crate::prep_cache::counts();
+    let prep = ((prep_after.0 - prep_before.0) as f64, (prep_after.1 - prep_before.1) as f64);
+    annotate(&mut outcome, target, (case_start.elapsed().as_secs_f64(), prep), telemetry);
     (outcome, deferred)
 }
 
@@ -264,11 +267,12 @@ fn run_point(job: &Job, target: Target, modules: &mut ModuleCache, flusher: Opti
 
 /// The runner's columns on every row of a case that ran: its wall time, the time its kernels
 /// took to compile, which GPU of the node, how many other workers shared the host (`--gpus`),
-/// and the GPU's clocks, temperature, power and throttle reasons right after the case.
+/// the prepared-problem cache entries read and built, and the GPU's clocks, temperature, power
+/// and throttle reasons right after the case.
 fn annotate(
     outcome: &mut Result<Vec<Measured>, CaseError>,
     target: &mut Opened,
-    wall_s: f64,
+    (wall_s, (prep_read, prep_built)): (f64, (f64, f64)),
     telemetry: &fembench_device::telemetry::Telemetry,
 ) {
     let compile_s = match &mut *target {
@@ -282,6 +286,8 @@ fn annotate(
     };
     for m in measured.iter_mut() {
         m.extras.push(("case_wall_s".into(), wall_s));
+        m.extras.push(("prep_read".into(), prep_read));
+        m.extras.push(("prep_built".into(), prep_built));
         if let Some(c) = compile_s {
             m.extras.push(("compile_s".into(), c));
         }

@@ -55,6 +55,31 @@ pub fn assign(costs: &[f64], parts: usize) -> Vec<usize> {
     part
 }
 
+/// The part (0-based) of each item, as [`assign`] balances them, where the items of one group
+/// (`Some` name: the cases of one prepared problem) go to one part together: each group is one
+/// item of its summed cost, so no two parts build the same problem.
+pub fn assign_groups(costs: &[f64], groups: &[Option<&str>], parts: usize) -> Vec<usize> {
+    let mut unit_of: Vec<usize> = Vec::with_capacity(costs.len());
+    let mut unit_cost: Vec<f64> = Vec::new();
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    for (i, g) in groups.iter().enumerate() {
+        let u = match g {
+            Some(name) => *named.entry(name).or_insert_with(|| {
+                unit_cost.push(0.0);
+                unit_cost.len() - 1
+            }),
+            None => {
+                unit_cost.push(0.0);
+                unit_cost.len() - 1
+            }
+        };
+        unit_cost[u] += costs[i].max(0.0);
+        unit_of.push(u);
+    }
+    let unit_part = assign(&unit_cost, parts);
+    unit_of.iter().map(|&u| unit_part[u]).collect()
+}
+
 /// Known wall times of cases, by (experiment, case id): each case's largest `case_wall_s` in
 /// the stored runs under `roots` (run folders, or folders of them).
 pub fn known_costs(roots: &[PathBuf]) -> HashMap<(String, String), f64> {
@@ -126,6 +151,24 @@ mod tests {
             assert_eq!(assign(&costs, parts), a, "the same assignment every time");
         }
         assert!(assign(&[], 3).is_empty());
+    }
+
+    /// The cases of one prepared problem share a part, and the parts still balance.
+    #[test]
+    fn the_cases_of_one_problem_go_to_one_part() {
+        let costs = [5.0, 1.0, 1.0, 4.0, 2.0, 2.0, 3.0];
+        let groups = [Some("pogo/weld"), Some("cecka/3"), Some("pogo/weld"), None, Some("cecka/3"), None, Some("pogo/gear")];
+        for parts in 1..=4 {
+            let a = assign_groups(&costs, &groups, parts);
+            assert_eq!(a[0], a[2], "{parts} parts: pogo/weld split");
+            assert_eq!(a[1], a[4], "{parts} parts: cecka/3 split");
+            let mut load = vec![0.0; parts];
+            a.iter().zip(costs).for_each(|(&p, c)| load[p] += c);
+            let (lo, hi) = load.iter().fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+            // The largest unit is pogo/weld (6): no part is more than that above another.
+            assert!(hi - lo <= 6.0 + 1e-9, "{parts} parts: {load:?}");
+        }
+        assert_eq!(assign_groups(&costs, &[None; 7], 3), assign(&costs, 3), "without groups, as assign");
     }
 
     #[test]

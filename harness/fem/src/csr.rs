@@ -37,7 +37,7 @@ pub fn segments_mut<T>(data: &mut [T], lengths: impl IntoIterator<Item = usize>)
 }
 
 /// A CSR pattern: row r's columns are `col[row_ptr[r]..row_ptr[r + 1]]`, sorted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pattern {
     pub row_ptr: Vec<u32>,
     pub col: Vec<u32>,

@@ -141,7 +141,7 @@ fn integrate_product(p: &[(f64, usize, usize)], q: &[(f64, usize, usize)]) -> f6
 
 /// The reference integrals an element kernel needs, exact (no quadrature), row-major n x n:
 /// `sxx[i][j] = ∫ dφi/dx dφj/dx`, `sxy = ∫ dφi/dx dφj/dy + dφi/dy dφj/dx`, `syy`, and `m[i] = ∫ φi`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ReferenceIntegrals {
     pub n: usize,
     pub sxx: Vec<f64>,

@@ -11,7 +11,7 @@ use spade::{AngleLimit, ConstrainedDelaunayTriangulation, Point2, RefinementPara
 use crate::elements::Elements;
 
 /// A straight-sided P1 triangle mesh (counter-clockwise triangles) with its Dirichlet data.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TriMesh {
     pub points: Vec<[f64; 2]>,
     pub tris: Vec<[u32; 3]>,
@@ -226,7 +226,7 @@ pub fn refined(mut m: TriMesh, levels: usize) -> TriMesh {
 
 /// An order-k Lagrange mesh: every node with its coordinates, and each element's nodes in the
 /// local order of [`crate::lagrange::reference_nodes`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct LagrangeMesh {
     pub order: usize,
     pub x: Vec<f64>,

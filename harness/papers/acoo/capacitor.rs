@@ -234,15 +234,19 @@ pub fn spmv(p: &Pattern, vals: &[f64], x: &[f64], y: &mut [f64]) {
 }
 
 /// What a CG solve gives: the solution, its iterations, and its final relative residual.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Solve {
     pub x: Vec<f64>,
     pub iterations: usize,
     pub relative_residual: f64,
     /// ||r|| / ||b|| after each iteration.
     pub history: Vec<f64>,
+    // The solver's work vectors (not kept in the prepared-problem cache).
+    #[serde(skip)]
     r: Vec<f64>,
+    #[serde(skip)]
     p: Vec<f64>,
+    #[serde(skip)]
     q: Vec<f64>,
 }
 

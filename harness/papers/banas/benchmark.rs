@@ -106,6 +106,9 @@ impl Benchmark for BanasIntegration {
         Some(MemoryEstimate { host_bytes: 3.0 * output, device_bytes: 2.0 * output })
     }
 
+    fn problem_key(point: &Point) -> Option<String> {
+        Some(format!("degree={}", point.degree))
+    }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         point.method.entry().run(ctx, problem, point)
     }

@@ -16,6 +16,8 @@ use crate::real::Real;
 /// A mesh, its reference data and the f64 matrices of the elements checked, shared by the
 /// cases of one (degree, elements).
 pub(crate) struct Prepared {
+    /// What the checked matrices are made from, as the prepared-problem cache names them.
+    params: String,
     pub(crate) re: Reference,
     pub(crate) mesh: PrismMesh,
     pub(crate) checked: Vec<usize>,
@@ -24,7 +26,10 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     fn expected(&self) -> &[f64] {
-        self.expected.get_or_init(|| element_matrices(&self.re, &self.mesh, &self.checked))
+        self.expected.get_or_init(|| {
+            let recipe = crate::prep_cache::Recipe { kind: "banas-expected", code: crate::prep_code::BANAS, params: &self.params };
+            crate::prep_cache::cached(recipe, || element_matrices(&self.re, &self.mesh, &self.checked))
+        })
     }
 }
 
@@ -43,7 +48,8 @@ pub(crate) fn prepared(run: &RunContext, degree: u32, elements: usize, verify_fr
         let m = ((verify_fraction * elements as f64).ceil() as usize).clamp(1, elements);
         let mut checked: Vec<usize> = (0..m).map(|i| if m == 1 { 0 } else { i * (elements - 1) / (m - 1) }).collect();
         checked.dedup();
-        Ok(Prepared { re, mesh, checked, expected: OnceLock::new() })
+        let params = format!("degree={degree} elements={elements} checked={m}");
+        Ok(Prepared { params, re, mesh, checked, expected: OnceLock::new() })
     })
 }
 

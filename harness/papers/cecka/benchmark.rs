@@ -131,6 +131,9 @@ impl<L: MethodList> Benchmark for Assembly<L> {
         }
     }
 
+    fn problem_key(point: &Point) -> Option<String> {
+        Some(format!("level={}/order={}", point.level, point.order))
+    }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let method =
             entry::<L>(point).ok_or_else(|| CaseError::Failed(format!("{} is not a method of this build", point.method.as_str())))?;

@@ -11,6 +11,7 @@ use super::system::{assemble_dummy, assemble_serial, color_elements, error_bound
 use crate::benchmark::CaseError;
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
+use crate::prep_cache::{self, Recipe};
 
 /// A plan (or why it could not be made) and the host seconds it took to make: the method's
 /// set-up, reported beside its assembly time.
@@ -18,6 +19,8 @@ pub(crate) type Timed<V> = Arc<(Result<V, String>, f64)>;
 
 /// Built problems and their f64 reference systems, shared by consecutive cases.
 pub struct Prepared {
+    /// What the problem is made from, as its prepared-problem cache entries name it.
+    params: String,
     pub(crate) problem: Problem,
     pub(crate) reference: OnceLock<System>,
     /// The dummy subroutine's system, and the per-entry error bounds of both (in units of u).
@@ -48,17 +51,21 @@ pub(crate) fn cached<K: Ord + Clone, V>(map: &Mutex<BTreeMap<K, Timed<V>>>, key:
 }
 
 impl Prepared {
+    /// `kind` of this problem through the prepared-problem cache.
+    fn cached<T: serde::Serialize + serde::de::DeserializeOwned>(&self, kind: &str, make: impl FnOnce() -> T) -> T {
+        prep_cache::cached(Recipe { kind, code: crate::prep_code::CECKA, params: &self.params }, make)
+    }
     pub(crate) fn reference(&self) -> &System {
-        self.reference.get_or_init(|| assemble_serial(&self.problem))
+        self.reference.get_or_init(|| self.cached("cecka-reference", || assemble_serial(&self.problem)))
     }
     pub(crate) fn dummy_reference(&self) -> &System {
-        self.dummy_reference.get_or_init(|| assemble_dummy(&self.problem))
+        self.dummy_reference.get_or_init(|| self.cached("cecka-dummy-reference", || assemble_dummy(&self.problem)))
     }
     pub(crate) fn bounds(&self, dummy: bool) -> &Bounds {
         if dummy {
-            self.dummy_bounds.get_or_init(|| error_bounds(&self.problem, true))
+            self.dummy_bounds.get_or_init(|| self.cached("cecka-dummy-bounds", || error_bounds(&self.problem, true)))
         } else {
-            self.bounds.get_or_init(|| error_bounds(&self.problem, false))
+            self.bounds.get_or_init(|| self.cached("cecka-bounds", || error_bounds(&self.problem, false)))
         }
     }
     /// The element coloring with at least `min` colors, and the seconds it took.
@@ -88,14 +95,24 @@ pub(crate) fn prepared(run: &RunContext, mesh: Option<&MeshFile>, level: u32, or
 }
 
 fn build(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Prepared, CaseError> {
-    let problem = match mesh {
-        None => Problem::new(level as usize, order as usize),
+    let file = match mesh {
+        None => "none".to_string(),
         Some(m) => {
-            let p1 = m.read().map_err(|e| CaseError::Failed(e.to_string()))?;
-            Problem::from_p1(&super::mesh::refined(p1, level as usize), level as usize, order as usize)
+            let sha = prep_cache::file_fingerprint(&m.gmsh).map_err(|e| CaseError::Failed(format!("{}: {e}", m.gmsh.display())))?;
+            format!("{sha} dirichlet={:?}", m.dirichlet)
         }
     };
+    let params = format!("level={level} order={order} mesh={file}");
+    let recipe = Recipe { kind: "cecka-problem", code: crate::prep_code::CECKA, params: &params };
+    let (problem, _) = prep_cache::get_or_build(recipe, || match mesh {
+        None => Ok::<_, CaseError>(Problem::new(level as usize, order as usize)),
+        Some(m) => {
+            let p1 = m.read().map_err(|e| CaseError::Failed(e.to_string()))?;
+            Ok(Problem::from_p1(&super::mesh::refined(p1, level as usize), level as usize, order as usize))
+        }
+    })?;
     let p = Prepared {
+        params,
         problem,
         reference: OnceLock::new(),
         dummy_reference: OnceLock::new(),

@@ -12,6 +12,7 @@ use fembench_fem::lagrange::ReferenceIntegrals;
 pub const SOURCE_F: f64 = 0.1;
 
 /// Everything host-side about one (mesh level, order): built once, shared by every case.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Problem {
     pub level: usize,
     pub mesh: LagrangeMesh,
@@ -99,7 +100,7 @@ impl Problem {
 }
 
 /// An assembled system: CSR values over `Problem::col` and the right-hand side.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct System {
     pub vals: Vec<f64>,
     pub rhs: Vec<f64>,
@@ -246,6 +247,7 @@ pub fn assemble_dummy(p: &Problem) -> System {
 /// - m_k: contributions to entry k (summation in any order, atomics included).
 ///
 /// A dummy system uses the dummy subroutine's terms.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Bounds {
     pub vals: Vec<f64>,
     pub rhs: Vec<f64>,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::gpu::{CheckedFullRun, StepRun};
 use super::kernel::POGO;
 use super::method::{About, Case, PogoMethod};
-use super::prepared::Prepared;
+use super::prepared::{Built, Prepared};
 use super::spec::{Method, ModelName, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
 use crate::cache::ProblemCache;
@@ -23,22 +23,36 @@ type Key = (ModelName, u64, usize, usize, Option<std::path::PathBuf>);
 fn prepared(run: &RunContext, problem: &Problem_, m: ModelName, coarsen: f64) -> Arc<Result<Prepared, String>> {
     let key = (m, coarsen.to_bits(), problem.check_steps, problem.sell_sigma, problem.msh.clone());
     run.state("pogo models", || ProblemCache::<Key, Result<Prepared, String>>::new(1))
-        .get_or_build::<std::convert::Infallible>(key, || {
-            Ok(match &problem.msh {
-                Some(path) => {
-                    // Reading the file stands for the mesher's seconds.
-                    let t = std::time::Instant::now();
-                    super::import::from_msh(path, m).and_then(|model| {
-                        let read_s = t.elapsed().as_secs_f64();
-                        let mut p = Prepared::new(|| model, problem.check_steps, problem.sell_sigma)?;
-                        p.mesh_s = read_s;
-                        Ok(p)
-                    })
-                }
-                None => Prepared::new(|| m.build(coarsen), problem.check_steps, problem.sell_sigma),
-            })
-        })
+        .get_or_build::<std::convert::Infallible>(key, || Ok(prepared_model(problem, m, coarsen)))
         .unwrap_or_else(|e| match e {})
+}
+
+/// The model made ready, through the prepared-problem cache (keyed by the model, its size, the
+/// check's steps, the sliced ELL's window and the mesh file's contents).
+fn prepared_model(problem: &Problem_, m: ModelName, coarsen: f64) -> Result<Prepared, String> {
+    let msh = match &problem.msh {
+        Some(path) => crate::prep_cache::file_fingerprint(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => "none".into(),
+    };
+    let params = format!("model={} coarsen={coarsen:?} check_steps={} sell_sigma={} msh={msh}", m.as_str(), problem.check_steps, problem.sell_sigma);
+    let recipe = crate::prep_cache::Recipe { kind: "pogo-model", code: crate::prep_code::POGO, params: &params };
+    let (mut built, _) = crate::prep_cache::get_or_build(recipe, || match &problem.msh {
+        Some(path) => {
+            // Reading the file stands for the mesher's seconds.
+            let t = std::time::Instant::now();
+            super::import::from_msh(path, m).and_then(|model| {
+                let read_s = t.elapsed().as_secs_f64();
+                let mut b = Built::new(|| model, problem.check_steps, problem.sell_sigma)?;
+                b.mesh_s = read_s;
+                Ok(b)
+            })
+        }
+        None => Built::new(|| m.build(coarsen), problem.check_steps, problem.sell_sigma),
+    })?;
+    if built.model.name.is_empty() {
+        built.model.name = m.as_str();
+    }
+    Ok(Prepared::from_built(built, Some(params)))
 }
 
 /// The relative L2 error a precision may leave after `steps` steps from rest. f64: 1e-10 (the
@@ -132,6 +146,9 @@ impl Benchmark for PogoStepping {
     }
     fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
         p.method.runs_on(backend) && (precision == Precision::F64 || !(p.method.on_cpu() || p.method.kf32()))
+    }
+    fn problem_key(point: &Point) -> Option<String> {
+        Some(format!("{}/{:?}", point.model.as_str(), point.coarsen))
     }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let shared = prepared(ctx.run, problem, point.model, point.coarsen);

@@ -6,7 +6,7 @@
 use crate::fem::trimesh::{delaunay_with_interfaces, inside, TriMesh};
 
 /// An isotropic elastic material by its Lamé constants and density.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Material {
     pub rho: f64,
     pub lambda: f64,
@@ -33,7 +33,7 @@ impl Material {
 }
 
 /// The force's time signal.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Signal {
     /// `cycles` cycles of a sine at `freq` under a Hann window, then zero.
     Hann { freq: f64, cycles: f64 },
@@ -69,7 +69,7 @@ impl Signal {
 }
 
 /// A force `signal(t) * direction` (unit vector) on each of `nodes`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Source {
     pub nodes: Vec<u32>,
     pub direction: [f64; 2],
@@ -77,8 +77,10 @@ pub struct Source {
 }
 
 /// One model as built: everything the stepping needs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Model {
+    /// Not kept in the prepared-problem cache: the reader sets it from the model's name.
+    #[serde(skip)]
     pub name: &'static str,
     pub mesh: TriMesh,
     pub materials: Vec<Material>,

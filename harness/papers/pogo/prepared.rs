@@ -12,47 +12,34 @@ use super::spec::Blocker;
 use super::system::{Oracle, System};
 use crate::background::{Background, Job};
 use crate::benchmark::Measured;
+use crate::prep_cache::{self, Recipe};
 use crate::fem::elements::Elements;
 use crate::fem::{ordering, partition};
 
+/// A model made ready ([`Built`], whose fields it shows) and the parts made later, when a method
+/// first asks.
 pub struct Prepared {
-    pub model: Model,
-    pub sys: System,
-    pub sell: SlicedEll,
-    /// Steps of the checked pass, and the oracle's U and receiver traces after them.
-    pub check_steps: usize,
-    pub reference: Vec<f64>,
-    pub ref_trace: Vec<f64>,
-    /// dt over the CFL limit.
-    pub cfl_margin: f64,
-    /// Greedy blocks of 512 nodes (Klöckner et al.), the paper's Table A.5 count is per block.
-    pub greedy_blocks: usize,
-    /// Aligned blocks of 512 nodes (the paper's section 3.1), and the blocker's seconds.
-    pub aligned: Aligned,
-    /// METIS blocks of at most 512 nodes (a modern baseline; 0 where METIS failed) and seconds.
-    pub metis_blocks: usize,
-    pub metis_s: f64,
-    /// Why METIS gave no blocks, reported once as a failed `metis-blocks` row
-    /// ([`Prepared::metis_row`]).
-    pub metis_error: Option<String>,
+    built: Built,
     metis_reported: std::sync::atomic::AtomicBool,
-    pub mesh_s: f64,
-    pub order_s: f64,
-    pub greedy_s: f64,
-    pub operators_s: f64,
-    pub oracle_s: f64,
     /// The CPU reference of the full runs' first steps (see [`Prepared::window`]).
     window: std::sync::Mutex<Option<std::sync::Arc<Window>>>,
     /// Whether a background thread was started on the window ([`Prepared::window_in_background`]).
     window_started: std::sync::atomic::AtomicBool,
-    /// Each node's aligned and greedy block, and their memory arrangements (section 3.2) with
-    /// the paper's kernel's data, made when a method first asks ([`Prepared::blocked`]).
-    pub aligned_block: Vec<u32>,
-    pub greedy_block: Vec<u32>,
+    /// The blockers' memory arrangements (section 3.2) with the paper's kernel's data
+    /// ([`Prepared::blocked`]).
     arranged: [std::sync::OnceLock<Result<Arranged, String>>; 2],
     /// The renumbered mesh's node graph (xadj, adj), made for the first arrangement and kept for
     /// the other.
     graph: std::sync::OnceLock<(Vec<usize>, Vec<u32>)>,
+    /// The parameters of the model's prepared-problem cache entry (see [`Prepared::from_built`]).
+    cached: Option<String>,
+}
+
+impl std::ops::Deref for Prepared {
+    type Target = Built;
+    fn deref(&self) -> &Built {
+        &self.built
+    }
 }
 
 /// A memory arrangement with the paper's kernel's data, and the host seconds it took.
@@ -64,6 +51,7 @@ pub struct Arranged {
 /// The CPU f64 reference (Eq. (4) on K', rayon over every core) of a run from rest at t = 0:
 /// U after `steps` steps and the receivers' values U_0..U_{steps-1} (x, y per receiver,
 /// step-major), as the device kernels record them.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Window {
     pub steps: usize,
     pub field: Vec<f64>,
@@ -102,9 +90,43 @@ fn joined<T>(r: std::thread::Result<T>) -> T {
     r.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-impl Prepared {
+/// What [`Built::new`] makes of a model: everything a case reads but the parts made later,
+/// as the prepared-problem cache keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Built {
+    pub model: Model,
+    pub sys: System,
+    pub sell: SlicedEll,
+    /// Steps of the checked pass, and the oracle's U and receiver traces after them.
+    pub check_steps: usize,
+    pub reference: Vec<f64>,
+    pub ref_trace: Vec<f64>,
+    /// dt over the CFL limit.
+    pub cfl_margin: f64,
+    /// Greedy blocks of 512 nodes (Klöckner et al.), the paper's Table A.5 count is per block.
+    pub greedy_blocks: usize,
+    /// Aligned blocks of 512 nodes (the paper's section 3.1), and the blocker's seconds.
+    pub aligned: Aligned,
+    /// METIS blocks of at most 512 nodes (a modern baseline; 0 where METIS failed) and seconds.
+    pub metis_blocks: usize,
+    pub metis_s: f64,
+    /// Why METIS gave no blocks, reported once as a failed `metis-blocks` row
+    /// ([`Prepared::metis_row`]).
+    pub metis_error: Option<String>,
+    /// Host seconds of the build's steps (of the build that made the cache entry).
+    pub mesh_s: f64,
+    pub order_s: f64,
+    pub greedy_s: f64,
+    pub operators_s: f64,
+    pub oracle_s: f64,
+    /// Each node's aligned and greedy block.
+    pub aligned_block: Vec<u32>,
+    pub greedy_block: Vec<u32>,
+}
+
+impl Built {
     /// `sigma`: the sliced ELL's window of the sort by link count ([`SlicedEll`]; 1: none).
-    pub fn new(build: impl FnOnce() -> Model, check_steps: usize, sigma: usize) -> Result<Prepared, String> {
+    pub fn new(build: impl FnOnce() -> Model, check_steps: usize, sigma: usize) -> Result<Built, String> {
         let t = Instant::now();
         let model = build();
         let mesh_s = t.elapsed().as_secs_f64();
@@ -142,39 +164,39 @@ impl Prepared {
         let (greedy_block, greedy_s, b, aligned_s) = blockers;
         let greedy_blocks = greedy_block.iter().max().map_or(0, |&b| b as usize + 1);
         let aligned = Aligned { blocks: b.blocks, layers: b.layers, joins: b.joins, splits: b.splits, seconds: aligned_s };
-        let aligned_block = b.block;
         let (metis_blocks, metis_error) = match metis.0 {
             Ok((_, k)) => (k, None),
             Err(e) => (0, Some(e)),
         };
-        let metis_s = metis.1;
         let (sys, sell, operators_s, reference, ref_trace, oracle_s) = rest;
-        Ok(Prepared {
-            model,
-            sys,
-            sell,
-            check_steps,
-            reference,
-            ref_trace,
-            cfl_margin,
-            greedy_blocks,
-            aligned,
-            metis_blocks,
-            metis_s,
-            metis_error,
+        #[rustfmt::skip]
+        let built = Built {
+            model, sys, sell, check_steps, reference, ref_trace, cfl_margin, greedy_blocks, aligned, metis_blocks,
+            metis_s: metis.1, metis_error, mesh_s, order_s, greedy_s, operators_s, oracle_s, aligned_block: b.block, greedy_block,
+        };
+        Ok(built)
+    }
+}
+
+impl Prepared {
+    /// `sigma`: the sliced ELL's window of the sort by link count ([`SlicedEll`]; 1: none).
+    pub fn new(build: impl FnOnce() -> Model, check_steps: usize, sigma: usize) -> Result<Prepared, String> {
+        Built::new(build, check_steps, sigma).map(|b| Prepared::from_built(b, None))
+    }
+
+    /// The prepared model of `b`. `cached`: the parameters its entry in the prepared-problem
+    /// cache was made from, under which the full runs' CPU windows are kept too (None: not
+    /// kept).
+    pub fn from_built(built: Built, cached: Option<String>) -> Prepared {
+        Prepared {
+            built,
+            cached,
             metis_reported: Default::default(),
-            mesh_s,
-            order_s,
-            greedy_s,
-            operators_s,
-            oracle_s,
             window: Default::default(),
             window_started: Default::default(),
-            aligned_block,
-            greedy_block,
             arranged: Default::default(),
             graph: Default::default(),
-        })
+        }
     }
 
     /// The blocker's partition arranged in memory as section 3.2 does (blocks that cannot be
@@ -222,10 +244,19 @@ impl Prepared {
         if let Some(w) = slot.as_ref().filter(|w| w.steps == steps) {
             return w.clone();
         }
-        let t = Instant::now();
-        let (dt, signal) = (self.model.dt, self.model.source.signal);
-        let (curr, trace) = self.sys.run_from(vec![0.0; 2 * self.sys.nodes], steps, |k| signal.at(k as f64 * dt));
-        let w = std::sync::Arc::new(Window { steps, field: curr, trace, seconds: t.elapsed().as_secs_f64() });
+        let make = || {
+            let t = Instant::now();
+            let (dt, signal) = (self.model.dt, self.model.source.signal);
+            let (curr, trace) = self.sys.run_from(vec![0.0; 2 * self.sys.nodes], steps, |k| signal.at(k as f64 * dt));
+            Window { steps, field: curr, trace, seconds: t.elapsed().as_secs_f64() }
+        };
+        let w = std::sync::Arc::new(match &self.cached {
+            Some(params) => {
+                let params = format!("{params} window_steps={steps}");
+                prep_cache::cached(Recipe { kind: "pogo-window", code: crate::prep_code::POGO, params: &params }, make)
+            }
+            None => make(),
+        });
         *slot = Some(w.clone());
         w
     }
@@ -258,7 +289,7 @@ impl Prepared {
 }
 
 /// What the aligned blocker made: blocks, layers, the joins and splits of its step 5, seconds.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Aligned {
     pub blocks: usize,
     pub layers: usize,

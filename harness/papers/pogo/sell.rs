@@ -16,6 +16,7 @@ use crate::fem::csr::segments_mut;
 /// Nodes per slice of the sliced ELL (a warp).
 pub const SLICE: usize = 32;
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct SlicedEll {
     /// Slice s (positions 32s..32s+32) has width w_s (its largest link count) and starts at
     /// `slice_ptr[s]`; link k of lane l is entry slice_ptr[s] + 32 k + l, whose column (the

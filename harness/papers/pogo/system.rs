@@ -25,6 +25,7 @@ pub struct Lumped {
     pub dt: f64,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct System {
     pub nodes: usize,
     /// Dofs per node: 2 (Pogo's plane-strain models), 3 (the 3D box of [`super::hexbox`]).
@@ -215,7 +216,7 @@ impl System {
 /// The dofs in a method's own order on the device: dof d at `at[d]` of `len` positions (others
 /// unused), with C' there, the sources (ascending positions, each once: the kernels bisect) and
 /// the receivers (in the model's order).
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Placed {
     pub len: usize,
     pub at: Vec<u32>,

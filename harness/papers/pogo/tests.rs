@@ -394,10 +394,12 @@ fn the_gear_has_its_internal_boundaries_and_both_blockers_cover_it() {
 /// METIS' failure reaches the rows once, with its reason; a model METIS blocked adds no row.
 #[test]
 fn a_metis_failure_is_one_failed_row_with_its_reason() {
-    let mut prep = Prepared::new(|| model::rectangle(0.01, 0.005, 1e-3, steel(), 1e-8), 5, 1).unwrap();
-    assert!(prep.metis_error.is_none() && prep.metis_blocks > 0);
-    assert!(prep.metis_row().is_none());
-    prep.metis_error = Some("METIS_ERROR_INPUT".into());
+    let blocked = Prepared::new(|| model::rectangle(0.01, 0.005, 1e-3, steel(), 1e-8), 5, 1).unwrap();
+    assert!(blocked.metis_error.is_none() && blocked.metis_blocks > 0);
+    assert!(blocked.metis_row().is_none());
+    let mut built = super::prepared::Built::new(|| model::rectangle(0.01, 0.005, 1e-3, steel(), 1e-8), 5, 1).unwrap();
+    built.metis_error = Some("METIS_ERROR_INPUT".into());
+    let prep = Prepared::from_built(built, None);
     let row = prep.metis_row().expect("a failed row");
     assert_eq!((row.metric.as_str(), row.status), ("metis-blocks", crate::results::Status::Failed));
     assert!(row.reason.unwrap().contains("METIS_ERROR_INPUT"));

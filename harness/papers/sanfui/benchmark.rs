@@ -101,6 +101,9 @@ impl Benchmark for SanfuiAssembly {
     fn case_exists(p: &Point, backend: Backend, precision: Precision) -> bool {
         p.method.runs_on(backend) && (backend != Backend::Cpu || precision == Precision::F64)
     }
+    fn problem_key(point: &Point) -> Option<String> {
+        Some(format!("nodes={:?}", point.nodes.0))
+    }
     fn run(ctx: &mut CaseCtx, problem: &Problem_, point: &Point) -> Result<Vec<Measured>, CaseError> {
         let prep = prepared(ctx.run, problem, point.nodes.0);
         crate::measure::trace::mark("sanfui: box prepared");

@@ -52,7 +52,11 @@ impl Prepared {
         let colors = parity_colors(&mesh);
         let coloring_s = t1.elapsed().as_secs_f64();
         let pattern = pattern_of(&nb);
-        let (reference, scale) = assemble_reference(&mesh, &pattern, &colors, lambda, mu);
+        // The f64 reference through the prepared-problem cache (the stages timed above are
+        // built in every process).
+        let params = format!("nodes={nodes:?} spacing={spacing:?} young={young:?} poisson={poisson:?}");
+        let recipe = crate::prep_cache::Recipe { kind: "sanfui-reference", code: crate::prep_code::SANFUI, params: &params };
+        let (reference, scale) = crate::prep_cache::cached(recipe, || assemble_reference(&mesh, &pattern, &colors, lambda, mu));
         let x_over_h = lengths.iter().fold(0.0f64, |m, &l| m.max(l)) / spacing;
         Prepared {
             mesh,

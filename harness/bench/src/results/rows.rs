@@ -144,9 +144,11 @@ impl Row {
 }
 
 /// The columns the runner adds to every row of a case (beside the benchmark's own and the GPU's
-/// telemetry): its wall time, the kernel compile time, the GPU's index and the other workers
-/// beside it.
-pub const RUNNER_COLUMNS: [&str; 4] = ["case_wall_s", "compile_s", "device_index", "concurrent_workers"];
+/// telemetry): its wall time, the kernel compile time, the GPU's index, the other workers
+/// beside it, and the prepared-problem cache entries the process read and built during the case
+/// ([`crate::prep_cache`]; a case that reuses a problem an earlier case of the process loaded
+/// has zeros).
+pub const RUNNER_COLUMNS: [&str; 6] = ["case_wall_s", "compile_s", "device_index", "concurrent_workers", "prep_read", "prep_built"];
 
 /// Whether rows may hold column `name` beyond their parameters: a row's own, the runner's, the
 /// GPU telemetry's, or one of `declared` (a benchmark's `COLUMNS`).

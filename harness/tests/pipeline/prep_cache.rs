@@ -1,0 +1,117 @@
+//! The prepared-problem cache end to end: runs with the cache off, cold and warm give the same
+//! verified outputs case for case, say where their inputs came from, and the code fingerprint
+//! that keys every entry follows the sources.
+
+use std::path::Path;
+use std::process::Command;
+
+use fembench::results::RunDir;
+use polars::prelude::*;
+
+/// A quick CPU run of experiments with small prepared problems of every paper, on `cache`.
+fn run(out: &Path, cache: &str) -> std::path::PathBuf {
+    let exps = ["pogo-weld", "cecka-sizes", "acoo-capacitor", "sanfui-formats", "banas-integration"];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let st = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .current_dir(&root)
+        .arg("run")
+        .args(exps.iter().map(|e| format!("experiments/{e}.yaml")))
+        .args(["--quick", "--backend", "cpu", "--prep-cache", cache, "--out"])
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(st.success(), "{st}");
+    let mut runs: Vec<_> = std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).collect();
+    runs.sort();
+    runs.pop().unwrap()
+}
+
+/// Each row's identity and verified outputs (status, error, tolerance, the checked pass's
+/// numbers), sorted, and the sums of `prep_read` and `prep_built`. a-COO's errors come from CG
+/// solves whose dot products rayon sums in an order that changes from run to run (two runs
+/// without the cache differ in the fourth digit): they are compared to two digits.
+fn outputs(run_dir: &Path) -> (Vec<String>, f64, f64) {
+    let run = RunDir::open(run_dir).unwrap();
+    let (mut rows, mut read, mut built) = (Vec::new(), 0.0, 0.0);
+    for e in run.read_meta().unwrap().experiments {
+        let df = run.read_experiment(&e.id).unwrap().unwrap();
+        let col = |n: &str| df.column(n).ok().map(|c| c.cast(&DataType::String).unwrap().str().unwrap().clone());
+        let named: Vec<(&str, StringChunked)> =
+            ["case_id", "metric", "status", "error", "tolerance", "trace_error", "iterations", "csr_error", "cfl_margin"]
+                .into_iter()
+                .filter_map(|n| col(n).map(|c| (n, c)))
+                .collect();
+        let digits = |n: &str, v: &str| match (e.id.as_str(), n, v.parse::<f64>()) {
+            ("acoo-capacitor", "error", Ok(x)) => format!("{x:.1e}"),
+            _ => v.to_string(),
+        };
+        for i in 0..df.height() {
+            rows.push(named.iter().map(|(n, c)| format!("{n}={}", digits(n, c.get(i).unwrap_or("-")))).collect::<Vec<_>>().join(" "));
+        }
+        let sum = |n: &str| df.column(n).unwrap().f64().unwrap().sum().unwrap_or(0.0);
+        read += sum("prep_read");
+        built += sum("prep_built");
+    }
+    rows.sort();
+    (rows, read, built)
+}
+
+#[test]
+fn runs_with_the_cache_off_cold_and_warm_give_the_same_outputs() {
+    let (out, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dir = cache.path().to_str().unwrap();
+    let (off, off_read, off_built) = outputs(&run(&out.path().join("off"), "off"));
+    let (cold, cold_read, cold_built) = outputs(&run(&out.path().join("cold"), dir));
+    let (warm, warm_read, warm_built) = outputs(&run(&out.path().join("warm"), dir));
+    assert!(off.len() > 20 && off.iter().all(|r| r.contains("status=ok")), "{off:#?}");
+    assert_eq!(off, cold, "the cold cache changed a verified output");
+    assert_eq!(off, warm, "the warm cache changed a verified output");
+    assert_eq!((off_read, off_built), (0.0, 0.0), "the cache was off");
+    assert!(cold_built >= 5.0 && cold_read == 0.0, "cold: {cold_read} read, {cold_built} built");
+    assert!(warm_built == 0.0 && warm_read >= cold_built, "warm: {warm_read} read, {warm_built} built (cold built {cold_built})");
+}
+
+fn hash_dir(h: &mut sha2::Sha256, root: &Path, dir: &str) {
+    use sha2::Digest;
+    fn files(d: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut list = Vec::new();
+    files(&root.join(dir), &mut list);
+    list.sort();
+    for p in list {
+        h.update(p.strip_prefix(root).unwrap().to_string_lossy().as_bytes());
+        h.update(std::fs::read(&p).unwrap());
+    }
+}
+
+/// Every entry's key holds its paper's code fingerprint: the hash of the paper's folder and of
+/// the shared fem and core sources as they are now. An edit to any of them changes it, so a
+/// cache filled by other code misses.
+#[test]
+fn the_code_fingerprints_are_the_sources_hashes() {
+    use sha2::Digest;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (paper, code) in [
+        ("acoo", fembench::prep_code::ACOO),
+        ("banas", fembench::prep_code::BANAS),
+        ("cecka", fembench::prep_code::CECKA),
+        ("pogo", fembench::prep_code::POGO),
+        ("sanfui", fembench::prep_code::SANFUI),
+    ] {
+        let mut h = sha2::Sha256::new();
+        for dir in [format!("papers/{paper}"), "fem/src".into(), "core/src".into()] {
+            hash_dir(&mut h, root, &dir);
+        }
+        assert_eq!(format!("{:x}", h.finalize()), code, "{paper}: the fingerprint is not the hash of its sources");
+    }
+    let recipe = |code| fembench::prep_cache::Recipe { kind: "pogo-model", code, params: "model=weld" }.key();
+    assert_ne!(recipe(fembench::prep_code::POGO), recipe("an edited generator"));
+}
