@@ -29,10 +29,11 @@ case $mode in
 esac
 rc=$?
 wall=$(( ($(date +%s%N) - start) / 1000000 ))
-run=$(find results -mindepth 1 -maxdepth 1 -type d -newer results/.before-"$label" ! -name '*-shards' | sort | tail -n 1)
+# The run folder the log names last (the merged one where there were workers).
+run=$(grep -o '^run results/[^:]*' "$out/$label.log" | tail -n 1 | cut -c 5-)
 echo "$label: exit $rc, wall $wall ms, run $run, $(nproc) cores, $(nvidia-smi -L | wc -l) GPUs" | tee -a "$out/summary.txt"
 target/release/harness cache list | head -n 1 | tee -a "$out/summary.txt"
 # The run folder, and each worker's meta.json (its own start and end) where there were workers.
 metas=$(cd results && find . -path "./*-shards/*/meta.json" -newer .before-"$label")
-[ -n "$run" ] && tar czf "$out/$label.tgz" -C results "$(basename "$run")" $metas
+[ -n "$run" ] && tar czf "$out/$label.tgz" -C results "${run#results/}" $metas
 exit $rc

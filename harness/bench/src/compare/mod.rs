@@ -454,9 +454,11 @@ fn experiment_entries(
         .map(|(k, _)| (k.1.clone(), "the case failed in NEW".to_string()))
         .collect();
     let base_cases: std::collections::BTreeSet<String> = base.keys().map(|k| k.1.clone()).collect();
-    // A row's earlier medians: how many, and the envelope they give (None below HISTORY_MIN).
+    // A row's earlier medians; how many, and the envelope they give (None below HISTORY_MIN).
+    let history_medians =
+        |key: &Key| -> Vec<f64> { past.iter().filter_map(|h| h.get(key)).filter(|s| s.ok()).filter_map(|s| s.median_s).collect() };
     let own = |key: &Key| {
-        let medians: Vec<f64> = past.iter().filter_map(|h| h.get(key)).filter(|s| s.ok()).filter_map(|s| s.median_s).collect();
+        let medians = history_medians(key);
         noise::history_envelope(&medians).map(|e| (medians.len(), e))
     };
     let envelope = |key: &Key, class: NoiseClass| own(key).map_or(class.floor(), |(_, e)| e.max(class.least()));
@@ -473,7 +475,7 @@ fn experiment_entries(
         let class = b.as_ref().map_or(n.class, |b| b.class);
         let env = envelope(&key, class);
         let (ratio, interval, verdict) = match &b {
-            Some(b) => judge(b, &n, threshold.max(env)),
+            Some(b) => judge(&noise::recentred(b, class, &history_medians(&key)), &n, threshold.max(env)),
             None => (None, None, Verdict::Added),
         };
         // A host-clocked change between runs whose hosts were shared differently is no verdict;

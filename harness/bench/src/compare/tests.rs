@@ -378,3 +378,42 @@ fn a_host_timed_row_needs_ten_runs_of_history_and_a_cpu_row_room_in_its_envelope
         assert_eq!(unjudged(device_timed, None), None, "{device_timed:?} is judged against its floor");
     }
 }
+
+/// A 25% slowdown planted in the next real run of the CI machine is called slower in every row
+/// the gate judges, for both ways of splitting the thirty runs into pairs and history (runs
+/// 21-30 against 1-20, runs 1-10 against 11-30): BASE is judged at its history's level, so one
+/// run's fast or slow mode neither hides a slowdown nor makes one.
+#[test]
+fn a_planted_quarter_is_caught_in_every_judged_cpu_row_of_real_pairs() {
+    let tmp = std::env::temp_dir().join(format!("fembench-plant-pairs-{}", std::process::id()));
+    for (pairs, history) in [(21..30, 1..=20), (1..10, 11..=30)] {
+        let profile: Vec<PathBuf> = history.map(aa_cpu).collect();
+        let (mut judged, mut caught) = (0, 0);
+        for i in pairs {
+            let _ = std::fs::remove_dir_all(&tmp);
+            plant::plant_slowdown(&aa_cpu(i + 1), &tmp, 1.25).unwrap();
+            let c = compare_runs(&aa_cpu(i), &tmp, &CompareOptions { history: profile.clone(), ..Default::default() }).unwrap();
+            judged += verdicts(&c).0;
+            caught += c.count(Verdict::Slower);
+        }
+        assert!(judged >= 9 && caught == judged, "{caught} of {judged} judged rows caught");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// A host-timed BASE with ten or more earlier runs is moved to its history's level; a kernel
+/// row, or one with less history, is judged as it is.
+#[test]
+fn a_host_timed_base_is_judged_at_its_historys_level() {
+    let mut rng = SplitMix64::new(9);
+    let history: Vec<f64> = (0..12).map(|_| 1.0 + 0.04 * (rng.unit() - 0.5)).collect();
+    // BASE sat in a slow mode (1.3); NEW is 25% slower than the history's level.
+    let base = Side { class: NoiseClass::Cpu, ..side(noisy(&mut rng, 20, 1.3, 0.02)) };
+    let new = Side { class: NoiseClass::Cpu, ..side(noisy(&mut rng, 20, 1.25, 0.02)) };
+    let centred = noise::recentred(&base, NoiseClass::Cpu, &history);
+    assert!((stats::median(&centred.samples) - 1.0).abs() < 0.03, "{:?}", stats::median(&centred.samples));
+    assert_eq!(judge(&centred, &new, 0.15).2, Verdict::Slower);
+    assert_eq!(judge(&base, &new, 0.15).2, Verdict::Same, "against the slow run alone it hides");
+    assert_eq!(noise::recentred(&base, NoiseClass::Kernel, &history).samples, base.samples);
+    assert_eq!(noise::recentred(&base, NoiseClass::Cpu, &history[..9]).samples, base.samples);
+}
