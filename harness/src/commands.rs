@@ -171,11 +171,23 @@ pub fn prep_cache(action: &str) -> ExitCode {
     }
     let entries = cache.entries();
     let total: u64 = entries.iter().map(|e| e.2).sum();
-    println!("{}: {} entries, {:.2} GiB of {:.1} GiB (least recently used go first)", dir.display(), entries.len(), gib(total), gib(cache.limit));
+    println!(
+        "{}: {} entries, {:.2} GiB of {:.1} GiB (least recently used go first)",
+        dir.display(),
+        entries.len(),
+        gib(total),
+        gib(cache.limit)
+    );
     for (path, about, bytes, used) in &entries {
         let used = prep_cache::local_time(*used);
         match about {
-            Some(a) => println!("  {:<21} {:>9.1} MiB  built in {:>7.2} s  used {used}  {}", a.kind, *bytes as f64 / 1048576.0, a.build_s, a.params),
+            Some(a) => println!(
+                "  {:<21} {:>9.1} MiB  built in {:>7.2} s  used {used}  {}",
+                a.kind,
+                *bytes as f64 / 1048576.0,
+                a.build_s,
+                a.params
+            ),
             None => println!("  {} ({:.1} MiB, used {used})", path.display(), *bytes as f64 / 1048576.0),
         }
     }

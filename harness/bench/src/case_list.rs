@@ -79,7 +79,9 @@ pub(crate) fn cases_to_run(
     if let Some(shard) = opts.shard.or_else(|| meta.shard.as_deref().and_then(|s| s.parse().ok())) {
         let planned: Vec<((String, String), Option<String>)> = experiments
             .iter()
-            .flat_map(|e| planned_with_problems(e.as_ref(), meta.quick, restrict.as_deref()).into_iter().map(|(id, p)| ((e.id().to_string(), id), p)))
+            .flat_map(|e| {
+                planned_with_problems(e.as_ref(), meta.quick, restrict.as_deref()).into_iter().map(|(id, p)| ((e.id().to_string(), id), p))
+            })
             .collect();
         let mine = shard_part(&planned, &opts.costs_from, shard);
         cases.retain(|c| mine.contains(&(experiments[c.exp].id().to_string(), c.id.clone())));

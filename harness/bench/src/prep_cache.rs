@@ -200,7 +200,13 @@ impl Cache {
         if lock.is_ok() {
             match write(&bin, &v) {
                 Ok(bytes) => {
-                    let about = About { kind: recipe.kind.into(), params: recipe.params.into(), bytes, build_s, created: crate::results::now_string() };
+                    let about = About {
+                        kind: recipe.kind.into(),
+                        params: recipe.params.into(),
+                        bytes,
+                        build_s,
+                        created: crate::results::now_string(),
+                    };
                     let _ = std::fs::write(folder.join(format!("{key}.json")), serde_json::to_vec_pretty(&about).unwrap_or_default());
                     self.trim(&bin);
                 }

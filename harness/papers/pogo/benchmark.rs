@@ -34,7 +34,8 @@ fn prepared_model(problem: &Problem_, m: ModelName, coarsen: f64) -> Result<Prep
         Some(path) => crate::prep_cache::file_fingerprint(path).map_err(|e| format!("{}: {e}", path.display()))?,
         None => "none".into(),
     };
-    let params = format!("model={} coarsen={coarsen:?} check_steps={} sell_sigma={} msh={msh}", m.as_str(), problem.check_steps, problem.sell_sigma);
+    let params =
+        format!("model={} coarsen={coarsen:?} check_steps={} sell_sigma={} msh={msh}", m.as_str(), problem.check_steps, problem.sell_sigma);
     let recipe = crate::prep_cache::Recipe { kind: "pogo-model", code: crate::prep_code::POGO, params: &params };
     let (mut built, _) = crate::prep_cache::get_or_build(recipe, || match &problem.msh {
         Some(path) => {

@@ -12,9 +12,9 @@ use super::spec::Blocker;
 use super::system::{Oracle, System};
 use crate::background::{Background, Job};
 use crate::benchmark::Measured;
-use crate::prep_cache::{self, Recipe};
 use crate::fem::elements::Elements;
 use crate::fem::{ordering, partition};
+use crate::prep_cache::{self, Recipe};
 
 /// A model made ready ([`Built`], whose fields it shows) and the parts made later, when a method
 /// first asks.

@@ -182,6 +182,22 @@ pub fn judge(base: &Side, new: &Side, threshold: f64) -> (Option<f64>, Option<In
     (Some(ratio), Some(ci), verdict)
 }
 
+/// BASE as a host-timed row is judged against its history: with at least [`noise::CPU_HISTORY_MIN`]
+/// earlier medians, its samples scaled to the median of those medians and its own, so that the
+/// reference is the history's level and not the mode one run happened to sit in (on a shared
+/// host a run's CPU rows move by more than a slowdown worth catching). Other rows, and rows with
+/// less history, as they are.
+pub fn recentred(base: &Side, class: NoiseClass, history: &[f64]) -> Side {
+    let own = fembench_core::stats::median(&base.samples);
+    let mut levels: Vec<f64> = history.iter().copied().filter(|v| v.is_finite() && *v > 0.0).collect();
+    if !class.host_timed() || levels.len() < noise::CPU_HISTORY_MIN || !(own > 0.0) {
+        return base.clone();
+    }
+    levels.push(own);
+    let scale = fembench_core::stats::median(&levels) / own;
+    Side { samples: base.samples.iter().map(|s| s * scale).collect(), ..base.clone() }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
     #[error(transparent)]
@@ -475,7 +491,7 @@ fn experiment_entries(
         let class = b.as_ref().map_or(n.class, |b| b.class);
         let env = envelope(&key, class);
         let (ratio, interval, verdict) = match &b {
-            Some(b) => judge(&noise::recentred(b, class, &history_medians(&key)), &n, threshold.max(env)),
+            Some(b) => judge(&recentred(b, class, &history_medians(&key)), &n, threshold.max(env)),
             None => (None, None, Verdict::Added),
         };
         // A host-clocked change between runs whose hosts were shared differently is no verdict;

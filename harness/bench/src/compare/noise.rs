@@ -190,22 +190,6 @@ pub fn unjudged(class: NoiseClass, history: Option<(usize, f64)>) -> Option<Stri
     }
 }
 
-/// BASE as a host-timed row is judged against its history: with at least [`CPU_HISTORY_MIN`]
-/// earlier medians, its samples scaled to the median of those medians and its own, so that the
-/// reference is the history's level and not the mode one run happened to sit in (on a shared
-/// host a run's CPU rows move by more than a slowdown worth catching). Other rows, and rows with
-/// less history, as they are.
-pub fn recentred(base: &super::Side, class: NoiseClass, history: &[f64]) -> super::Side {
-    let own = fembench_core::stats::median(&base.samples);
-    let mut levels: Vec<f64> = history.iter().copied().filter(|v| v.is_finite() && *v > 0.0).collect();
-    if !class.host_timed() || levels.len() < CPU_HISTORY_MIN || !(own > 0.0) {
-        return base.clone();
-    }
-    levels.push(own);
-    let scale = fembench_core::stats::median(&levels) / own;
-    super::Side { samples: base.samples.iter().map(|s| s * scale).collect(), ..base.clone() }
-}
-
 /// A row's own between-run envelope from its medians in earlier runs: one and a half times the
 /// largest relative distance of one of them from their median, at least [`MIN_ENVELOPE`]; None
 /// with fewer than [`HISTORY_MIN`] runs.

@@ -410,10 +410,10 @@ fn a_host_timed_base_is_judged_at_its_historys_level() {
     // BASE sat in a slow mode (1.3); NEW is 25% slower than the history's level.
     let base = Side { class: NoiseClass::Cpu, ..side(noisy(&mut rng, 20, 1.3, 0.02)) };
     let new = Side { class: NoiseClass::Cpu, ..side(noisy(&mut rng, 20, 1.25, 0.02)) };
-    let centred = noise::recentred(&base, NoiseClass::Cpu, &history);
+    let centred = recentred(&base, NoiseClass::Cpu, &history);
     assert!((stats::median(&centred.samples) - 1.0).abs() < 0.03, "{:?}", stats::median(&centred.samples));
     assert_eq!(judge(&centred, &new, 0.15).2, Verdict::Slower);
     assert_eq!(judge(&base, &new, 0.15).2, Verdict::Same, "against the slow run alone it hides");
-    assert_eq!(noise::recentred(&base, NoiseClass::Kernel, &history).samples, base.samples);
-    assert_eq!(noise::recentred(&base, NoiseClass::Cpu, &history[..9]).samples, base.samples);
+    assert_eq!(recentred(&base, NoiseClass::Kernel, &history).samples, base.samples);
+    assert_eq!(recentred(&base, NoiseClass::Cpu, &history[..9]).samples, base.samples);
 }
