@@ -17,6 +17,7 @@ use polars::prelude::*;
 
 use crate::meta::RunMeta;
 use crate::publish::copy_ceilings;
+use crate::report::physics::{FP64_TENSOR_COLUMN, TF32_COLUMN};
 use crate::report::{fmt_num, frame, Bars, Figure, ReportError, Series, Table};
 use crate::results::RunDir;
 use fembench_core::Precision;
@@ -42,10 +43,11 @@ struct Cell {
     time: f64,
     gbs: f64,
     share: f64,
-    /// GFLOP/s (executed count) and its share of the device's nominal peak, for rows with flops
-    /// and no byte count (compute-bound kernels).
+    /// GFLOP/s (executed count) and its share of the nominal peak of the unit the row ran on
+    /// (`unit`), for rows with flops and no byte count (compute-bound kernels).
     gflops: f64,
     peak_share: f64,
+    unit: &'static str,
     bytes: f64,
     size: f64,
 }
@@ -79,11 +81,14 @@ fn read(
     meta: &RunMeta,
     into: &mut Joined,
 ) -> Result<(), ReportError> {
-    let mut optional = vec!["bandwidth_gbs", "bytes", "gflops"];
+    let mut optional = vec!["bandwidth_gbs", "bytes", "gflops", TF32_COLUMN, FP64_TENSOR_COLUMN];
     optional.extend(SIZE_COLUMNS);
+    let mut numeric = vec![TF32_COLUMN, FP64_TENSOR_COLUMN];
+    numeric.extend(SIZE_COLUMNS);
     let ok = frame::collect(
-        frame::with_optional(df, &optional, &SIZE_COLUMNS)?.filter(col("status").eq(lit("ok")).and(col("time_median_s").is_not_null())),
+        frame::with_optional(df, &optional, &numeric)?.filter(col("status").eq(lit("ok")).and(col("time_median_s").is_not_null())),
     )?;
+    let (tf32, fp64_tensor) = (frame::nums(&ok, TF32_COLUMN)?, frame::nums(&ok, FP64_TENSOR_COLUMN)?);
     let (case, backend, device, precision, metric) = (
         frame::strs(&ok, "case_id")?,
         frame::strs(&ok, "backend")?,
@@ -104,22 +109,30 @@ fn read(
         let host_link = matches!(metric[i].as_str(), "upload" | "download");
         let share = if host_link { f64::NAN } else { ceiling.map_or(f64::NAN, |c| gbs[i] / c) };
         let compute = gflops[i].is_finite() && !gbs[i].is_finite();
-        let prec = if precision[i] == "f64" { Precision::F64 } else { Precision::F32 };
-        let peak = meta
-            .devices
-            .iter()
-            .find(|d| d.name == device[i] && d.backend.map(|b| b.as_str()) == Some(backend[i].as_str()))
-            .and_then(|d| d.peak_gflops(prec))
-            .unwrap_or(f64::NAN);
+        let info = meta.devices.iter().find(|d| d.name == device[i] && d.backend.map(|b| b.as_str()) == Some(backend[i].as_str()));
+        let (unit, peak) = unit_peak(info, &precision[i], tf32[i], fp64_tensor[i]);
         let (gf, peak_share) = if compute { (gflops[i], gflops[i] / peak) } else { (f64::NAN, f64::NAN) };
-        into.cells
-            .entry((key.clone(), metric[i].clone()))
-            .or_default()
-            .insert(target, Cell { time: time[i], gbs: gbs[i], share, gflops: gf, peak_share, bytes: bytes[i], size });
+        let cell = Cell { time: time[i], gbs: gbs[i], share, gflops: gf, peak_share, unit, bytes: bytes[i], size };
+        into.cells.entry((key.clone(), metric[i].clone())).or_default().insert(target, cell);
         let m = if method[i].is_empty() { metric[i].clone() } else { method[i].clone() };
         into.method.insert(key, (m, precision[i].clone()));
     }
     Ok(())
+}
+
+/// The unit a row's flops ran on and its nominal peak (GFLOP/s; NaN where unknown): the TF32
+/// tensor cores where the row says so (`tensor_tf32`), the FP64 tensor cores where it says so
+/// (`tensor_fp64`), else the FP32 or FP64 lanes. An f64 row of a run whose rows do not say
+/// (NaN) is held to the FP64 peak with the tensor cores, the ceiling no f64 count can pass.
+fn unit_peak(info: Option<&fembench_device::DeviceInfo>, precision: &str, tf32: f64, fp64_tensor: f64) -> (&'static str, f64) {
+    let (unit, peak) = match (precision, tf32 == 1.0, fp64_tensor) {
+        (_, true, _) => ("TF32 tensor", info.and_then(|d| d.tf32_ceiling_gflops())),
+        ("f64", _, t) if t == 1.0 => ("FP64 tensor", info.and_then(|d| d.ceiling_gflops(Precision::F64))),
+        ("f64", _, t) if t == 0.0 => ("FP64", info.and_then(|d| d.peak_gflops(Precision::F64))),
+        ("f64", _, _) => ("FP64 incl. tensor", info.and_then(|d| d.ceiling_gflops(Precision::F64))),
+        _ => ("FP32", info.and_then(|d| d.peak_gflops(Precision::F32))),
+    };
+    (unit, peak.unwrap_or(f64::NAN))
 }
 
 /// Builds the comparison of `runs`.
@@ -206,13 +219,13 @@ fn table(id: &str, j: &Joined, heads: &[(String, String)], targets: &[Target]) -
                         let _ = write!(s, ", {} GFLOP/s", fmt_num(c.gflops));
                     }
                     if c.peak_share.is_finite() {
-                        let _ = write!(s, ", {:.0}% of peak", 100.0 * c.peak_share);
+                        let _ = write!(s, ", {:.0}% of {} peak", 100.0 * c.peak_share, c.unit);
                     }
                     s
                 }));
             }
             for t in targets.iter().skip(1) {
-                let r = first.and_then(|f| per.get(f)).zip(per.get(t)).map(|(a, b)| a.time / b.time);
+                let r = first.and_then(|f| per.get(f)).zip(per.get(t)).map(|(a, b)| b.time / a.time);
                 row.push(r.map_or("-".into(), |r| format!("{r:.2}x")));
             }
             row
@@ -220,7 +233,7 @@ fn table(id: &str, j: &Joined, heads: &[(String, String)], targets: &[Target]) -
         .collect();
     let mut header = vec!["case (precision/parameters)".to_string(), "metric".to_string()];
     header.extend(targets.iter().enumerate().map(|(k, t)| format!("[{}] {}", k + 1, t.label())));
-    header.extend((2..=targets.len()).map(|k| format!("speed-up [{k}] over [1]")));
+    header.extend((2..=targets.len()).map(|k| format!("speed-up [1] over [{k}]")));
     // Speed-up columns with no value (devices that ran no case in common with the first) go.
     let mut rows: Vec<Vec<String>> = rows;
     let empty: Vec<usize> = (2 + targets.len()..header.len()).filter(|&c| rows.iter().all(|r| r[c] == "-")).collect();
@@ -236,7 +249,7 @@ fn table(id: &str, j: &Joined, heads: &[(String, String)], targets: &[Target]) -
         header,
         rows,
         notes: vec![
-            "Per method, precision and metric, the case that most devices ran with the most bytes moved. Each cell: the median time, the GB/s by the method's own byte count, and its share of the copy bandwidth that device-bandwidth measured on that device, backend and precision in the same run (absent where the run has no device-bandwidth rows, and for upload and download, which cross PCIe). Compute-bound rows (flops but no byte count) give GFLOP/s by the executed flop count and its share of the device's nominal peak (compute units x FP lanes x 2 x the driver's maximum clock; not measured). Speed-up [k] over [1]: device 1's median time over device k's, on the same case.".into(),
+            "Per method, precision and metric, the case that most devices ran with the most bytes moved. Each cell: the median time, the GB/s by the method's own byte count, and its share of the copy bandwidth that device-bandwidth measured on that device, backend and precision in the same run (absent where the run has no device-bandwidth rows, and for upload and download, which cross PCIe). Compute-bound rows (flops but no byte count) give GFLOP/s by the executed flop count and its share of the nominal peak of the unit the row ran on, named in the cell: the FP32 or FP64 lanes (compute units x lanes x 2 x the driver's maximum clock), the FP64 tensor cores (twice the FP64 lanes on sm_80 and sm_90) or the TF32 tensor cores (eight times the FP32 lanes there); not measured. \"FP64 incl. tensor\": an f64 row of a run whose rows do not say which unit it ran on, held to the FP64 tensor peak. Speed-up [1] over [k]: device k's median time over device 1's, on the same case.".into(),
         ],
     }
 }

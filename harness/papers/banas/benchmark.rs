@@ -37,6 +37,7 @@ impl Benchmark for BanasIntegration {
         "reg_cols",
         "reg_rows",
         "shared_bytes",
+        "tensor_fp64",
         "tensor_tf32",
         "threads",
     ];

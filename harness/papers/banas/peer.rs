@@ -220,6 +220,8 @@ impl<'a, T: Real> GemmPeer<'a, T> {
             ("output_mb", (s * n * n * ne) as f64 / 1e6),
             ("bmatrix_mb", (2 * s * k * n * ne) as f64 / 1e6),
             (crate::report::physics::TF32_COLUMN, if self.method.tf32() { 1.0 } else { 0.0 }),
+            // cuBLAS' DGEMM runs on the FP64 tensor cores.
+            (crate::report::physics::FP64_TENSOR_COLUMN, (T::PRECISION == Precision::F64) as u8 as f64),
         ];
         let mut out = Vec::new();
         for staged in runs {

@@ -16,6 +16,7 @@ use super::spec::{Method, Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::Backend;
 use crate::external::{self, Inputs, Placement, Script};
+use crate::Precision;
 
 const SCRIPT: Script = Script { file: "banas_gemm.py", text: include_str!("../../../peers/banas_gemm.py") };
 
@@ -65,6 +66,9 @@ pub(crate) fn run_python_peer(ctx: &mut CaseCtx, problem: &Problem_, point: &Poi
         ("checked_passes", 1.0),
         ("output_mb", (ctx.precision.bytes() * n * n * ne) as f64 / 1e6),
         (crate::report::physics::TF32_COLUMN, 0.0),
+        // PyTorch's and CuPy's f64 products call cuBLAS' DGEMM (FP64 tensor cores); NumPy runs
+        // on the host.
+        (crate::report::physics::FP64_TENSOR_COLUMN, (device.is_some() && ctx.precision == Precision::F64) as u8 as f64),
     ];
     let tolerance = tolerance(point.method, ctx.precision);
     let paper_flops = element_flops(nsh, nq) * ne as f64;

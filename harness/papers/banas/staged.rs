@@ -120,6 +120,7 @@ fn rows<T: Real>(m: &Integration<T>, runs: Vec<Staged>, worst: f64, passes_check
         ("performed_blocks", plan.performed_blocks() as f64),
         // 3xTF32's flops run on the TF32 tensor cores: their peak is the row's ceiling.
         (crate::report::physics::TF32_COLUMN, (plan.variant.mma() && T::PRECISION == Precision::F32) as u8 as f64),
+        (crate::report::physics::FP64_TENSOR_COLUMN, (plan.variant.mma() && T::PRECISION == Precision::F64) as u8 as f64),
     ];
     let mut out = Vec::new();
     for staged in runs {

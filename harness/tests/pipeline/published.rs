@@ -273,3 +273,27 @@ fn the_generic_reports_read_only_columns_some_benchmark_declares() {
     let undeclared: Vec<&&str> = generic.filter(|c| !declared.contains(**c)).collect();
     assert!(declared.len() > 50 && undeclared.is_empty(), "declared by no benchmark: {undeclared:?}");
 }
+
+/// The published hardware comparison holds no share of peak above 100%: each compute-bound cell
+/// is divided by the peak of the unit its row ran on (the FP64 or TF32 tensor cores for cuBLAS'
+/// products), named in the cell; and its speed-up column is device [1]'s over device [k]'s.
+#[test]
+fn the_hardware_comparison_divides_by_the_units_peak_and_speeds_up_device_one() {
+    let rep = fembench::hardware::compare_hardware(&[common::published("h200"), common::published("h100")]).unwrap();
+    let mut shares = 0;
+    for cell in rep.tables.iter().flat_map(|t| t.rows.iter().flatten()) {
+        for part in cell.split(", ").filter(|p| p.ends_with(" peak")) {
+            let pct: f64 = part.split('%').next().unwrap().parse().unwrap();
+            assert!(pct <= 100.0, "{cell}");
+            shares += 1;
+        }
+    }
+    assert!(shares > 10, "{shares} shares of peak");
+    let banas = rep.tables.iter().find(|t| t.name == "hardware-banas-integration").unwrap();
+    let dgemm = banas.rows.iter().find(|r| r[0] == "f64/method=cublas-gemm,degree=7" && r[1] == "gemm").unwrap();
+    assert!(dgemm[2].contains("% of FP64 incl. tensor peak"), "{dgemm:?}");
+    let acoo = rep.tables.iter().find(|t| t.name == "hardware-acoo-capacitor").unwrap();
+    let col = acoo.header.iter().position(|h| h == "speed-up [1] over [2]").expect("the speed-up of [1]");
+    let row = acoo.rows.iter().find(|r| r[0] == "f32/method=a-fem,level=3" && r[1] == "consolidate").unwrap();
+    assert_eq!(row[col], "1.29x", "the H200's 89.2 us against the H100's 114.8 us: {row:?}");
+}

@@ -16,6 +16,11 @@ pub const COPY_MARGIN: f64 = 1.05;
 /// their peak, not the FP32 lanes'.
 pub const TF32_COLUMN: &str = "tensor_tf32";
 
+/// The column of a row whose f64 flops ran on the FP64 tensor cores (DMMA: cuBLAS' DGEMM, the
+/// mma variants): 1 there, 0 for f64 rows on the FP64 lanes; absent in runs made before rows
+/// said so.
+pub const FP64_TENSOR_COLUMN: &str = "tensor_fp64";
+
 /// One row above a ceiling.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Breach {
