@@ -1,4 +1,4 @@
-//! The a-COO paper's claims (Sec. 4, Figs. 8-10) and fembench's goals against the same run's
+//! The a-COO paper's claims (Sec. V, Figs. 8-10) and fembench's goals against the same run's
 //! vendor-library CG, judged at the largest mesh of each device, backend and precision. Each
 //! claim quotes the paper; the rules are in the functions below.
 
@@ -13,7 +13,7 @@ use polars::prelude::DataFrame;
 
 const PAPER_METHODS: [Method; 3] = [Method::A_FEM, Method::EBE_V1, Method::EBE_V2];
 
-/// The paper's memory per element (Sec. 4, Fig. 10), bytes.
+/// The paper's memory per element (Sec. V, Fig. 10), bytes.
 const PAPER_BYTES: [(Method, f64); 3] = [(Method::EBE_V2, 79.0), (Method::EBE_V1, 151.0), (Method::A_FEM, 192.0)];
 
 /// One device, backend and precision at its largest mesh.
@@ -75,7 +75,7 @@ fn memory_order(at: &At) -> Option<Claim> {
     Some(at.claim(
         Quote::paper(
             "However, each method has its average memory demand per element, with EbE-v2 being 79 bytes, EbE-v1 being 151 bytes, and A-FEM being 192 bytes.",
-            "Sec. 4, Fig. 10",
+            "Sec. V, Fig. 10",
         ),
         "the order EbE-v2 < EbE-v1 < A-FEM in measured device bytes per element (the sizes differ with the precision and the buffers each method keeps)",
         Verdict::of_bool(a < b && b < c),
@@ -84,7 +84,7 @@ fn memory_order(at: &At) -> Option<Claim> {
     ))
 }
 
-/// Sec. 4: A-FEM's processing time "appears to be worst" and "very close to the EbE-v2": A-FEM
+/// Sec. V: A-FEM's processing time "appears to be worst" and "very close to the EbE-v2": A-FEM
 /// the slowest of the three and within 0.8-1.25x of EbE-v2.
 fn afem_close_to_ebe_v2(at: &At) -> Option<Claim> {
     let (a, v1, v2) = (at.total(Method::A_FEM)?, at.total(Method::EBE_V1)?, at.total(Method::EBE_V2)?);
@@ -98,7 +98,7 @@ fn afem_close_to_ebe_v2(at: &At) -> Option<Claim> {
     Some(at.claim(
         Quote::paper(
             "Although the processing time (excluding the pre-processing steps) of the A-FEM appears to be worst, it still presents linear growth and is very close to the EbE-v2, which is a reference in the GPU FEM approach.",
-            "Sec. 4, Fig. 8",
+            "Sec. V, Fig. 8",
         ),
         "A-FEM's total not faster than either EbE's (ties allowed) and within 0.8-1.25x of EbE-v2's: holds if both, partly if one, fails if neither (A-FEM clearly the fastest contradicts the paper's ordering)",
         verdict,
@@ -125,7 +125,7 @@ fn coloring_counted(at: &At) -> Option<Claim> {
         at.claim(
             Quote::paper(
                 "However, if mesh coloring is considered in the total processing time, the proposed approach becomes more appealing (see Fig. 9).",
-                "Sec. 4, Fig. 9",
+                "Sec. V, Fig. 9",
             ),
             "A-FEM's total at most the best EbE total plus its coloring",
             Verdict::of_bool(a.median <= ebe),
@@ -182,7 +182,7 @@ fn assembly_goal(at: &At) -> Option<Claim> {
     ))
 }
 
-/// Sec. 4 and Fig. 10: time grows at most linearly with the triangles (a GPU not yet full at
+/// Sec. V and Fig. 10: time grows at most linearly with the triangles (a GPU not yet full at
 /// the small meshes gives a smaller exponent, which still holds); memory linearly.
 fn growth(at: &At) -> Vec<Claim> {
     let r = at.r;
@@ -202,7 +202,7 @@ fn growth(at: &At) -> Vec<Claim> {
         let on = |claim: Claim| Claim { rests_on: format!("{}: {n} sizes", m.as_str()), ..claim };
         if m == Method::A_FEM {
             out.push(on(at.claim(
-                Quote::paper("it still presents linear growth", "Sec. 4, Fig. 8"),
+                Quote::paper("it still presents linear growth", "Sec. V, Fig. 8"),
                 "least-squares exponent of A-FEM's total time against triangles at most 1.15 (at most linear; below 1 the GPU is not full at the small meshes)",
                 Verdict::of_bool(t <= 1.15),
                 format!("time ~ triangles^{}", fmt_num(t)),
@@ -212,7 +212,7 @@ fn growth(at: &At) -> Vec<Claim> {
         out.push(on(at.claim(
             Quote::paper(
                 "In all methods, the memory footprint is linearly proportional to the number of triangles in the mesh (see Fig. 10).",
-                "Sec. 4, Fig. 10",
+                "Sec. V, Fig. 10",
             ),
             &format!("{}: least-squares exponent of device bytes against triangles within 0.85-1.15", m.as_str()),
             Verdict::of_bool((0.85..=1.15).contains(&b)),
