@@ -148,7 +148,9 @@ fn greedy_blocker_faster(at: &At) -> Option<Claim> {
     ))
 }
 
-/// Table 2's efficiencies beside ours at the paper's size, within 5 points.
+/// The sentence says the greedy blocker's efficiency is likely lower than the aligned one's: judged
+/// on that order alone in the model as built (the efficiencies are counts, with no spread);
+/// Table 2's values are printed beside ours, labelled, and are not part of the rule.
 fn efficiencies(at: &At) -> Option<Claim> {
     let p = paper::model(&at.model)?;
     let i = at.row(Method::POGO_ALIGNED.as_str(), "f64").or_else(|| at.row(Method::SELL.as_str(), "f64"))?;
@@ -156,16 +158,14 @@ fn efficiencies(at: &At) -> Option<Claim> {
     if !(a.is_finite() && g.is_finite()) {
         return None;
     }
-    let near = |ours: f64, theirs: f64| (ours - theirs).abs() <= 5.0;
-    let held = usize::from(near(a, p.eta_aligned)) + usize::from(near(g, p.eta_greedy)) + usize::from(a > g);
     Some(at.claim(
         Quote::paper(
             "It is expected that a higher proportion of blocks produced with the greedy blocker will be poorly formed compared to the aligned partitioner, and therefore efficiency associated with the greedy partitioner is likely to be lower.",
             "Sec. 3.2; Table 2's efficiencies",
         ),
-        format!("aligned eta above greedy eta, and each within 5 points of Table 2's; {}", Need::All.words()),
-        Verdict::of_cases(held, 3, Need::All),
-        format!("aligned {a:.1}% (paper {:.1}%), greedy {g:.1}% (paper {:.1}%)", p.eta_aligned, p.eta_greedy),
+        "the greedy blocker's efficiency eta below the aligned blocker's".to_string(),
+        if g < a { Verdict::Holds } else { Verdict::Fails },
+        format!("aligned {a:.1}%, greedy {g:.1}% (paper's Table 2: aligned {:.1}%, greedy {:.1}%)", p.eta_aligned, p.eta_greedy),
         "the blockers' partitions of the model as built",
     ))
 }
