@@ -182,8 +182,9 @@ fn assembly_goal(at: &At) -> Option<Claim> {
     ))
 }
 
-/// Sec. V and Fig. 10: time grows at most linearly with the triangles (a GPU not yet full at
-/// the small meshes gives a smaller exponent, which still holds); memory linearly.
+/// Sec. V and Fig. 10: time grows linearly with the triangles where the GPU is full, judged on
+/// the last decade of sizes (a GPU not yet full gives a smaller exponent, which says nothing about
+/// the sentence: not measured there); memory linearly over every size.
 fn growth(at: &At) -> Vec<Claim> {
     let r = at.r;
     let mut out = Vec::new();
@@ -195,17 +196,28 @@ fn growth(at: &At) -> Vec<Claim> {
                 .collect()
         };
         let n = pts(&|i| r.time[i]).len();
-        let (t, b) = (loglog_slope(&pts(&|i| r.time[i])), loglog_slope(&pts(&|i| r.bytes_per_element[i] * r.triangles[i])));
+        let (t, b) = (loglog_slope(&last_decade(pts(&|i| r.time[i]))), loglog_slope(&pts(&|i| r.bytes_per_element[i] * r.triangles[i])));
         if !t.is_finite() {
             continue;
         }
         let on = |claim: Claim| Claim { rests_on: format!("{}: {n} sizes", m.as_str()), ..claim };
         if m == Method::A_FEM {
+            let (verdict, measured) = match t {
+                _ if t > 1.15 => (Verdict::Fails, format!("time ~ triangles^{} over the last decade of sizes", fmt_num(t))),
+                _ if t >= 0.85 => (Verdict::Holds, format!("time ~ triangles^{} over the last decade of sizes", fmt_num(t))),
+                _ => (
+                    Verdict::NotMeasured,
+                    format!(
+                        "time ~ triangles^{} over the last decade: the GPU is not full at these sizes (experiments/large/acoo-capacitor-large.yaml runs 1.9M and 7.7M triangles)",
+                        fmt_num(t)
+                    ),
+                ),
+            };
             out.push(on(at.claim(
                 Quote::paper("it still presents linear growth", "Sec. V, Fig. 8"),
-                "least-squares exponent of A-FEM's total time against triangles at most 1.15 (at most linear; below 1 the GPU is not full at the small meshes)",
-                Verdict::of_bool(t <= 1.15),
-                format!("time ~ triangles^{}", fmt_num(t)),
+                "least-squares exponent of A-FEM's total time against triangles over the last decade of sizes: holds within 0.85-1.15, fails above; below 0.85 the GPU is not full and the sentence is not tested",
+                verdict,
+                measured,
                 "",
             )));
         }
@@ -221,6 +233,14 @@ fn growth(at: &At) -> Vec<Claim> {
         )));
     }
     out
+}
+
+/// The points whose size is within a decade of the largest (at least the two largest).
+fn last_decade(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let top = pts.last().map_or(0.0, |p| p.0);
+    let within = pts.iter().filter(|p| p.0 >= top / 10.0).count().max(2).min(pts.len());
+    pts.split_off(pts.len() - within)
 }
 
 /// The report side: tables and figures from a run's rows, never a device.
@@ -289,11 +309,12 @@ mod tests {
     }
 
     #[test]
-    fn sublinear_time_growth_is_at_most_linear_and_holds() {
+    fn time_growth_is_judged_where_the_gpu_is_full() {
         use crate::report::frame;
-        // a-fem at 1e5..1e7 triangles, time ~ triangles^e.
-        let grow = |e: f64| {
-            let tri = [1e5, 1e6, 1e7];
+        // a-fem at 1e5..1e7 triangles, time ~ triangles^e over the last decade, flat below 1e6
+        // where `flat` (a GPU not yet full).
+        let grow_from = |e: f64, flat: bool| {
+            let tri = [1e5, 3e5, 1e6, 3e6, 1e7];
             let n = tri.len();
             let strs = vec![
                 ("device", vec!["GPU".into(); n]),
@@ -305,16 +326,18 @@ mod tests {
                 ("metric", vec!["total".into(); n]),
             ];
             let nums = vec![
-                ("time_median_s", tri.iter().map(|t: &f64| 1e-9 * t.powf(e)).collect()),
+                ("time_median_s", tri.iter().map(|t: &f64| 1e-9 * if flat { t.max(1e6) } else { *t }.powf(e)).collect()),
                 ("triangles", tri.to_vec()),
                 ("bytes_per_element", vec![200.0; n]),
             ];
             let r = super::super::report::read(&frame::of_columns(n, strs, nums).unwrap()).unwrap();
             claims("x", &r, &["GPU cuda f64".to_string()])
         };
-        assert_eq!(verdict(&grow(0.62), "linear growth"), "holds");
+        let grow = |e: f64| grow_from(e, false);
+        assert_eq!(verdict(&grow(0.62), "linear growth"), "not measured", "a GPU not yet full tests nothing");
         assert_eq!(verdict(&grow(1.0), "linear growth"), "holds");
         assert_eq!(verdict(&grow(1.4), "linear growth"), "fails");
+        assert_eq!(verdict(&grow_from(1.0, true), "linear growth"), "holds", "flat small sizes, linear at the top");
         assert_eq!(verdict(&grow(1.0), "memory footprint"), "holds");
     }
 }
