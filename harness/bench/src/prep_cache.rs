@@ -55,10 +55,7 @@ impl Setting {
         if let Some(s) = std::env::var_os("FEMBENCH_PREP_CACHE").and_then(|v| v.to_str().and_then(|s| s.parse().ok())) {
             return s;
         }
-        std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map_or(Setting::Off, |c| Setting::Dir(c.join("fembench").join("prepared")))
+        fembench_device::kernel_cache::fembench_cache_home().map_or(Setting::Off, |c| Setting::Dir(c.join("prepared")))
     }
     /// The value that hands this setting to a worker process (`--prep-cache`).
     pub fn arg(&self) -> String {
@@ -101,14 +98,10 @@ pub struct Recipe<'a> {
 }
 
 impl Recipe<'_> {
-    /// The entry's name: the SHA-256 of kind, code and parameters.
+    /// The entry's name: the SHA-256 of kind, code and parameters, each length-prefixed (as the
+    /// kernel cache names its entries).
     pub fn key(&self) -> String {
-        let mut h = Sha256::new();
-        for part in [self.kind, self.code, self.params] {
-            h.update((part.len() as u64).to_le_bytes());
-            h.update(part.as_bytes());
-        }
-        format!("{:x}", h.finalize())
+        fembench_device::kernel_cache::key(&[self.kind.as_bytes(), self.code.as_bytes(), self.params.as_bytes()])
     }
 }
 

@@ -31,15 +31,22 @@ pub struct Request {
     pub defines: Vec<(String, String)>,
 }
 
+/// fembench's folder under the user's cache directory (`$XDG_CACHE_HOME/fembench`, else
+/// `~/.cache/fembench`), or None where no home is known. The kernel cache and the
+/// prepared-problem cache live in it.
+pub fn fembench_cache_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|c| c.join("fembench"))
+}
+
 /// The cache folder, or None when turned off or no home is known.
 pub fn dir() -> Option<PathBuf> {
     match std::env::var_os("FEMBENCH_KERNEL_CACHE") {
         Some(v) if v == "off" || v.is_empty() => None,
         Some(v) => Some(PathBuf::from(v)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|c| c.join("fembench").join("kernels")),
+        None => fembench_cache_home().map(|c| c.join("kernels")),
     }
 }
 
