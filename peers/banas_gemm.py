@@ -11,13 +11,23 @@ user's code must on a large mesh.
                 TF32, as PyTorch's default, f64 on the FP64 tensor cores); CUDA events
                 (device-event-open)
   cupy-matmul   CuPy: the same with cupy.einsum and cupy.matmul; CUDA events (device-event-open)
-  numpy-matmul  NumPy on the host, f64: the same with numpy.einsum and numpy.matmul (its BLAS's
-                threads); the host clock (host-wall). The CPU reference's peer.
+  numpy-matmul  NumPy on the host, f64: the same with numpy.einsum and numpy.matmul, the element
+                batches spread over the host's cores by threads (NumPy releases the GIL in
+                them; each BLAS call on one thread, so that the threads do not oversubscribe the
+                cores); the host clock (host-wall). The CPU reference's peer.
 
 Outputs: the checked elements' A^e (fembench compares them with its f64 reference) and the count
 of NaN entries over every element's A^e.
 """
-import fembench_peer as fp
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+# One BLAS thread per call: the NumPy route runs its element batches on threads of its own (set
+# before NumPy is first imported, which this worker does lazily).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import fembench_peer as fp  # noqa: E402
 
 # Bytes of B, w D B and the gradients of one batch (the output is allocated once, whole).
 BATCH_BYTES = 1 << 30
@@ -119,7 +129,14 @@ class Numpy:
         import numpy as np
 
         self.np, self.real = np, np.float64
-        self.library = f"NumPy {np.__version__}"
+        self.threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        self.library = f"NumPy {np.__version__} ({self.threads} threads)"
+
+    def each(self, batches, work):
+        """Runs `work` on every batch, on the route's threads."""
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            for _ in pool.map(lambda b: work(*b), batches):
+                pass
 
     def array(self, a, real=True):
         return a.astype(self.real) if real else a
@@ -186,12 +203,20 @@ def gemm_route(p, make):
     out = xp.empty((ne, ndof, ndof))
     width = 4 if p.precision == "f32" else 8
     per_element = (2 * 6 * nq * ndof + 3 * nq * nsh) * width
-    batch = max(1, min(ne, BATCH_BYTES // per_element))
+    # The budget is shared by the batches in flight (one per thread on the host).
+    threads = getattr(xp, "threads", 1)
+    batch = max(1, min(-(-ne // threads), BATCH_BYTES // threads // per_element))
+    batches = [(first, min(ne, first + batch)) for first in range(0, ne, batch)]
+
+    def one(first, last):
+        element_matrices(xp, nsh, nq, dphi, jt[first:last], lame[first:last], out[first:last])
 
     def run():
-        for first in range(0, ne, batch):
-            last = min(ne, first + batch)
-            element_matrices(xp, nsh, nq, dphi, jt[first:last], lame[first:last], out[first:last])
+        if threads > 1:
+            xp.each(batches, one)
+        else:
+            for b in batches:
+                one(*b)
 
     xp.poison(out)
     run()

@@ -226,9 +226,14 @@ impl Capacitor {
     }
 }
 
+/// The fewest vector entries (or matrix rows) one rayon task takes in the CG's loops: a loop over
+/// fewer runs on fewer threads, so that waking every core of a large host costs less than the
+/// loop itself (a CG iteration is six such loops).
+const PAR_MIN: usize = 8192;
+
 /// y = A x for a CSR matrix, rows in parallel.
 pub fn spmv(p: &Pattern, vals: &[f64], x: &[f64], y: &mut [f64]) {
-    y.par_iter_mut().enumerate().for_each(|(r, yr)| {
+    y.par_iter_mut().enumerate().with_min_len(PAR_MIN / 8).for_each(|(r, yr)| {
         *yr = (p.row_ptr[r] as usize..p.row_ptr[r + 1] as usize).map(|k| vals[k] * x[p.col[k] as usize]).sum();
     });
 }
@@ -283,7 +288,7 @@ impl Solve {
 
     /// [`cg`] into this workspace.
     pub fn solve(&mut self, b: &[f64], tol: f64, max_iter: usize, mut apply: impl FnMut(&[f64], &mut [f64])) {
-        let dot = |a: &[f64], c: &[f64]| a.par_iter().zip(c).map(|(u, v)| u * v).sum::<f64>();
+        let dot = |a: &[f64], c: &[f64]| a.par_iter().zip(c).with_min_len(PAR_MIN).map(|(u, v)| u * v).sum::<f64>();
         let (x, r, p, q) = (&mut self.x, &mut self.r, &mut self.p, &mut self.q);
         x.fill(0.0);
         r.copy_from_slice(b);
@@ -295,11 +300,11 @@ impl Solve {
         while it < max_iter && rr > tol * tol * bb {
             apply(p, q);
             let alpha = rr / dot(p, q);
-            x.par_iter_mut().zip(&*p).for_each(|(x, p)| *x += alpha * p);
-            r.par_iter_mut().zip(&*q).for_each(|(r, q)| *r -= alpha * q);
+            x.par_iter_mut().zip(&*p).with_min_len(PAR_MIN).for_each(|(x, p)| *x += alpha * p);
+            r.par_iter_mut().zip(&*q).with_min_len(PAR_MIN).for_each(|(r, q)| *r -= alpha * q);
             let rr_new = dot(r, r);
             let beta = rr_new / rr;
-            p.par_iter_mut().zip(&*r).for_each(|(p, r)| *p = r + beta * *p);
+            p.par_iter_mut().zip(&*r).with_min_len(PAR_MIN).for_each(|(p, r)| *p = r + beta * *p);
             rr = rr_new;
             if self.history.len() < self.history.capacity() {
                 self.history.push((rr / bb.max(f64::MIN_POSITIVE)).sqrt());
