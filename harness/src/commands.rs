@@ -157,6 +157,23 @@ pub fn precompile(paths: &[PathBuf], backends: &[Backend], device: usize, any_de
     }
 }
 
+/// The cache's summary line and one line per entry, least recently used first.
+fn list_entries(cache: &fembench::prep_cache::Cache, dir: &std::path::Path, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    use fembench::prep_cache;
+    let entries = cache.entries();
+    let total: u64 = entries.iter().map(|e| e.2).sum();
+    let (n, total, limit) = (entries.len(), gib(total), gib(cache.limit));
+    writeln!(out, "{}: {n} entries, {total:.2} GiB of {limit:.1} GiB (least recently used go first)", dir.display())?;
+    for (path, about, bytes, used) in &entries {
+        let (used, mib) = (prep_cache::local_time(*used), *bytes as f64 / 1048576.0);
+        match about {
+            Some(a) => writeln!(out, "  {:<21} {mib:>9.1} MiB  built in {:>7.2} s  used {used}  {}", a.kind, a.build_s, a.params)?,
+            None => writeln!(out, "  {} ({mib:.1} MiB, used {used})", path.display())?,
+        }
+    }
+    Ok(())
+}
+
 /// `harness cache list|clear`: the prepared-problem cache's entries, or emptied.
 pub fn prep_cache(action: &str) -> ExitCode {
     use fembench::prep_cache::{self, Setting};
@@ -169,28 +186,8 @@ pub fn prep_cache(action: &str) -> ExitCode {
         println!("{}: {} entries removed", dir.display(), cache.clear());
         return ExitCode::SUCCESS;
     }
-    let entries = cache.entries();
-    let total: u64 = entries.iter().map(|e| e.2).sum();
-    println!(
-        "{}: {} entries, {:.2} GiB of {:.1} GiB (least recently used go first)",
-        dir.display(),
-        entries.len(),
-        gib(total),
-        gib(cache.limit)
-    );
-    for (path, about, bytes, used) in &entries {
-        let used = prep_cache::local_time(*used);
-        match about {
-            Some(a) => println!(
-                "  {:<21} {:>9.1} MiB  built in {:>7.2} s  used {used}  {}",
-                a.kind,
-                *bytes as f64 / 1048576.0,
-                a.build_s,
-                a.params
-            ),
-            None => println!("  {} ({:.1} MiB, used {used})", path.display(), *bytes as f64 / 1048576.0),
-        }
-    }
+    // A reader that stops early (`harness cache list | head`) ends the listing, not the process.
+    let _ = list_entries(&cache, &dir, &mut std::io::stdout().lock());
     ExitCode::SUCCESS
 }
 

@@ -86,6 +86,25 @@ fn runs_with_the_cache_off_cold_and_warm_give_the_same_outputs() {
     assert_eq!((off_read, off_built), (0.0, 0.0), "the cache was off");
     assert!(cold_built >= 5.0 && cold_read == 0.0, "cold: {cold_read} read, {cold_built} built");
     assert!(warm_built == 0.0 && warm_read >= cold_built, "warm: {warm_read} read, {warm_built} built (cold built {cold_built})");
+    cache_list_reads_the_entries_and_stops_quietly_on_a_closed_pipe(dir, cold_built);
+}
+
+/// `harness cache list` names every entry; a reader that closes its end first (`| head -n 0`)
+/// ends the listing without a panic.
+fn cache_list_reads_the_entries_and_stops_quietly_on_a_closed_pipe(dir: &str, built: f64) {
+    let list = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_harness"));
+        c.args(["cache", "list", "--prep-cache", dir]);
+        c
+    };
+    let full = list().output().unwrap();
+    let text = String::from_utf8_lossy(&full.stdout);
+    assert!(full.status.success() && built >= 1.0 && text.lines().count() >= 2, "{text}");
+    let mut child = list().stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&closed.stderr);
+    assert!(closed.status.success() && !err.contains("panicked"), "{:?}: {err}", closed.status);
 }
 
 fn hash_dir(h: &mut sha2::Sha256, root: &Path, dir: &str) {
