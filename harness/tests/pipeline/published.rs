@@ -33,6 +33,63 @@ fn the_published_runs_report_the_same_markdown() {
     }
 }
 
+/// The four-GPU reproduction and the one-GPU run beside it: the four-GPU run's `meta.json` names
+/// four distinct H200s and the CPU, its report regenerates byte for byte, and its stored compare
+/// is what `harness compare` gives today on the two runs' rows.
+#[test]
+fn the_four_gpu_run_and_its_compare_are_regenerated() {
+    let (one, four) = (common::published("h200-x4-one-gpu"), common::published("h200-x4-reproduce"));
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(four.join("meta.json")).unwrap()).unwrap();
+    let uuids: std::collections::BTreeSet<_> =
+        meta["devices"].as_array().unwrap().iter().filter(|d| d["backend"] == "cuda").map(|d| d["uuid"].as_str().unwrap()).collect();
+    assert_eq!(uuids.len(), 4, "{uuids:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    fembench::publish::report_run_with(&fembench::REGISTRY, &four, Some(tmp.path()), None).unwrap();
+    let got = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    assert!(got == std::fs::read_to_string(four.join("report.md")).unwrap(), "run `harness report results/published/h200-x4-reproduce`");
+    let cmp = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["compare", one.to_str().unwrap(), four.to_str().unwrap(), "--format", "markdown"])
+        .output()
+        .unwrap();
+    let stored = std::fs::read_to_string(four.join("compare-one-gpu.md")).unwrap();
+    assert!(String::from_utf8_lossy(&cmp.stdout) == stored, "the stored compare-one-gpu.md drifted from `harness compare`");
+    assert_eq!(cmp.status.code(), Some(1), "the stored compare has a slower row");
+}
+
+/// Seconds from a worker's start to its end, from its `meta.json` (one day's UTC times).
+fn worker_wall(meta: &std::path::Path) -> u64 {
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(meta).unwrap()).unwrap();
+    let secs = |k: &str| {
+        let t = m[k].as_str().unwrap();
+        let hms: Vec<u64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
+        (&t[..10], hms[0] * 3600 + hms[1] * 60 + hms[2])
+    };
+    let ((d0, s0), (d1, s1)) = (secs("started"), secs("finished"));
+    assert_eq!(d0, d1, "{}", meta.display());
+    s1 - s0
+}
+
+/// The four-GPU times that docs/cluster.md's table and the README print are those of the workers'
+/// own `meta.json` files and of the command's wall as scripts/gpu-scale.sh wrote it.
+#[test]
+fn the_four_gpu_times_in_the_docs_are_the_workers_own() {
+    let dir = common::published("h200-x4-reproduce").join("workers");
+    let command = std::fs::read_to_string(dir.join("command.txt")).unwrap();
+    let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cluster.md")).unwrap();
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    for mode in ["cold", "warm"] {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join(mode)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        let (shards, cpu): (Vec<_>, Vec<_>) = files.iter().partition(|f| f.to_str().unwrap().contains("-shard-"));
+        let shards: Vec<String> = shards.iter().map(|f| worker_wall(f).to_string()).collect();
+        let ms: f64 = command.split(&format!("{mode}: exit 0, wall ")).nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let whole = (ms / 1000.0).round();
+        let row = format!("| {mode} cache | {} s | {} s | {whole} s |", shards.join(", "), worker_wall(cpu[0]));
+        assert!(docs.contains(&row), "docs/cluster.md lacks `{row}`");
+        assert!(readme.contains(&format!(" {whole} s ")), "the README lacks the {mode} wall, {whole} s");
+    }
+}
+
 /// A hardware comparison of a CPU run made now and the committed H200 run: both devices side by
 /// side in each shared experiment, each GPU cell as a share of its own run's copy bandwidth, a
 /// speed-up column, and the grouped bars and share-against-size figures drawn.
@@ -129,7 +186,7 @@ fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_a
     if papers.is_none() {
         eprintln!("the papers' text is not beside this checkout: quotes not checked against it (FEMBENCH_PAPERS)");
     }
-    for gpu in ["h200", "h100"] {
+    for gpu in ["h200", "h100", "h200-x4-reproduce"] {
         let md = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
         for id in ["acoo-capacitor", "banas-integration", "cecka-orders", "pogo-weld", "sanfui-formats"] {
             let section = md.split("\n## ").find(|s| s.starts_with(id)).unwrap_or_else(|| panic!("{gpu}: no {id} section"));
