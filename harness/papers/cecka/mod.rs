@@ -1,9 +1,9 @@
 //! Cecka, Lew and Darve 2011, "Assembly of finite element methods on graphics processors":
 //! the steady heat problem on Lagrange triangles of order 1..6 and its assembly into CSR.
 //!
-//! Here: the plate mesh ([`mesh`]; triangles, Lagrange nodes and Gmsh import are shared, in
-//! `fembench_fem`), the system, the element
-//! subroutine and the CPU baselines ([`system`]), the host-side plans of the by-NZ methods
+//! Here: the problem ([`problem`]: the plate mesh, whose triangles, Lagrange nodes and Gmsh
+//! import are shared in `fembench_fem`; the system, the element subroutine and the CPU baselines;
+//! the prepared and checked references; the export), the host-side plans of the by-NZ methods
 //! ([`nz::plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
 //! reports ([`benchmark`]) and Matrix Market export ([`export`]). Kernels: `kernels/cecka.kern`.
 //!
@@ -41,27 +41,24 @@
 //! Shared memory is not counted: it is the point of the methods that use it.
 
 pub mod benchmark;
-pub mod checked;
 pub mod claims;
 pub mod cost;
 pub mod elem;
-pub mod export;
 pub mod gpu;
 pub mod host;
 pub mod kernel;
-pub mod mesh;
 pub mod method;
 pub mod nz;
 pub mod paper;
 pub mod peer;
 pub mod plans;
-pub mod prepared;
+pub mod problem;
 pub mod python;
 pub mod registry;
 pub mod report;
 pub mod spec;
-pub mod system;
 
 pub use benchmark::CeckaAssembly;
+pub use problem::{checked, export, mesh, prepared, system};
 
 pub use kernel::CECKA;

@@ -31,3 +31,36 @@ fn only_published_runs_are_tracked_and_the_tree_is_small() {
         assert!(*bytes < limit, "{part} holds {bytes} tracked bytes (at most {limit})");
     }
 }
+
+/// A paper's folder shows its parts: at most 20 source files flat in any folder of
+/// `harness/papers`, and no family of files sharing a prefix (`scaling_*`) outside a subfolder of
+/// its own.
+#[test]
+fn paper_folders_show_their_parts() {
+    fn visit(dir: &std::path::Path, out: &mut Vec<String>) {
+        let entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let files: Vec<String> = entries
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().to_string())
+            .collect();
+        if files.len() > 20 {
+            out.push(format!("{} holds {} files: group them in subfolders", dir.display(), files.len()));
+        }
+        let mut prefixes = std::collections::BTreeMap::<&str, usize>::new();
+        for f in &files {
+            if let Some((prefix, _)) = f.split_once('_') {
+                *prefixes.entry(prefix).or_default() += 1;
+            }
+        }
+        for (prefix, n) in prefixes {
+            if n >= 4 {
+                out.push(format!("{} holds {n} files named {prefix}_*: make them a subfolder `{prefix}/`", dir.display()));
+            }
+        }
+        entries.iter().filter(|p| p.is_dir()).for_each(|d| visit(d, out));
+    }
+    let mut problems = Vec::new();
+    visit(&harness_dir().join("papers"), &mut problems);
+    assert!(problems.is_empty(), "{problems:#?}");
+}

@@ -130,7 +130,7 @@ fn table_vi_error_is_coordinate_rounding_and_depends_on_where_the_plate_sits() {
         let centred = err((mesh::WIDTH / 2.0, mesh::HEIGHT / 2.0), false);
         let far = err((-4.0 * mesh::WIDTH, 0.0), false);
         let exact = err((0.0, 0.0), true);
-        let paper = super::super::paper::PAPER_TABLE6[level].1;
+        let paper = crate::cecka::paper::PAPER_TABLE6[level].1;
         assert!(exact < 0.2 * as_is, "level {level}: exact edges {exact:e}, as is {as_is:e}");
         assert!(centred < 0.6 * as_is && far > 5.0 * as_is, "level {level}: centred {centred:e}, far {far:e}, as is {as_is:e}");
         assert!(exact < paper && paper < as_is, "level {level}: paper {paper:e} outside [{exact:e}, {as_is:e}]");

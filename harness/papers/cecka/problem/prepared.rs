@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use super::nz::plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
-use super::spec::MeshFile;
 use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, Bounds, Problem, System};
 use crate::benchmark::CaseError;
 use crate::cache::ProblemCache;
+use crate::cecka::nz::plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
+use crate::cecka::spec::MeshFile;
 use crate::context::RunContext;
 use crate::prep_cache::{self, Recipe};
 
@@ -34,7 +34,7 @@ pub struct Prepared {
     pub(crate) shared: Mutex<BTreeMap<[usize; 2], Timed<SharedPlan>>>,
     pub(crate) local: Mutex<BTreeMap<[usize; 2], Timed<Packed>>>,
     pub(crate) shared_atomic: Mutex<BTreeMap<[usize; 2], Timed<SharedAtomicPlan>>>,
-    /// The backends whose cases have had their plans built ahead ([`super::plans::warm`]).
+    /// The backends whose cases have had their plans built ahead ([`crate::cecka::plans::warm`]).
     pub(crate) warmed: Mutex<std::collections::BTreeSet<Option<crate::device::Backend>>>,
 }
 

@@ -1,10 +1,10 @@
 //! The check of a method's system against the f64 reference, entry by entry, and the case's rows.
 
-use super::cost::sizes;
 use super::prepared::Prepared;
-use super::spec::Point;
 use super::system::{check_bounds, compare, Problem};
 use crate::benchmark::{CaseError, Measured};
+use crate::cecka::cost::sizes;
+use crate::cecka::spec::Point;
 use crate::measure::Timing;
 use crate::real::Real;
 use crate::Precision;
