@@ -76,10 +76,41 @@ pub fn export(level: u32, order: u32, out: &std::path::Path) -> ExitCode {
         eprintln!("error: --order must be 1..6 and --level 0..8 (got order {order}, level {level})");
         return ExitCode::from(2);
     }
-    let p = fembench::cecka::system::Problem::new(level as usize, order as usize);
-    let s = fembench::cecka::system::assemble_serial(&p);
+    let p = fembench::cecka::problem::system::Problem::new(level as usize, order as usize);
+    let s = fembench::cecka::problem::system::assemble_serial(&p);
     let summary = format!("{} unknowns, {} non-zeros ({} nodes, {} elements)", p.n_free, p.nnz(), p.mesh.num_nodes(), p.ne());
-    wrote(&summary, fembench::cecka::export::write_system(&p, &s, out), out)
+    wrote(&summary, fembench::cecka::problem::export::write_system(&p, &s, out), out)
+}
+
+/// `harness export --paper acoo`: the capacitor system at a refinement level.
+pub fn export_acoo(level: u32, out: &std::path::Path) -> ExitCode {
+    if level > 6 {
+        eprintln!("error: --level must be 0..6 for the capacitor (got {level})");
+        return ExitCode::from(2);
+    }
+    let summary = format!("a-COO capacitor, level {level}");
+    wrote(&summary, fembench::acoo::export::write_system(level as usize, out), out)
+}
+
+/// `harness export --paper sanfui`: the hexahedral box's stiffness matrix.
+pub fn export_sanfui(nodes: &[usize], out: &std::path::Path) -> ExitCode {
+    let n = [0, 1, 2].map(|i| nodes.get(i).copied().unwrap_or(0));
+    if nodes.len() != 3 || n.iter().any(|&k| !(2..=400).contains(&k)) {
+        eprintln!("error: --nodes must be three counts in 2..400 (got {nodes:?})");
+        return ExitCode::from(2);
+    }
+    let summary = format!("Sanfui box, {} x {} x {} nodes, {} unknowns", n[0], n[1], n[2], 3 * n[0] * n[1] * n[2]);
+    wrote(&summary, fembench::sanfui::export::write_system(n, out), out)
+}
+
+/// `harness export --paper banas`: the element matrices of the first prisms of the paper's box.
+pub fn export_banas(degree: usize, elements: usize, out: &std::path::Path) -> ExitCode {
+    if !(1..=7).contains(&degree) || !(1..=4096).contains(&elements) {
+        eprintln!("error: --degree must be 1..7 and --elements 1..4096 (got degree {degree}, elements {elements})");
+        return ExitCode::from(2);
+    }
+    let summary = format!("Banaś element matrices, degree {degree}, {elements} prisms");
+    wrote(&summary, fembench::banas::export::write_elements(degree, elements, out), out)
 }
 
 /// Prints what an export wrote, or why it could not.

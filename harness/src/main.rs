@@ -11,6 +11,7 @@ use fembench::runner::{self, RunOptions};
 use fembench::{publish, REGISTRY};
 
 mod commands;
+mod export;
 mod gpu_workers;
 
 #[derive(Parser)]
@@ -102,27 +103,13 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
-    /// Write the Cecka et al. heat system (f64 reference assembly) as Matrix Market files:
-    /// A.mtx, b.mtx and unknowns.csv (dof, node, x, y), for SciPy or Julia; or, with --model, a
-    /// Pogo model (Huthwaite 2014) as NAME.msh (Gmsh), NAME.vtu (ParaView), Eq. (4)'s K', C'
+    /// Write a paper's system (its f64 reference assembly) as Matrix Market files, for SciPy or
+    /// Julia: Cecka's heat system (A.mtx, b.mtx, unknowns.csv), a-COO's capacitor (the same,
+    /// with capacitor.msh and .vtu), Sanfui's hexahedral box (K.mtx, box.msh, box.vtu) or Banaś'
+    /// prism element matrices (element_matrices.mtx, prisms.msh, prisms.vtu); or, with --model,
+    /// a Pogo model (Huthwaite 2014) as NAME.msh (Gmsh), NAME.vtu (ParaView), Eq. (4)'s K', C'
     /// and F' as Matrix Market, and model.json.
-    Export {
-        /// A Pogo model instead of the Cecka system: weld, gear or geophysical.
-        #[arg(long, value_name = "weld|gear|geophysical")]
-        model: Option<String>,
-        /// With --model: the element size over the paper's (1: the paper's size, 1.9-2.0M DOFs).
-        #[arg(long, default_value_t = 1.0)]
-        coarsen: f64,
-        /// Uniform refinement level of the plate mesh (0: 288 P1 elements, 7: 4.7M).
-        #[arg(long, default_value_t = 2)]
-        level: u32,
-        /// Lagrange order, 1..6.
-        #[arg(long, default_value_t = 1)]
-        order: u32,
-        /// Output folder.
-        #[arg(long, default_value = "export")]
-        out: PathBuf,
-    },
+    Export(export::ExportArgs),
     /// Compare stored runs row by row (CI regression tracking): the last run (NEW) against the
     /// one before it (BASE), ratio of medians with a bootstrap interval and a verdict per row,
     /// each change judged against the row's between-run envelope; exits 1 when something
@@ -336,8 +323,7 @@ fn main() -> ExitCode {
         Command::Merge { shards, out } => commands::merge(&shards, &out),
         Command::History { runs, out } => commands::history(&runs, &out),
         Command::Plant { run_dir, out, factor } => plant(&run_dir, &out, factor),
-        Command::Export { model: Some(name), coarsen, out, .. } => commands::export_pogo(&name, coarsen, &out),
-        Command::Export { model: None, level, order, out, .. } => commands::export(level, order, &out),
+        Command::Export(args) => args.run(),
     }
 }
 

@@ -261,9 +261,9 @@ fn a_new_sweep_axis_is_one_line_of_the_axes_list() {
 // outputs; `copied-short` is the same with a copy one entry short, so its check must fail.
 mod added_method {
     use fembench::benchmark::{CaseCtx, CaseError};
-    use fembench::cecka::checked::Cost;
     use fembench::cecka::elem::ElemAtomic;
     use fembench::cecka::method::{Assembly, Case, CeckaMethod, Gpu, GpuMethod, Role};
+    use fembench::cecka::problem::checked::Cost;
     use fembench::cecka::registry::MethodList;
     use fembench::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch};
     use fembench::kernels::{Defines, KernelSource};

@@ -22,6 +22,26 @@ pub fn write_csr(path: &Path, comment: &str, cols: usize, row_ptr: &[u32], col: 
     w.flush()
 }
 
+/// A coordinate file as `write_csr` writes it: (rows, columns, entries) and each entry as
+/// 0-based (row, column, value).
+#[allow(clippy::type_complexity)]
+pub fn read_coordinate(path: &Path) -> std::io::Result<((usize, usize, usize), Vec<(usize, usize, f64)>)> {
+    let bad = |l: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: not a Matrix Market line: {l}", path.display()));
+    let text = std::fs::read_to_string(path)?;
+    let mut lines = text.lines().filter(|l| !l.starts_with('%'));
+    let size = lines.next().ok_or_else(|| bad(""))?;
+    let dims: Vec<usize> = size.split_whitespace().map(|v| v.parse().map_err(|_| bad(size))).collect::<Result<_, _>>()?;
+    let [rows, cols, nnz] = dims[..] else { return Err(bad(size)) };
+    let mut entries = Vec::with_capacity(nnz);
+    for l in lines {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let parse = |k: usize| f.get(k).and_then(|v| v.parse::<f64>().ok()).ok_or_else(|| bad(l));
+        let (i, j, v) = (parse(0)? as usize, parse(1)? as usize, parse(2)?);
+        entries.push((i - 1, j - 1, v));
+    }
+    Ok(((rows, cols, nnz), entries))
+}
+
 /// A dense column vector (array format).
 pub fn write_vector(path: &Path, comment: &str, v: &[f64]) -> std::io::Result<()> {
     let mut w = BufWriter::new(std::fs::File::create(path)?);

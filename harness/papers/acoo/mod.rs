@@ -26,6 +26,7 @@ pub mod capacitor;
 mod claims;
 mod csr_methods;
 mod ebe;
+pub mod export;
 pub mod gpu;
 mod host;
 pub mod kernel;

@@ -25,6 +25,7 @@
 pub mod benchmark;
 pub mod claims;
 pub mod elasticity;
+pub mod export;
 pub mod inputs;
 pub mod kernel;
 pub mod method;

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use super::method::{CeckaMethod, Runs};
 use super::plans::warm;
-use super::prepared::prepared;
+use super::problem::prepared::prepared;
 use super::registry::{twice_registered, unknown_method, MethodList, Shipped};
 use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec, Target};
@@ -163,7 +163,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::super::cost::element_flops;
-    use super::super::prepared::{cached, Timed};
+    use super::super::problem::prepared::{cached, Timed};
     use super::super::spec::Method;
 
     #[test]

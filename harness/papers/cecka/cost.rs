@@ -1,7 +1,7 @@
 //! The cost model: bytes and flops per case (see the module documentation of `cecka`).
 
-use super::prepared::Prepared;
-use super::system::Problem;
+use super::problem::prepared::Prepared;
+use super::problem::system::Problem;
 
 /// Bytes and flops of the serial algorithm (ElemColor and the CPU code move the same data):
 /// per element its connectivity and element data, nodal coordinates and values, the outputs

@@ -7,15 +7,15 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::checked::Cost;
 use super::cost::cost;
 use super::gpu::upload_nodal;
 use super::gpu::Nodal;
 use super::kernel::CECKA;
 use super::kernel::{Elements, Zero};
 use super::method::{Ahead, Assembly, Case, GpuMethod, Role};
+use super::problem::checked::Cost;
+use super::problem::system::SOURCE_F;
 use super::spec::Family;
-use super::system::SOURCE_F;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
 use crate::kernels::{Defines, KernelSource};

@@ -4,8 +4,8 @@
 use rayon::prelude::*;
 
 use super::nz::plans;
+use super::problem::system::Problem;
 use super::spec::Problem_;
-use super::system::Problem;
 use crate::benchmark::{CaseCtx, CaseError, Target};
 use crate::device::{Buffer, Device, DeviceExt};
 use crate::real::Real;

@@ -2,9 +2,9 @@
 
 use super::cost::{cost, sizes};
 use super::method::{CeckaMethod, Role, Runs};
-use super::prepared::Prepared;
+use super::problem::prepared::Prepared;
+use super::problem::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
 use super::spec::{Point, Problem_};
-use super::system::{assemble_by_search, assemble_parallel_into, assemble_serial_into, check_bounds, compare, System};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::measure::measure_host;
 

@@ -10,9 +10,9 @@
 //! of every entry against the f64 reference, the rows. A new GPU method is one type, one kernel
 //! and one line in `registry::METHODS` (`docs/extending.md` walks through one).
 
-use super::checked::{checked_rows, Cost, GpuRun};
 use super::gpu::gpu_of;
-use super::prepared::Prepared;
+use super::problem::checked::{checked_rows, Cost, GpuRun};
+use super::problem::prepared::Prepared;
 use super::spec::{Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::device::args::Declared;

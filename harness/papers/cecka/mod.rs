@@ -5,7 +5,7 @@
 //! import are shared in `fembench_fem`; the system, the element subroutine and the CPU baselines;
 //! the prepared and checked references; the export), the host-side plans of the by-NZ methods
 //! ([`nz::plans`]: METIS partitions, scatter and reduction arrays packed by LPT), the cases and
-//! reports ([`benchmark`]) and Matrix Market export ([`export`]). Kernels: `kernels/cecka.kern`.
+//! reports ([`benchmark`]) and Matrix Market export ([`problem::export`]). Kernels: `kernels/cecka.kern`.
 //!
 //! Each method is a type ([`method`]: a GPU method's `prepare`, and the `Assembly` it returns
 //! with `enqueue`, `outputs`, `read` and `cost`), registered with one line in
@@ -59,6 +59,5 @@ pub mod report;
 pub mod spec;
 
 pub use benchmark::CeckaAssembly;
-pub use problem::{checked, export, mesh, prepared, system};
 
 pub use kernel::CECKA;

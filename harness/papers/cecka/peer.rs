@@ -16,15 +16,15 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::checked::{checked_rows, same_pattern, Cost, GpuRun};
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
 use super::gpu::{gpu_of, upload_nodal, Nodal};
 use super::kernel::CECKA;
 use super::kernel::{CooElements, Zero};
 use super::method::{Assembly, Case, CeckaMethod, GpuMethod, Role, Runs};
-use super::prepared::Prepared;
+use super::problem::checked::{checked_rows, same_pattern, Cost, GpuRun};
+use super::problem::prepared::Prepared;
+use super::problem::system::{Problem, SOURCE_F};
 use super::spec::{Family, Point, Problem_};
-use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Measured};
 use crate::device::coo_sum::{sum_duplicates, CooSumScratch, CsrOut, SlotScatter as SlotScatterArgs, SortedCoo};
 use crate::device::radix_sort::{CooArrays, CooRadixSort, SortOp};

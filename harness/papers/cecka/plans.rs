@@ -2,7 +2,7 @@
 //! `plan_ahead`: METIS partitions, packed lists, colorings), and the next problem ahead.
 
 use super::method::Ahead as PlanFor;
-use super::prepared::{is_cached, prepared, Prepared, ProblemKey};
+use super::problem::prepared::{is_cached, prepared, Prepared, ProblemKey};
 use super::spec::{Method, Point, Problem_};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

@@ -9,12 +9,12 @@
 
 use std::time::Instant;
 
-use super::checked::{checked_rows, same_pattern, Cost, GpuRun};
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
 use super::method::{CeckaMethod, Role, Runs};
-use super::prepared::Prepared;
+use super::problem::checked::{checked_rows, same_pattern, Cost, GpuRun};
+use super::problem::prepared::Prepared;
+use super::problem::system::{Problem, SOURCE_F};
 use super::spec::{Point, Problem_};
-use super::system::{Problem, SOURCE_F};
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::Backend;
 use crate::external::{self, Inputs, Placement, Script};
@@ -132,7 +132,7 @@ fn inputs(p: &Problem, slots: bool) -> Result<Inputs, CaseError> {
 mod tests {
     use std::sync::Arc;
 
-    use super::super::prepared::prepared;
+    use super::super::problem::prepared::prepared;
     use super::super::spec::Method;
     use super::*;
     use crate::benchmark::ModuleCache;

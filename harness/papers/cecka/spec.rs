@@ -104,7 +104,7 @@ pub struct MeshFile {
 }
 
 impl MeshFile {
-    pub(crate) fn read(&self) -> Result<super::mesh::TriMesh, fembench_fem::gmsh::GmshError> {
+    pub(crate) fn read(&self) -> Result<super::problem::mesh::TriMesh, fembench_fem::gmsh::GmshError> {
         fembench_fem::gmsh::read(&self.gmsh, &self.dirichlet)
     }
 }

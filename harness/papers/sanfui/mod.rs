@@ -25,6 +25,7 @@ pub mod beam;
 pub mod benchmark;
 mod claims;
 pub mod cost;
+pub mod export;
 pub mod formats;
 pub mod gpu;
 pub mod kernel;

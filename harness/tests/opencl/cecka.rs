@@ -64,7 +64,7 @@ fn cecka_methods_match_the_reference_on_opencl() {
 #[test]
 fn cecka_coo_element_triplets_sum_to_the_reference_on_opencl() {
     use fembench::cecka::kernel::CooElements;
-    use fembench::cecka::system::{assemble_serial, Problem, SOURCE_F};
+    use fembench::cecka::problem::system::{assemble_serial, Problem, SOURCE_F};
     use fembench::device::{DeviceExt, Launch, RealArg};
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };

@@ -17,7 +17,7 @@ pub use fembench_fem::lpt::Packed;
 use fembench_fem::lpt::{pack_lpt, pack_reduction, pack_scatter, Lists};
 use fembench_fem::partition::{metis_elements, metis_nodes, partition_until};
 
-use crate::cecka::system::Problem;
+use crate::cecka::problem::system::Problem;
 
 pub use fembench_fem::lpt::{run_reduction, source, target};
 

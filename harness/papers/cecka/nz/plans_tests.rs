@@ -1,7 +1,7 @@
 //! Tests of `plans`.
 
 use super::*;
-use crate::cecka::system::{assemble_serial, compare};
+use crate::cecka::problem::system::{assemble_serial, compare};
 
 fn split(p: &Problem, out: Vec<f64>) -> (Vec<f64>, Vec<f64>) {
     (out[..p.nnz()].to_vec(), out[p.nnz()..].to_vec())

@@ -1,7 +1,7 @@
 //! The search for a node partition that fits a block's shared memory: the one-vertex floor no
 //! partition can beat, checked only when a first partition does not fit.
 
-use crate::cecka::system::Problem;
+use crate::cecka::problem::system::Problem;
 use fembench_fem::partition::vertex_parts;
 
 /// Number of distinct element vertices (the most parts a node partition can have).

@@ -38,7 +38,7 @@ pub fn write_system(p: &Problem, s: &System, dir: &Path) -> std::io::Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cecka::system::assemble_serial;
+    use crate::cecka::problem::system::assemble_serial;
 
     /// Reads the files back and checks them against the system: sizes, the product of the
     /// exported matrix with a known vector (a transposed or shifted export fails), and b.
