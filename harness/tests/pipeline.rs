@@ -7,6 +7,8 @@ mod common;
 mod prep_cache;
 #[path = "pipeline/published.rs"]
 mod published;
+#[path = "pipeline/readme_numbers.rs"]
+mod readme_numbers;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

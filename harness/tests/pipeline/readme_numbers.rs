@@ -1,0 +1,127 @@
+//! The README's numbers are the published rows': each figure of "Results at a glance" is
+//! computed here from the runs it names, printed as the README prints it, and looked up in the
+//! README; the claim counts are counted from the H100 report's ledgers. A README number that
+//! drifts from its rows fails with what the rows give.
+
+use fembench::results::RunDir;
+use polars::prelude::*;
+
+use crate::common;
+
+/// The median of one row (`column`: `time_median_s` or `bandwidth_gbs`) of a published run.
+fn row(gpu: &str, experiment: &str, case: &str, metric: &str, column: &str) -> f64 {
+    let run = RunDir::open(&common::published(gpu)).unwrap();
+    let df = run.read_experiment(experiment).unwrap().unwrap_or_else(|| panic!("{gpu}: no {experiment} rows"));
+    let pick = df
+        .lazy()
+        .filter(col("case_id").eq(lit(case)).and(col("metric").eq(lit(metric))))
+        .select([col(column).cast(DataType::Float64)])
+        .collect()
+        .unwrap();
+    let v = pick.column(column).unwrap().f64().unwrap().get(0);
+    v.unwrap_or_else(|| panic!("{gpu}: no {experiment} row {case} / {metric}"))
+}
+
+fn t(gpu: &str, experiment: &str, case: &str, metric: &str) -> f64 {
+    row(gpu, experiment, case, metric, "time_median_s")
+}
+
+/// `v` to `n` significant digits, as the README prints it (no exponent).
+fn sig(v: f64, n: i32) -> String {
+    let digits = (n - 1 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
+/// One figure per published GPU, H200 then H100, joined as the README joins them.
+fn both(f: impl Fn(&str) -> String, sep: &str) -> String {
+    format!("{}{sep}{}", f("h200"), f("h100"))
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap()
+}
+
+#[test]
+fn the_results_at_a_glance_are_the_published_rows() {
+    let text = readme();
+    let glance = &text[text.find("## Results at a glance").unwrap()..text.find("## Install").unwrap()];
+    let cecka = |m: &str| format!("cuda/f32/method={m},level=7,order=1,min_colors=0");
+    let sa = |g: &str| t(g, "cecka-sizes", &cecka("shared-atomic"), "shared-atomic");
+    let over_sa = |m: &'static str, n: i32| move |g: &str| sig(t(g, "cecka-sizes", &cecka(m), m) / sa(g), n) + "x";
+    let acoo = |g: &str, m: &str| {
+        let case = format!("cuda/f64/method={m},level=3");
+        t(g, "acoo-capacitor", &case, "solve") / row(g, "acoo-capacitor", &case, "solve", "iterations")
+    };
+    let sanfui = |g: &str, m: &str, stages: &[&str]| {
+        let case = format!("cuda/f64/method={m},nx=200,ny=50,nz=50");
+        stages.iter().map(|s| t(g, "sanfui-formats", &case, s)).sum::<f64>()
+    };
+    let ellm = |g: &str| sanfui(g, "ellm-gather", &["symbolic", "numeric"]);
+    let pogo = |g: &str, m: &str| t(g, "pogo-weld", &format!("cuda/f64/method={m},model=weld,coarsen=1"), "step");
+    let banas = |g: &str, m: &str| t(g, "banas-integration", &format!("cuda/f32/method={m},degree=7"), "kernel");
+    let figures = [
+        both(|g| format!("{:.0} GB/s", row(g, "device-bandwidth", "cuda/f64/kernel=copy,array_mib=512", "copy", "bandwidth_gbs")), " | "),
+        both(|g| sig(sa(g) * 1e3, 3) + " ms", " | "),
+        both(over_sa("slot-scatter", 2), " / ") + " the slot-map route",
+        both(over_sa("coo-radix", 2), " / ") + " the COO route",
+        both(|g| format!("{:.1}x", t(g, "cecka-sizes", &cecka("torch-index-add"), "torch-index-add") / sa(g)), " / ")
+            + " PyTorch's own route",
+        both(over_sa("cupy-tocsr", 2), " / ") + " CuPy's `tocsr` route",
+        format!("{} µs/element", sig(banas("h200", "reg-nojac") / 89.0 * 1e6, 3)),
+        both(|g| sig(banas(g, "cublas-gemm-3xtf32") / banas(g, "reg-nojac"), 2) + "x", " / ") + " cuBLAS 3xTF32",
+        both(|g| sig(acoo(g, "csr-atomic") * 1e6, 3) + " µs (csr-atomic)", " | "),
+        both(|g| sig(acoo(g, "cusparse-cg-graph") / acoo(g, "csr-atomic"), 3) + "x", " / ") + " a cuSPARSE + cuBLAS CG",
+        both(|g| sig(acoo(g, "cusparse-cg-device") / acoo(g, "csr-atomic"), 3) + "x", " / ") + " the same without the graph",
+        both(|g| sig(acoo(g, "cusparse-cg") / acoo(g, "csr-atomic"), 2) + "x", " / ") + " with scalars on the host",
+        both(|g| format!("{} ms (total {} ms)", sig(ellm(g) * 1e3, 3), sig(sanfui(g, "ellm-gather", &["total"]) * 1e3, 3)), " | "),
+        both(|g| sig(sanfui(g, "elem-atomic", &["total"]) / sanfui(g, "ellm-gather", &["total"]), 2) + "x", " / ") + " on total time",
+        both(|g| sig(sanfui(g, "elem-atomic", &["numeric"]) / ellm(g), 2) + "x", " / ") + " the slot-map route (elem-atomic)",
+        both(|g| sig(sanfui(g, "coo-radix", &["triplets", "sort", "sum"]) / ellm(g), 2) + "x", " / ") + " the COO route",
+        both(|g| sig(sanfui(g, "coo-cusparse", &["triplets", "sort", "sum"]) / ellm(g), 3) + "x", " / ") + " cuSPARSE's COO sort",
+        both(|g| sig(pogo(g, "sell-kf32") * 1e6, 3) + " µs", " | "),
+        both(|g| sig(pogo(g, "sell-cusparse") / pogo(g, "sell-kf32"), 3) + "x", " / ") + " cuSPARSE's sliced-ELL step",
+        both(|g| sig(pogo(g, "csr-cusparse") / pogo(g, "sell-kf32"), 3) + "x", " / ") + " a cuSPARSE CSR step",
+    ];
+    let missing: Vec<&String> = figures.iter().filter(|f| !glance.contains(f.as_str())).collect();
+    assert!(missing.is_empty(), "the README's results table differs from the published rows, which give:\n{missing:#?}");
+}
+
+/// The verdicts of every ledger in a report, per paper: [holds, partly, fails, not measured].
+fn verdicts(report: &str) -> std::collections::BTreeMap<&'static str, [usize; 4]> {
+    let mut out = std::collections::BTreeMap::new();
+    for section in report.split("\n## ").skip(1) {
+        let Some((_, ledger)) = section.split_once("### The paper's claims on this run") else { continue };
+        let paper = match section.split('-').next().unwrap().trim() {
+            "acoo" => "a-COO",
+            "banas" => "Banaś",
+            "cecka" => "Cecka",
+            "pogo" => "Pogo",
+            "sanfui" => "Sanfui",
+            other => panic!("a ledger in an unknown experiment: {other}"),
+        };
+        let cells = |l: &str| -> Vec<String> {
+            let inner = l.trim().trim_start_matches('|').trim_end_matches('|').replace("\\|", "\u{1}");
+            inner.split('|').map(|c| c.trim().to_string()).collect()
+        };
+        let lines: Vec<&str> = ledger.split("\n#").next().unwrap().lines().filter(|l| l.starts_with('|')).collect();
+        let at = cells(lines[0]).iter().position(|c| c == "verdict").unwrap();
+        for l in &lines[2..] {
+            let v = cells(l)[at].clone();
+            let k = ["holds", "partly", "fails", "not measured"].iter().position(|w| *w == v).unwrap_or_else(|| panic!("verdict `{v}`"));
+            out.entry(paper).or_insert([0; 4])[k] += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readmes_claim_counts_are_the_h100_ledgers() {
+    let report = std::fs::read_to_string(common::published("h100").join("report.md")).unwrap();
+    let text = readme();
+    let counts = verdicts(&report);
+    assert_eq!(counts.len(), 5, "{counts:?}");
+    for (paper, [h, p, f, n]) in counts {
+        let line = format!("| {paper} | {h} | {p} | {f} | {n} |");
+        assert!(text.contains(&line), "the README's claims table lacks `{line}` (the H100 report's ledgers)");
+    }
+}
