@@ -82,7 +82,22 @@ fn the_results_at_a_glance_are_the_published_rows() {
         both(|g| sig(pogo(g, "sell-cusparse") / pogo(g, "sell-kf32"), 3) + "x", " / ") + " cuSPARSE's sliced-ELL step",
         both(|g| sig(pogo(g, "csr-cusparse") / pogo(g, "sell-kf32"), 3) + "x", " / ") + " a cuSPARSE CSR step",
     ];
-    let missing: Vec<&String> = figures.iter().filter(|f| !glance.contains(f.as_str())).collect();
+    let ms = |g: &str, m: &str| sig(t(g, "cecka-sizes", &cecka(m), m) * 1e3, if m == "slot-scatter" { 2 } else { 3 });
+    let host = |m: &str| sig(t("h100", "cecka-sizes", &format!("cpu/f64/method={m},level=7,order=1,min_colors=0"), m), 3);
+    let python = [
+        format!("takes {} ms", ms("h100", "cupy-tocsr")),
+        format!("`index_add_` through a slot map) {} ms, against {} ms for our", ms("h100", "torch-index-add"), ms("h100", "slot-scatter")),
+        format!("slot-map route and {} ms for SharedAtomic", ms("h100", "shared-atomic")),
+        format!(
+            "(H200: {}, {}, {} and {} ms)",
+            ms("h200", "cupy-tocsr"),
+            ms("h200", "torch-index-add"),
+            ms("h200", "slot-scatter"),
+            ms("h200", "shared-atomic")
+        ),
+        format!("takes {} s, against {} s for the serial Rust reference", host("scipy-tocsr"), host("cpu-serial")),
+    ];
+    let missing: Vec<&String> = figures.iter().chain(&python).filter(|f| !glance.replace('\n', " ").contains(f.as_str())).collect();
     assert!(missing.is_empty(), "the README's results table differs from the published rows, which give:\n{missing:#?}");
 }
 
@@ -123,5 +138,36 @@ fn the_readmes_claim_counts_are_the_h100_ledgers() {
     for (paper, [h, p, f, n]) in counts {
         let line = format!("| {paper} | {h} | {p} | {f} | {n} |");
         assert!(text.contains(&line), "the README's claims table lacks `{line}` (the H100 report's ledgers)");
+    }
+}
+
+/// The range of a report's "best vs strongest peer" column (Banaś' best variant against the
+/// strongest same-accuracy cuBLAS route, every degree and precision), as the report prints it.
+fn best_vs_peer_range(gpu: &str) -> String {
+    let report = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
+    let mut at = None;
+    let mut values: Vec<(f64, String)> = Vec::new();
+    for l in report.lines() {
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        if let Some(i) = cells.iter().position(|c| c.starts_with("best vs strongest peer")) {
+            at = Some(i);
+        } else if let (Some(i), true) = (at, l.starts_with("| cuda")) {
+            let v = cells[i].split('x').next().unwrap().to_string();
+            values.push((v.parse().unwrap(), v));
+        } else if !l.starts_with('|') {
+            at = None;
+        }
+    }
+    values.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(values.len() >= 14, "{gpu}: {values:?}");
+    format!("{}-{}x", values[0].1, values[values.len() - 1].1)
+}
+
+#[test]
+fn the_readmes_banas_ranges_are_the_reports() {
+    let text = readme();
+    for (gpu, run) in [("h100-banas", "H100"), ("h200-x4-reproduce", "H200")] {
+        let range = best_vs_peer_range(gpu);
+        assert!(text.contains(&format!("({range}, [run](results/published/{gpu}/")), "the README's {run} range is not {range}");
     }
 }
