@@ -337,7 +337,7 @@ pub fn write_hardware_report(runs: &[PathBuf], dir: &Path) -> Result<(PathBuf, S
     }
     for b in &rep.bars {
         let path = dir.join(format!("{}.png", b.name));
-        crate::report::figure::draw_bars(b, &path)?;
+        crate::report::bars::draw_bars(b, &path)?;
         let _ = writeln!(md, "![{}]({})\n", b.title, path.file_name().and_then(|f| f.to_str()).unwrap_or(""));
         figures.push(path);
     }

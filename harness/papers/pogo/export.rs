@@ -116,7 +116,8 @@ fn write_fig7(m: &Model, dir: &Path, (blocks, aligned): (&[u32], &Blocking)) -> 
             100.0 * m.nodes() as f64 / (nb as f64 * 512.0)
         );
         let png = dir.join(format!("fig7-{}-{name}.png", m.name));
-        crate::report::figure::draw_partition(&png, &title, &m.mesh.points, &m.mesh.tris, b, window).map_err(std::io::Error::other)?;
+        let mesh = (&m.mesh.points[..], &m.mesh.tris[..]);
+        crate::report::figure::draw_partition(&png, &title, mesh, b, &m.material, window).map_err(std::io::Error::other)?;
         paths.push(png);
     }
     Ok(paths)

@@ -2,8 +2,9 @@
 //! output needs no system fonts.
 //!
 //! Every figure is drawn the same way: ticks in SI or powers of ten ([`tick_label`]), the legend in
-//! a panel right of the plot (it never covers data), and point-only series (a paper's values, a
-//! reference) as crosses.
+//! a panel right of the plot (it never covers data), each series told apart by colour and marker
+//! (`style`), and point-only series (a paper's values, a reference) as crosses in the colour of
+//! the series they belong to.
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -11,22 +12,23 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::style::{draw_marker, looks};
 use super::{Figure, ReportError};
 
 static FONT: Once = Once::new();
 
-fn register_font() {
+pub(super) fn register_font() {
     FONT.call_once(|| {
         // Ignored on failure: plotters then reports a font error for the figure, which we pass on.
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
     });
 }
 
-const WIDTH: u32 = 960;
-const HEIGHT: u32 = 600;
+pub(super) const WIDTH: u32 = 960;
+pub(super) const HEIGHT: u32 = 600;
 /// Legend font size and the height of one legend line, in pixels.
-const LEGEND_FONT: u32 = 13;
-const LEGEND_LINE: i32 = 18;
+pub(super) const LEGEND_FONT: u32 = 13;
+pub(super) const LEGEND_LINE: i32 = 18;
 
 /// What makes a figure readable, checked before it is drawn: a title and both axis labels, at
 /// least one series with a finite point (a positive one on a log axis), every series labelled,
@@ -62,6 +64,7 @@ pub fn readable(fig: &Figure) -> Result<(), String> {
 
 /// Draws `fig` as `<dir>/<name>.svg` and `<dir>/<name>.png`, each whole or not at all.
 pub fn draw(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let fig = &super::style::merge_identical(fig);
     readable(fig).map_err(|detail| ReportError::Draw { path: dir.join(format!("{}.svg", fig.name)), detail })?;
     register_font();
     let svg = dir.join(format!("{}.svg", fig.name));
@@ -90,7 +93,7 @@ pub fn draw(fig: &Figure, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
 
 /// RGB pixels as a PNG file's bytes, at the encoder's best compression (figures are committed:
 /// about half the size of plotters' own encoding).
-fn encode_png(pixels: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
+pub(super) fn encode_png(pixels: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, String> {
     use image::codecs::png::{CompressionType, FilterType, PngEncoder};
     use image::ImageEncoder as _;
     let mut bytes = Vec::new();
@@ -199,7 +202,17 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
 fn log_ticks((lo, hi): (f64, f64)) -> Vec<f64> {
     let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     let steps: &[f64] = if b - a <= 3 { &[1.0, 2.0, 5.0] } else { &[1.0] };
-    (a..=b).flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e))).filter(|v| *v >= lo * 0.999 && *v <= hi * 1.001).collect()
+    let inside = |v: &f64| *v >= lo * 0.999 && *v <= hi * 1.001;
+    let mut ticks: Vec<f64> = (a..=b).flat_map(|e| steps.iter().map(move |m| m * 10f64.powi(e))).filter(inside).collect();
+    // The data's first and last decades, where no power of ten falls inside the range, get their
+    // 2x and 5x ticks: no value is drawn beyond the last labelled tick.
+    let (first, last) = (ticks.first().copied().unwrap_or(hi), ticks.last().copied().unwrap_or(lo));
+    let partial =
+        [2.0, 5.0].iter().flat_map(|m| [m * 10f64.powi(a), m * 10f64.powi(b - 1)]).filter(|v| inside(v) && (*v < first || *v > last));
+    ticks.extend(partial.collect::<Vec<_>>());
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    ticks
 }
 
 /// A log x axis over a few whole numbers close together (GPU counts: 1, 2, 4) takes its ticks at
@@ -242,26 +255,6 @@ fn all_whole(values: impl Iterator<Item = f64>) -> bool {
     values.filter(|v| v.is_finite()).all(|v| v.fract() == 0.0)
 }
 
-/// One series' colour: the ten strong, distinguishable colours of the usual qualitative palette
-/// ("tab10"), then the same ten darker.
-fn colour(i: usize) -> RGBAColor {
-    const TAB10: [(u8, u8, u8); 10] = [
-        (31, 119, 180),
-        (255, 127, 14),
-        (44, 160, 44),
-        (214, 39, 40),
-        (148, 103, 189),
-        (140, 86, 75),
-        (227, 119, 194),
-        (127, 127, 127),
-        (188, 189, 34),
-        (23, 190, 207),
-    ];
-    let (r, g, b) = TAB10[i % 10];
-    let dim = |c: u8| if (i / 10) % 2 == 1 { (c as u16 * 3 / 5) as u8 } else { c };
-    RGBColor(dim(r), dim(g), dim(b)).to_rgba()
-}
-
 /// Series with more points than this are drawn as lines without a dot at every point.
 const DOTTED_POINTS: usize = 60;
 
@@ -298,18 +291,20 @@ where
                 .light_line_style(RGBColor(240, 240, 240))
                 .draw()
                 .map_err(|e| e.to_string())?;
-            for (i, s) in fig.series.iter().enumerate() {
-                let color = colour(i);
+            for (s, look) in fig.series.iter().zip(looks(fig)) {
                 let pts = drawn_points(&s.points);
-                if s.reference {
-                    chart.draw_series(pts.iter().map(|&p| Cross::new(p, 6, color.stroke_width(2)))).map_err(|e| e.to_string())?;
-                } else {
-                    let dotted = pts.len() <= DOTTED_POINTS;
-                    chart
-                        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(if dotted { 2 } else { 1 })))
-                        .map_err(|e| e.to_string())?;
-                    if dotted {
-                        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+                let dotted = s.reference || pts.len() <= DOTTED_POINTS;
+                if !s.reference {
+                    let style = look.colour.stroke_width(if dotted { 2 } else { 1 });
+                    if look.dashed {
+                        chart.draw_series(DashedLineSeries::new(pts.clone(), 7, 4, style)).map_err(|e| e.to_string())?;
+                    } else {
+                        chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(|e| e.to_string())?;
+                    }
+                }
+                if dotted {
+                    for p in &pts {
+                        draw_marker(root, chart.backend_coord(p), &look)?;
                     }
                 }
             }
@@ -337,127 +332,88 @@ where
 {
     let font = ("sans-serif", LEGEND_FONT).into_font();
     let top = 48;
-    for (i, s) in fig.series.iter().enumerate() {
-        let color = colour(i);
+    for (i, (s, look)) in fig.series.iter().zip(looks(fig)).enumerate() {
         let y = top + i as i32 * LEGEND_LINE;
-        if s.reference {
-            panel.draw(&Cross::new((18, y), 5, color.stroke_width(2))).map_err(|e| e.to_string())?;
-        } else {
-            panel.draw(&PathElement::new(vec![(6, y), (30, y)], color.stroke_width(2))).map_err(|e| e.to_string())?;
-            panel.draw(&Circle::new((18, y), 3, color.filled())).map_err(|e| e.to_string())?;
+        let line = vec![(6, y), (30, y)];
+        let style = look.colour.stroke_width(2);
+        match (s.reference, look.dashed) {
+            (true, _) => {}
+            (false, true) => panel.draw(&plotters::element::DashedPathElement::new(line, 5, 3, style)).map_err(|e| e.to_string())?,
+            (false, false) => panel.draw(&PathElement::new(line, style)).map_err(|e| e.to_string())?,
         }
+        draw_marker(panel, (18, y), &look)?;
         panel.draw(&Text::new(s.label.clone(), (38, y - 7), font.clone())).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
 
 /// A partition of a triangle mesh as a PNG picture (Huthwaite 2014, Fig. 7): each triangle with
-/// its first node's block colour, inside `window` ([x0, x1, y0, y1], the mesh's units), and the
-/// edges between nodes of different blocks drawn dark, so that the blocks' shapes show.
+/// its first node's block colour, inside `window` ([x0, x1, y0, y1], metres, drawn in mm on
+/// labelled axes), the edges between nodes of different blocks drawn thin and dark, so that the
+/// blocks' shapes show, and the outline of the regions (`region`: one id per triangle, a
+/// material) and of the mesh drawn thick.
 pub fn draw_partition(
     path: &Path,
     title: &str,
-    points: &[[f64; 2]],
-    tris: &[[u32; 3]],
+    (points, tris): (&[[f64; 2]], &[[u32; 3]]),
     block: &[u32],
+    region: &[u8],
     window: [f64; 4],
 ) -> Result<PathBuf, ReportError> {
     register_font();
-    let [x0, x1, y0, y1] = window;
-    let width = 900u32;
-    let height = ((width as f64 * (y1 - y0) / (x1 - x0)).round() as u32).clamp(200, 1800) + 40;
+    let [x0, x1, y0, y1] = window.map(|v| v * 1e3);
+    let width = 960u32;
+    let height = ((860.0 * (y1 - y0) / (x1 - x0)).round() as u32).clamp(200, 1800) + 100;
     let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let root = root.titled(title, ("sans-serif", 18)).map_err(|e| err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root).build_cartesian_2d(x0..x1, y0..y1).map_err(|e| err(e.to_string()))?;
-    let inside = |p: [f64; 2]| p[0] >= x0 && p[0] <= x1 && p[1] >= y0 && p[1] <= y1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("x (mm)")
+        .y_desc("y (mm)")
+        .x_label_formatter(&|v| tick_label(*v))
+        .y_label_formatter(&|v| tick_label(*v))
+        .label_style(("sans-serif", 14))
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let mm = |v: u32| (points[v as usize][0] * 1e3, points[v as usize][1] * 1e3);
+    let inside = |(x, y): (f64, f64)| x >= x0 && x <= x1 && y >= y0 && y <= y1;
     let colour = |b: u32| {
         // Neighbouring blocks have neighbouring ids: spread them over the palette.
         // Opaque: few distinct colours keep the PNG small.
         Palette99::pick((b as usize).wrapping_mul(37) % 99).filled()
     };
-    let shown = |t: &[u32; 3]| t.iter().any(|&v| inside(points[v as usize]));
-    chart
-        .draw_series(
-            tris.iter()
-                .filter(|t| shown(t))
-                .map(|t| Polygon::new(t.map(|v| (points[v as usize][0], points[v as usize][1])).to_vec(), colour(block[t[0] as usize]))),
-        )
-        .map_err(|e| err(e.to_string()))?;
-    let cut = tris
-        .iter()
-        .filter(|t| shown(t))
-        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
-        .filter(|&(a, b)| block[a as usize] != block[b as usize]);
-    chart
-        .draw_series(cut.map(|(a, b)| {
-            let (p, q) = (points[a as usize], points[b as usize]);
-            PathElement::new(vec![(p[0], p[1]), (q[0], q[1])], BLACK)
-        }))
-        .map_err(|e| err(e.to_string()))?;
+    let shown = |t: &&[u32; 3]| t.iter().any(|&v| inside(mm(v)));
+    let polygons = tris.iter().filter(shown).map(|t| Polygon::new(t.map(mm).to_vec(), colour(block[t[0] as usize])));
+    chart.draw_series(polygons).map_err(|e| err(e.to_string()))?;
+    let edges = |t: &[u32; 3]| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])];
+    let cut = tris.iter().filter(shown).flat_map(edges).filter(|&(a, b)| block[a as usize] != block[b as usize]);
+    chart.draw_series(cut.map(|(a, b)| PathElement::new(vec![mm(a), mm(b)], BLACK))).map_err(|e| err(e.to_string()))?;
+    let outline = outline_edges(tris, region).into_iter().filter(|&(a, b)| inside(mm(a)) || inside(mm(b)));
+    chart.draw_series(outline.map(|(a, b)| PathElement::new(vec![mm(a), mm(b)], BLACK.stroke_width(3)))).map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(path.to_path_buf())
 }
 
-/// Grouped bars as PNG: one group per label along x, one bar per series in each group.
-pub fn draw_bars(b: &super::Bars, path: &Path) -> Result<(), ReportError> {
-    register_font();
-    let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
-    let n = b.groups.len().max(1);
-    let width = (WIDTH as usize).max(90 * n) as u32;
-    let size = (width, HEIGHT + 160);
-    let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
-    let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let top = b.series.iter().flat_map(|s| s.1.iter()).copied().filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1.0) * 1.15;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(&b.title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(200)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..n as f64, 0.0..top)
-        .map_err(|e| err(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_desc(b.y_label.as_str())
-        .y_label_formatter(&|v| tick_label(*v))
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    // Each group's name under its bars, turned upright, drawn on the whole picture (plotters'
-    // own labels sit at key points, not at the groups' centres).
-    let font = ("sans-serif", 12).into_font().transform(FontTransform::Rotate90);
-    for (g, label) in b.groups.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(g as f64 + 0.5, 0.0));
-        root.draw(&Text::new(label.clone(), (x - 6, y + 8), font.clone())).map_err(|e| err(e.to_string()))?;
+/// The edges of a triangle mesh that lie on its boundary (in one triangle) or between two
+/// regions (in two triangles of different `region`).
+fn outline_edges(tris: &[[u32; 3]], region: &[u8]) -> Vec<(u32, u32)> {
+    let mut seen: std::collections::HashMap<(u32, u32), (u8, bool)> = std::collections::HashMap::new();
+    for (t, &r) in tris.iter().zip(region) {
+        for (a, b) in [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])] {
+            let key = (a.min(b), a.max(b));
+            seen.entry(key).and_modify(|e| e.1 = e.0 == r).or_insert((r, false));
+        }
     }
-    let k = b.series.len().max(1) as f64;
-    for (si, (label, values)) in b.series.iter().enumerate() {
-        let color = colour(si);
-        let bars = values.iter().enumerate().filter(|(_, v)| v.is_finite()).map(|(g, &v)| {
-            let x0 = g as f64 + 0.1 + 0.8 * si as f64 / k;
-            Rectangle::new([(x0, 0.0), (x0 + 0.8 / k, v)], color.filled())
-        });
-        chart
-            .draw_series(bars)
-            .map_err(|e| err(e.to_string()))?
-            .label(label.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    root.present().map_err(|e| err(e.to_string()))?;
-    drop(chart);
-    drop(root);
-    crate::results::write_file_atomic(path, &encode_png(&pixels, size).map_err(err)?)?;
-    Ok(())
+    seen.into_iter().filter(|(_, (_, same))| !same).map(|(k, _)| k).collect()
 }
 
 #[cfg(test)]
@@ -521,12 +477,25 @@ mod tests {
     }
 
     #[test]
+    fn the_outline_is_the_boundary_and_the_region_interface() {
+        // A unit square of two triangles (diagonal 0-2), each its own region: the four sides and
+        // the diagonal; one region: the four sides only.
+        let tris = [[0, 1, 2], [0, 2, 3]];
+        let mut two = outline_edges(&tris, &[0, 1]);
+        two.sort();
+        assert_eq!(two, [(0, 1), (0, 2), (0, 3), (1, 2), (2, 3)]);
+        assert_eq!(outline_edges(&tris, &[4, 4]).len(), 4);
+    }
+
+    #[test]
     fn a_log_axis_spans_a_decade_and_gets_ticks() {
         let r = range([3.0, 4.0].into_iter(), true);
         assert!(r.1 / r.0 >= 9.99, "{r:?}");
         assert!(!log_ticks(r).is_empty());
         let wide = log_ticks((1e-3, 1e6));
         assert_eq!(wide.len(), 10, "{wide:?}");
+        // Cecka's f64 orders: 0.12 to 5200 ns, the lowest value under the first power of ten.
+        assert_eq!(log_ticks((0.115, 5200.0)), [0.2, 0.5, 1.0, 10.0, 100.0, 1000.0, 2000.0, 5000.0]);
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! via plotters) out. Reporting never measures; each benchmark module decides what its tables and
 //! figures hold, and this module only renders them ([`crate::publish`] writes a run's report).
 
+pub mod bars;
 pub mod claims;
 pub mod figure;
 pub mod frame;
 pub mod physics;
+pub mod style;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
