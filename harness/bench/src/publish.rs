@@ -93,6 +93,12 @@ fn header(meta: &crate::results::RunMeta) -> String {
         meta.started,
         if meta.quick { ", quick mode" } else { "" }
     );
+    if let Some(commit) = meta.git_commit.strip_suffix("-dirty") {
+        let _ = writeln!(
+            md,
+            "**Provenance:** the binary was built from commit {commit} with uncommitted changes in the tree; its rows cannot be tied to a committed source.\n"
+        );
+    }
     if !meta.devices.is_empty() {
         md.push_str("Devices:\n\n");
         for d in &meta.devices {
