@@ -171,3 +171,37 @@ fn the_readmes_banas_ranges_are_the_reports() {
         assert!(text.contains(&format!("({range}, [run](results/published/{gpu}/")), "the README's {run} range is not {range}");
     }
 }
+
+/// The cells of a report's "best variant per degree" table: (precision, p) -> the cells of its row.
+fn best_rows(gpu: &str) -> Vec<(String, i64, Vec<String>)> {
+    let report = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
+    let table = report.split("### The best variant per degree").nth(1).unwrap().split("\n\n").nth(1).unwrap();
+    table
+        .lines()
+        .filter(|l| l.starts_with("| cuda"))
+        .map(|l| {
+            let cells: Vec<String> = l.split('|').map(|c| c.trim().to_string()).collect();
+            (cells[3].split(' ').next().unwrap().to_string(), cells[4].parse().unwrap(), cells)
+        })
+        .collect()
+}
+
+/// docs/papers/banas.md's paragraph on cuBLAS reads its figures from the H100 report's best
+/// variant table: ours against the strongest peer, and against plain TF32.
+#[test]
+fn the_banas_notes_cublas_figures_are_the_h100_reports() {
+    let rows = best_rows("h100");
+    let cell = |prec: &str, p: i64, col: usize| rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap().2[col].clone();
+    let vs_peer = |prec: &str, p: i64| cell(prec, p, 10).split(' ').next().unwrap().to_string();
+    let tf32 = |p: i64| sig(1.0 / cell("f32", p, 18).parse::<f64>().unwrap(), 2);
+    let notes = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/papers/banas.md")).unwrap();
+    let notes = notes.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        format!("is {} the strongest peer at f32 accuracy at p = 1", vs_peer("f32", 1)),
+        format!("{} at p = 6 and {} at p = 7", vs_peer("f32", 6), vs_peer("f32", 7)),
+        format!("a plain TF32 GEMM is {}x faster than us at p = 7", tf32(7)),
+        format!("({}, {}, {} at p = 5, 6, 7)", vs_peer("f64", 5), vs_peer("f64", 6), vs_peer("f64", 7)),
+    ] {
+        assert!(notes.contains(&want), "docs/papers/banas.md lacks `{want}` (the H100 report's figure)");
+    }
+}
