@@ -14,6 +14,11 @@ once, before the timer, as a user would.
                     (device-event-open)
   scipy-tocsr       SciPy on the host (as scikit-fem assembles): coo_matrix(...).tocsr(),
                     right-hand side by numpy.bincount; host clock, f64
+  jax-segment-sum   JAX, as JAX-FEM assembles: the element terms and jax.ops.segment_sum into
+                    CSR slots through the slot map, one jax.jit function (compiled before the
+                    timer) on the case's GPU; host clock around each call and
+                    block_until_ready (JAX has no event API), host-wall
+  jax-cpu           the same on JAX's CPU device (the host backend; f32 and f64)
 """
 import fembench_peer as fp
 
@@ -152,7 +157,58 @@ def scipy_tocsr(p):
     fp.finish(p, f"SciPy {scipy.__version__}, NumPy {np.__version__}", "host-wall", samples, checked)
 
 
-ROUTES = {"cupy-tocsr": cupy_tocsr, "torch-index-add": torch_index_add, "scipy-tocsr": scipy_tocsr}
+def jax_segment_sum(p):
+    """JAX's route: A^e and F^e, then segment sums into the slots, all in one jitted function. Its
+    outputs are new arrays every call (JAX's arrays are immutable), so there is nothing to poison."""
+    import os
+
+    # JAX takes 75% of the GPU's memory at its first use unless told otherwise: this worker shares
+    # the GPU with fembench's own methods for the whole run.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        import numpy as np
+        import jax
+    except ImportError as e:
+        fp.skip(p.folder, f"JAX is not installed ({e})")
+    if p.precision == "f64":
+        jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    try:
+        dev = jax.devices("gpu")[p.device or 0] if p.device is not None else jax.devices("cpu")[0]
+    except RuntimeError as e:
+        fp.skip(p.folder, f"JAX has no such device ({e})")
+    real = p.real()
+    n, nnz, en = int(p.scalars["n_free"]), int(p.scalars["nnz"]), int(p.scalars["en"])
+    conn = p.arrays["conn"].reshape(-1, en).astype(np.int32)
+    # As the PyTorch route: a prescribed dof's entries go to one spare slot past the matrix.
+    slots = p.arrays["slots"].astype(np.int32)
+    slots[slots < 0] = nnz
+    rows = p.arrays["dof"][conn].astype(np.int32).ravel()
+    rows[rows < 0] = n
+    put = lambda a: jax.device_put(a, dev)
+    args = [put(p.arrays[k].astype(real)) for k in ("x", "y", "g")] + [put(conn), put(slots), put(rows)]
+    ref = {k: put(p.arrays[k].astype(real)) for k in ("sxx", "sxy", "syy", "m")}
+
+    @jax.jit
+    def assemble(x, y, g, conn, slots, rows, ref):
+        a, f = element_terms(jnp, p, x, y, g, conn, ref)
+        return jax.ops.segment_sum(a.reshape(-1), slots, nnz + 1), jax.ops.segment_sum(f.reshape(-1), rows, n + 1)
+
+    vals, rhs = jax.block_until_ready(assemble(*args, ref))
+    checked = dict(vals=np.asarray(vals[:nnz]), rhs=np.asarray(rhs[:n]))
+    samples = fp.time_host(p, lambda: jax.block_until_ready(assemble(*args, ref)))
+    library = f"JAX {jax.__version__} ({dev.platform}, jit)"
+    fp.finish(p, library, "host-wall", samples, checked)
+
+
+ROUTES = {
+    "cupy-tocsr": cupy_tocsr,
+    "torch-index-add": torch_index_add,
+    "scipy-tocsr": scipy_tocsr,
+    "jax-segment-sum": jax_segment_sum,
+    "jax-cpu": jax_segment_sum,
+}
 
 if __name__ == "__main__":
     fp.main(ROUTES)

@@ -3,7 +3,8 @@
 # - PoCL and the OpenCL loader (the tests run every kernel on the CPU through OpenCL);
 # - NVRTC from NVIDIA's nvidia-cuda-nvrtc wheel, into ~/.cache/fembench/nvrtc (the tests compile
 #   every kernel to PTX, so a CUDA compile error fails them even without a GPU).
-# - NumPy and SciPy for the Python peer that runs on the host (scipy-tocsr; pip, where missing).
+# - NumPy and SciPy for the Python peer that runs on the host (scipy-tocsr; pip, where missing),
+#   and JAX's CPU build for the JAX routes (jax-cpu).
 # A GPU machine needs the NVIDIA driver and NVRTC (CUDA toolkit 13, or the same wheel) instead;
 # its Python peers need CuPy and PyTorch, which are not installed here (their rows say skipped).
 # Run as root, or with sudo available. Rust comes from rustup (https://rustup.rs), not from here.
@@ -34,5 +35,10 @@ if ! python3 -c "import numpy, scipy" >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check numpy scipy ||
     echo "setup: NumPy and SciPy could not be installed; the scipy-tocsr rows will say skipped" >&2
 fi
-echo "setup: Python peers: $(python3 -c 'import numpy, scipy; print("NumPy", numpy.__version__, "SciPy", scipy.__version__)' 2>/dev/null || echo none)"
+# JAX's CPU build: the JAX routes run on its CPU device here (on a GPU machine, its CUDA build).
+if ! python3 -c "import jax" >/dev/null 2>&1; then
+  python3 -m pip install -q --disable-pip-version-check jax ||
+    echo "setup: JAX could not be installed; the jax-cpu rows will say skipped" >&2
+fi
+echo "setup: Python peers: $(python3 -c 'import numpy, scipy; print("NumPy", numpy.__version__, "SciPy", scipy.__version__)' 2>/dev/null || echo none), $(python3 -c 'import jax; print("JAX", jax.__version__)' 2>/dev/null || echo 'no JAX')"
 echo "setup: PoCL $(dpkg-query -W -f '${Version}' pocl-opencl-icd), NVRTC in $nvrtc_dir"

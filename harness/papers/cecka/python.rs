@@ -1,11 +1,13 @@
 //! The Python peers (the `external` kind, `peers/cecka_assembly.py`): the assembly as a user of
-//! CuPy, PyTorch or SciPy writes it, run by the script on the case's device, checked here against
+//! CuPy, PyTorch, SciPy or JAX writes it, run by the script on the case's device, checked here against
 //! the f64 reference like every method (its CSR pattern too, where the route builds one).
 //!
 //! Each route computes the element matrices from the node coordinates every repetition (the
 //! reference integrals are handed over, as a user's element code would tabulate them), then
 //! assembles: `cupy-tocsr` and `scipy-tocsr` by COO -> CSR (sort, duplicates summed), and
-//! `torch-index-add` by `index_add_` into CSR slots through a map built once.
+//! `torch-index-add` by `index_add_` into CSR slots through a map built once, and
+//! `jax-segment-sum` (on the GPU) and `jax-cpu` (on JAX's CPU device) by `jax.ops.segment_sum`
+//! through the same map, in one jitted function.
 
 use std::time::Instant;
 
@@ -38,6 +40,11 @@ pub(crate) const TORCH_INDEX_ADD: PythonRoute = PythonRoute { name: &["torch-ind
 /// SciPy's `coo_matrix(...).tocsr()` on the host (f64) after vectorized NumPy element matrices,
 /// as scikit-fem assembles.
 pub(crate) const SCIPY_TOCSR: PythonRoute = PythonRoute { name: &["scipy-tocsr"], runs: Runs::Host, slot_map: false };
+/// JAX, as JAX-FEM assembles: element terms and `jax.ops.segment_sum` into the CSR slots, one
+/// jitted function, on the case's GPU.
+pub(crate) const JAX_SEGMENT_SUM: PythonRoute = PythonRoute { name: &["jax-segment-sum"], runs: Runs::Cuda, slot_map: true };
+/// The same on JAX's CPU device (the host backend).
+pub(crate) const JAX_CPU: PythonRoute = PythonRoute { name: &["jax-cpu"], runs: Runs::Host, slot_map: true };
 
 impl CeckaMethod for PythonRoute {
     fn names(&self) -> &'static [&'static str] {
@@ -95,8 +102,13 @@ fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, route: &PythonRoute) 
         // What the library allocates is its own: not counted.
         memory: f64::NAN,
         setup_s,
-        // NumPy's and SciPy's host route: one thread (no BLAS call of any size).
-        extras: if device.is_none() { vec![("triplets", entries as f64), ("threads", 1.0)] } else { vec![("triplets", entries as f64)] },
+        // SciPy's host route: one thread (no BLAS call of any size); JAX's CPU device takes the
+        // threads XLA gives it.
+        extras: if device.is_none() && !route.slot_map {
+            vec![("triplets", entries as f64), ("threads", 1.0)]
+        } else {
+            vec![("triplets", entries as f64)]
+        },
     };
     let vals = out.output("vals")?.iter().map(|&v| T::from_f64(v)).collect();
     let rhs = out.output("rhs")?.iter().map(|&v| T::from_f64(v)).collect();
@@ -157,22 +169,57 @@ mod tests {
             eprintln!("skipped: no Python with NumPy and SciPy");
             return;
         }
+        on_the_host(&SCIPY_TOCSR, |prep, point, out, library| {
+            assert!(library.starts_with("SciPy "), "{library}");
+            let cost = Cost { extras: vec![], ..out.cost.clone() };
+            let mut wrong = GpuRun::new(out.timings.clone(), out.vals.clone(), out.rhs.clone(), cost);
+            let rows = checked_rows(prep, point, out, Some(&library)).unwrap();
+            assert!(rows.iter().all(|m| m.status == Status::Ok && m.library.as_deref() == Some(library.as_str())), "{:?}", rows[0].reason);
+            let k = wrong.vals.len() / 2;
+            wrong.vals[k] *= 1.0 + 1e-6;
+            let rows = checked_rows(prep, point, wrong, None).unwrap();
+            assert!(rows.iter().all(|m| m.status == Status::Failed), "a wrong entry passed");
+        });
+    }
+
+    /// Runs a host route of the script at level 0, order 2, f64, and hands its outputs over.
+    fn on_the_host(route: &PythonRoute, f: impl FnOnce(&Prepared, &Point, GpuRun<f64>, String)) {
         let run = Arc::new(RunContext::default());
         let policy = MeasurePolicy { warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0.0, ..MeasurePolicy::default() };
         let mut modules = ModuleCache::default();
         let mut ctx = CaseCtx::alone(Target::Cpu, &run, Precision::F64, &policy, &mut modules);
-        let point = Point { method: Method::named("scipy-tocsr").unwrap(), level: 0, order: 2, min_colors: 0 };
+        let point = Point { method: Method::named(route.name[0]).unwrap(), level: 0, order: 2, min_colors: 0 };
         let prep = prepared(&run, None, point.level, point.order).unwrap();
-        let (out, library) = run_python::<f64>(&mut ctx, &prep, &SCIPY_TOCSR).unwrap();
-        assert!(library.starts_with("SciPy "), "{library}");
-        let cost = Cost { extras: vec![], ..out.cost.clone() };
-        let mut wrong = GpuRun::new(out.timings.clone(), out.vals.clone(), out.rhs.clone(), cost);
-        let rows = checked_rows(&prep, &point, out, Some(&library)).unwrap();
-        assert!(rows.iter().all(|m| m.status == Status::Ok && m.library.as_deref() == Some(library.as_str())), "{:?}", rows[0].reason);
-        let k = wrong.vals.len() / 2;
-        wrong.vals[k] *= 1.0 + 1e-6;
-        let rows = checked_rows(&prep, &point, wrong, None).unwrap();
-        assert!(rows.iter().all(|m| m.status == Status::Failed), "a wrong entry passed");
+        let (out, library) = run_python::<f64>(&mut ctx, &prep, route).unwrap();
+        f(&prep, &point, out, library);
+    }
+
+    /// JAX's route on its CPU device, through the script: its rows verify, and its check fails
+    /// on a wrong entry, a NaN and a short answer.
+    #[test]
+    fn jax_route_verifies_and_its_check_fails_on_a_wrong_a_nan_and_a_short_answer() {
+        let with_jax = std::process::Command::new("python3").args(["-c", "import jax"]).status().is_ok_and(|s| s.success());
+        if !with_jax {
+            assert!(std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none(), "FEMBENCH_REQUIRE_PYTHON is set and there is no JAX");
+            eprintln!("skipped: no Python with JAX");
+            return;
+        }
+        on_the_host(&JAX_CPU, |prep, point, out, library| {
+            assert!(library.starts_with("JAX ") && library.contains("cpu"), "{library}");
+            let again = |f: &dyn Fn(&mut GpuRun<f64>)| {
+                let mut r =
+                    GpuRun::new(out.timings.clone(), out.vals.clone(), out.rhs.clone(), Cost { extras: vec![], ..out.cost.clone() });
+                f(&mut r);
+                checked_rows(prep, point, r, None).map(|rows| rows.iter().all(|m| m.status == Status::Failed))
+            };
+            assert!(matches!(again(&|_| {}), Ok(false)), "the route's own answer fails its check");
+            let k = out.vals.len() / 3;
+            assert!(matches!(again(&|r| r.vals[k] *= 1.0 + 1e-6), Ok(true)), "a wrong entry passed");
+            assert!(matches!(again(&|r| r.rhs[1] = f64::NAN), Ok(true)), "a NaN passed");
+            assert!(!matches!(again(&|r| r.vals.truncate(k)), Ok(false)), "a short answer passed");
+            let rows = checked_rows(prep, point, out, Some(&library)).unwrap();
+            assert!(rows.iter().all(|m| m.status == Status::Ok), "{:?}", rows[0].reason);
+        });
     }
 
     #[test]
