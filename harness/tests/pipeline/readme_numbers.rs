@@ -144,20 +144,13 @@ fn the_readmes_claim_counts_are_the_h100_ledgers() {
 /// The range of a report's "best vs strongest peer" column (Banaś' best variant against the
 /// strongest same-accuracy cuBLAS route, every degree and precision), as the report prints it.
 fn best_vs_peer_range(gpu: &str) -> String {
-    let report = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
-    let mut at = None;
-    let mut values: Vec<(f64, String)> = Vec::new();
-    for l in report.lines() {
-        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-        if let Some(i) = cells.iter().position(|c| c.starts_with("best vs strongest peer")) {
-            at = Some(i);
-        } else if let (Some(i), true) = (at, l.starts_with("| cuda")) {
-            let v = cells[i].split('x').next().unwrap().to_string();
-            values.push((v.parse().unwrap(), v));
-        } else if !l.starts_with('|') {
-            at = None;
-        }
-    }
+    let mut values: Vec<(f64, String)> = best_rows(gpu)
+        .into_iter()
+        .map(|r| {
+            let v = r.2[10].split('x').next().unwrap().to_string();
+            (v.parse().unwrap(), v)
+        })
+        .collect();
     values.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert!(values.len() >= 14, "{gpu}: {values:?}");
     format!("{}-{}x", values[0].1, values[values.len() - 1].1)

@@ -15,11 +15,12 @@ pub fn draw_bars(b: &super::Bars, path: &Path) -> Result<(), ReportError> {
     register_font();
     let err = |e: String| ReportError::Draw { path: path.to_path_buf(), detail: e };
     let (groups, common) = group_names(&b.groups);
-    let (size, label_chars) = bars_canvas(b, &groups);
+    let legend_width = bars_legend_width(b, common.as_deref());
+    let (size, label_chars) = bars_canvas(b, &groups, legend_width);
     let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
     let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let (plot_area, legend) = root.split_horizontally(size.0 - bars_legend_width(b));
+    let (plot_area, legend) = root.split_horizontally(size.0 - legend_width);
     let n = b.groups.len().max(1);
     let top = b.series.iter().flat_map(|s| s.1.iter()).copied().filter(|v| v.is_finite()).fold(0.0f64, f64::max).max(1.0) * 1.15;
     let mut chart = ChartBuilder::on(&plot_area)
@@ -94,8 +95,8 @@ fn group_names(groups: &[String]) -> (Vec<String>, Option<String>) {
 }
 
 /// The bar figure's legend panel: room for its longest series name.
-fn bars_legend_width(b: &super::Bars) -> u32 {
-    let common = group_names(&b.groups).1.map_or(0, |c| c.chars().count() + 13);
+fn bars_legend_width(b: &super::Bars, common: Option<&str>) -> u32 {
+    let common = common.map_or(0, |c| c.chars().count() + 13);
     let chars = b.series.iter().map(|s| s.0.chars().count()).chain([common]).max().unwrap_or(0) as u32;
     (chars * 7 + 40).clamp(120, 420)
 }
@@ -103,12 +104,12 @@ fn bars_legend_width(b: &super::Bars) -> u32 {
 /// The bar figure's size, and how many characters of a group's name its label area holds: each
 /// group 90 px wide where the width allows, narrower past [`MAX_BARS_WIDTH`]; the label area as
 /// tall as the longest name needs, up to 360 px.
-fn bars_canvas(b: &super::Bars, groups: &[String]) -> ((u32, u32), usize) {
+fn bars_canvas(b: &super::Bars, groups: &[String], legend_width: u32) -> ((u32, u32), usize) {
     let n = groups.len().max(1) as u32;
     let group = (MAX_BARS_WIDTH / n).clamp(MIN_GROUP_PX, 90);
     let plot = (group * n + 100).max(WIDTH);
     let longest = groups.iter().map(|g| g.chars().count()).max().unwrap_or(0).clamp(8, 48);
     let height = HEIGHT + longest as u32 * 7 + 16;
     let rows = b.series.len() as u32 + 2;
-    ((plot + bars_legend_width(b), height.max(rows * LEGEND_LINE as u32 + 60)), longest)
+    ((plot + legend_width, height.max(rows * LEGEND_LINE as u32 + 60)), longest)
 }
