@@ -241,8 +241,7 @@ fn dummy_at_the_papers_orders(o: &Obs, on: &str, level: i64) -> Vec<Claim> {
         "As shown in Figure 13c little to no speedup is obtained for all methods at low order. At order 4 the SharedNZ speedup is approximately 1.2 and at order 5 the LocalNZ and GlobalNZ Elem speedup is approximately 1.6.",
         "Sec. 6.3, Fig. 13c",
     );
-    let points: [(i64, &[Method], f64); 2] = [(4, &[Method::SHARED_NZ], 1.2), (5, &[Method::LOCAL_NZ, Method::GLOBAL_NZ], 1.6)];
-    points
+    super::paper::DUMMY_SPEEDUPS
         .iter()
         .filter_map(|&(order, methods, paper)| {
             let ours: Vec<(&str, f64)> =
@@ -295,7 +294,7 @@ fn colors(o: &Obs, on: &str, level: i64) -> Option<Claim> {
             }
         }
     }
-    let held = pairs.iter().filter(|p| p.2 < 1.10).count();
+    let held = pairs.iter().filter(|p| p.2 < super::paper::COLOR_DOUBLING_BOUND).count();
     let worst = pairs.iter().map(|p| p.2).fold(f64::NAN, f64::max);
     Some(Claim {
         on: on.into(),

@@ -1,6 +1,9 @@
 //! Published constants of Cecka, Lew and Darve 2011, shown beside our figures and labelled as
 //! the paper's.
 
+use super::spec::Method;
+use crate::report::Series;
+
 /// Table VI of the paper: (nodes, elements) and the average relative error, the same for all
 /// four methods.
 pub const PAPER_TABLE6: [(&str, f64); 8] = [
@@ -58,6 +61,24 @@ pub fn table4(id: &str) -> crate::report::Table {
     }
 }
 
+/// Fig. 13c's full/dummy speed-ups as the text states them (8800 GTX, Sec. 6.3): SharedNZ about
+/// 1.2 at order 4, LocalNZ and GlobalNZ about 1.6 at order 5.
+pub(crate) const DUMMY_SPEEDUPS: [(i64, &[Method], f64); 2] =
+    [(4, &[Method::SHARED_NZ], 1.2), (5, &[Method::LOCAL_NZ, Method::GLOBAL_NZ], 1.6)];
+
+/// Figs. 13a and 14's speed-ups over the serial double-precision CPU code as the text states them
+/// (Sec. 6.3): (method, orders, speed-up, GPU). SharedNZ about 35x (8800 GTX) and 65x (C1060) at
+/// orders 1-2; GlobalNZ around 10-20x at orders 3-4 (8800 GTX), both ends given.
+pub(crate) const CPU_SPEEDUPS: [(Method, [i64; 2], f64, &str); 4] = [
+    (Method::SHARED_NZ, [1, 2], 35.0, "8800 GTX"),
+    (Method::SHARED_NZ, [1, 2], 65.0, "Tesla C1060"),
+    (Method::GLOBAL_NZ, [3, 4], 10.0, "8800 GTX"),
+    (Method::GLOBAL_NZ, [3, 4], 20.0, "8800 GTX"),
+];
+
+/// Fig. 3's bound (8800 GTX, Sec. 4.1): doubling the colors costs less than 10%.
+pub(crate) const COLOR_DOUBLING_BOUND: f64 = 1.10;
+
 /// The paper's fastest method per order (section 6.3, Figs. 13-14).
 pub(crate) fn paper_winner(order: i64) -> &'static str {
     if order <= 3 {
@@ -65,6 +86,53 @@ pub(crate) fn paper_winner(order: i64) -> &'static str {
     } else {
         "global-nz"
     }
+}
+
+/// The paper's stated values for a figure of ours, as point-only series labelled as the paper's
+/// and named after the series they belong to (so they take its colour): on the time-per-element
+/// figures against order, where each method would lie with the paper's speed-up over our serial
+/// f64 CPU row (Figs. 13a, 14); against colors, Fig. 3's bound from our fewest-colors time. The
+/// paper states no values for Fig. 12 (sizes), so that figure gets none.
+pub(crate) fn figure_marks(what: &str, series: &[Series]) -> Vec<Series> {
+    let find = |label: &str| series.iter().find(|s| !s.reference && s.label == label);
+    let mut out = Vec::new();
+    match what {
+        "order" => {
+            let Some(cpu) = find(&format!("{} (CPU, f64)", Method::CPU_SERIAL.as_str())) else { return out };
+            for (m, [lo, hi], speedup, gpu) in CPU_SPEEDUPS {
+                let at = |p: i64| cpu.points.iter().find(|q| q.0 == p as f64).map(|q| (q.0, q.1 / speedup));
+                let points: Vec<(f64, f64)> = (lo..=hi).filter_map(at).collect();
+                if find(m.as_str()).is_some() && !points.is_empty() {
+                    let label = format!("{} paper: {speedup}x the serial CPU ({gpu})", m.as_str());
+                    out.push(Series { label, points, reference: true });
+                }
+            }
+        }
+        "colors" => {
+            let m = Method::ELEM_COLOR.as_str();
+            if let Some(&(c0, t0)) = find(m).and_then(|s| s.points.iter().min_by(|a, b| a.0.total_cmp(&b.0))) {
+                let xs = find(m).map(|s| s.points.iter().map(|p| p.0)).into_iter().flatten();
+                let points = xs.map(|c| (c, t0 * COLOR_DOUBLING_BOUND.powf((c / c0).log2()))).collect();
+                out.push(Series { label: format!("{m} paper: bound, +10% a doubling of colors (8800 GTX)"), points, reference: true });
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Fig. 13c's values on our full/dummy figure, each beside the first series of its method.
+pub(crate) fn dummy_marks(series: &[Series]) -> Vec<Series> {
+    let mut out = Vec::new();
+    for (order, methods, value) in DUMMY_SPEEDUPS {
+        for m in methods {
+            if let Some(s) = series.iter().find(|s| !s.reference && s.label.starts_with(&format!("{} (", m.as_str()))) {
+                let label = format!("{} paper: {value} (8800 GTX)", s.label);
+                out.push(Series { label, points: vec![(order as f64, value)], reference: true });
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -82,5 +150,29 @@ mod tests {
         let t = table4("x");
         assert_eq!(t.rows.len(), 6);
         assert!(t.rows.iter().all(|r| !r.iter().any(|c| c.contains("paper"))), "every value equals the paper's");
+    }
+
+    fn measured(label: &str, points: &[(f64, f64)]) -> Series {
+        Series { label: label.into(), points: points.to_vec(), reference: false }
+    }
+
+    #[test]
+    fn the_papers_marks_sit_where_its_sentences_put_them() {
+        let cpu = measured("cpu-serial (CPU, f64)", &[(1.0, 70.0), (2.0, 130.0), (3.0, 600.0), (4.0, 1000.0)]);
+        let ours = [cpu, measured("shared-nz", &[(1.0, 1.0)]), measured("global-nz", &[(3.0, 1.0)])];
+        let m = figure_marks("order", &ours);
+        let got: Vec<(&str, Vec<(f64, f64)>)> = m.iter().map(|s| (s.label.as_str(), s.points.clone())).collect();
+        assert_eq!(got[0], ("shared-nz paper: 35x the serial CPU (8800 GTX)", vec![(1.0, 2.0), (2.0, 130.0 / 35.0)]));
+        assert_eq!(got[1].1, [(1.0, 70.0 / 65.0), (2.0, 2.0)]);
+        assert_eq!((got[2].1.clone(), got[3].1.clone()), (vec![(3.0, 60.0), (4.0, 100.0)], vec![(3.0, 30.0), (4.0, 50.0)]));
+        assert!(m.iter().all(|s| s.reference) && figure_marks("size", &ours).is_empty());
+        // Without its method's series, a mark is left out.
+        assert_eq!(figure_marks("order", &ours[..2]).len(), 2);
+        let colors = figure_marks("colors", &[measured("elem-color", &[(24.0, 3.0), (12.0, 2.0), (48.0, 9.0)])]);
+        let bound: Vec<f64> = colors[0].points.iter().map(|p| p.1).collect();
+        assert!((bound[0] - 2.2).abs() < 1e-12 && bound[1] == 2.0 && (bound[2] - 2.42).abs() < 1e-12, "{bound:?}");
+        let dummy = dummy_marks(&[measured("local-nz (opencl)", &[(5.0, 1.1)]), measured("shared-nz (cuda)", &[(4.0, 1.3)])]);
+        let got: Vec<(&str, (f64, f64))> = dummy.iter().map(|s| (s.label.as_str(), s.points[0])).collect();
+        assert_eq!(got, [("shared-nz (cuda) paper: 1.2 (8800 GTX)", (4.0, 1.2)), ("local-nz (opencl) paper: 1.6 (8800 GTX)", (5.0, 1.6))]);
     }
 }

@@ -198,6 +198,7 @@ fn timings_notes() -> Vec<String> {
         "The paper: SharedNZ about 35x (8800 GTX) and 65x (Tesla C1060) faster than the serial f64 CPU code at orders 1-2.".into(),
         "The peers (beyond the paper), what a GPU-library user runs instead: coo-radix, the COO route of a CuPy user (element triplets, sorted into CSR order by a device radix sort, CUB's algorithm as CuPy's tocsr runs it, then our sum of the duplicates; device events); slot-scatter, PyTorch's index_add_ route (a plain kernel writes the element matrices, then each entry is added atomically into its CSR slot through a map built once, outside the timer); coo-cusparse (CUDA only), the COO route with cuSPARSE's legacy sort (coosortByRow, coo2csr, csrsort), one region timed with the host's waits inside; and the external peers, the same assembly as a Python user writes it (peers/cecka_assembly.py: element matrices vectorized from the coordinates every repetition, then CuPy's coo_matrix(...).tocsr() as cupy-tocsr, PyTorch's index_add_ into CSR slots as torch-index-add, both timed by CUDA events in the script with its host work inside, warm only; SciPy's tocsr on the host, f64, as scipy-tocsr, the CPU rows' peer). 'vs strongest peer': the fastest peer's time over the row's, that peer named, same device, backend, precision, mesh and cache mode.".into(),
         "Dummy rows use the paper's dummy element kernel (same data in and out, almost no arithmetic), checked against the dummy system.".into(),
+        "Figures: crosses are the paper's stated values, in the colour of their method: against order, where the method would lie with the paper's speed-up over our serial f64 CPU row (Figs. 13a, 14); against colors, Fig. 3's bound (+10% a doubling) from our fewest-colors time; full/dummy, Fig. 13c's 1.2 and 1.6. The paper's text gives no values of Fig. 12, so the size figures mark none.".into(),
     ]
 }
 
@@ -227,6 +228,8 @@ pub(crate) fn dummy_speedup(id: &str, rows: &LazyFrame) -> Result<Vec<Figure>, R
                 series.push(Series { label: frame::first_str(&s, "label")?, points, reference: false });
             }
         }
+        let marks = super::paper::dummy_marks(&series);
+        series.extend(marks);
         if !series.is_empty() {
             figures.push(Figure {
                 name: format!("{id}-dummy-speedup-{prec}"),
@@ -332,6 +335,8 @@ pub(crate) fn figure_by(id: &str, rows: &LazyFrame, what: &str, x: &str, x_label
             let (xs, ys) = (frame::nums(&s, "x")?, frame::nums(&s, "y")?);
             series.push(Series { label: frame::first_str(&s, "label")?, points: xs.into_iter().zip(ys).collect(), reference: false });
         }
+        let marks = super::paper::figure_marks(what, &series);
+        series.extend(marks);
         if series.iter().any(|s| s.points.len() > 1) {
             figures.push(Figure {
                 name: format!("{id}-time-vs-{what}-{backend}-{prec}"),
