@@ -162,7 +162,7 @@ fn every_sanfui_kernel_compiles_for_every_format() {
     if !common::nvrtc_available() {
         return;
     }
-    for format in 0..5usize {
+    for format in fembench::sanfui::registry::formats().iter().map(|f| f.code()) {
         for atomic in [0u8, 1] {
             for precision in [Precision::F32, Precision::F64] {
                 // SharedNZ's stride: 10 element columns in 48 KB in f64, 21 in f32.

@@ -25,6 +25,8 @@ mod pogo;
 mod pogo_split;
 #[path = "opencl/sanfui.rs"]
 mod sanfui;
+#[path = "opencl/sanfui_format.rs"]
+mod sanfui_format;
 
 use fembench::device::{Backend, DeviceError};
 use fembench::kernels::{Defines, KernelSource};

@@ -9,11 +9,13 @@
 use super::method::{Case, DeviceMethod};
 use std::marker::PhantomData;
 
+use super::formats::layout::{Vendor, ELLM_WIDTH};
+use super::formats::Format;
 use super::formats::{self, Check};
 use super::gpu::{check_on_device, converts, cover, node_elements, stages_of, DeviceRun, Elements, CHECK_ENTRIES, SANFUI};
 use super::kernel::{ElemAtomic, GatherArgs, GatherPlan, Numeric, Symbolic, ToCsr};
 use super::reference::Prepared;
-use super::spec::{Format, Method};
+use super::spec::Method;
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words as fill;
@@ -115,7 +117,7 @@ impl<'a, T: Real> Formats<'a, T> {
             FormatArrays { idx_r: dev.alloc(4 * lr.max(1))?, idx_c: dev.alloc(4 * lc)?, vals: dev.alloc(s * lv)?, lengths: (lr, lc, lv) };
         let mut bytes = el.bytes + 4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(format, nb, s);
         let csr = if converts(method) {
-            bytes += formats::storage_bytes(Format::Csr, nb, s);
+            bytes += formats::storage_bytes(Format::CSR, nb, s);
             let nnz = 9 * nb.blocks();
             Some(Converted {
                 row_ptr: dev.alloc(4 * (3 * nn + 1))?,
@@ -167,7 +169,7 @@ impl<'a, T: Real> Formats<'a, T> {
         }
         fill(dev, &self.zero, &o.vals, 0, o.lengths.2 * std::mem::size_of::<T>() / 4)?;
         // COO's numeric kernel finds a node's rows through the node offsets (its R has none).
-        let row_side = if self.method.format() == Format::Coo { &self.nptr } else { &o.idx_r };
+        let row_side = if self.method.format().0.numeric_reads_node_offsets() { &self.nptr } else { &o.idx_r };
         for &(first, count) in &self.ranges {
             let args = Numeric {
                 elist: &self.el.order,
@@ -191,16 +193,16 @@ impl<'a, T: Real> Formats<'a, T> {
         let o = &self.out;
         let args =
             ToCsr { nptr: &self.nptr, idx_c: &o.idx_c, vals: &o.vals, row_ptr: &c.row_ptr, col: &c.col, out: &c.vals, nn: nn as i64 };
-        self.dev.launch_with(&c.kernel, cover(formats::ELLM_WIDTH * nn), &args)
+        self.dev.launch_with(&c.kernel, cover(ELLM_WIDTH * nn), &args)
     }
 
     /// The assembled matrix, and the arrays cuSPARSE multiplies where it has the format.
     fn assembled(&self) -> Assembled<'_> {
         let (format, o) = (self.method.format(), &self.out);
-        let vendor = match (format, &self.csr) {
-            (Format::Csr, _) => Some(VendorInput::Csr(&o.idx_r, &o.idx_c, &o.vals)),
-            (Format::Coom, _) => Some(VendorInput::Bsr(&self.nptr, &self.nbr, &o.vals)),
-            (Format::Ellm, Some(c)) => Some(VendorInput::Csr(&c.row_ptr, &c.col, &c.vals)),
+        let vendor = match (format.0.vendor(), &self.csr) {
+            (Vendor::Csr, _) => Some(VendorInput::Csr(&o.idx_r, &o.idx_c, &o.vals)),
+            (Vendor::Bsr, _) => Some(VendorInput::Bsr(&self.nptr, &self.nbr, &o.vals)),
+            (Vendor::Converted, Some(c)) => Some(VendorInput::Csr(&c.row_ptr, &c.col, &c.vals)),
             _ => None,
         };
         Assembled { format, idx_r: &o.idx_r, idx_c: &o.idx_c, vals: &o.vals, vendor }
@@ -259,7 +261,7 @@ impl<T: Real> PassMethod for Formats<'_, T> {
         )?;
         mark("sanfui: downloaded and checked");
         let Some(c) = &self.csr else { return Ok(check) };
-        let converted = check_on_device::<T>(self.dev, Format::Csr, (Some(&c.row_ptr), &c.col, &c.vals), self.prep, CHECK_ENTRIES)?;
+        let converted = check_on_device::<T>(self.dev, Format::CSR, (Some(&c.row_ptr), &c.col, &c.vals), self.prep, CHECK_ENTRIES)?;
         mark("sanfui: converted CSR downloaded and checked");
         Ok(check.and(Check { structure: converted.structure.map(|e| format!("converted to CSR: {e}")), ..converted }))
     }
@@ -335,7 +337,7 @@ impl<'a, T: Real> Baseline<'a, T> {
 
     fn assembled(&self) -> Assembled<'_> {
         let (rp, cl) = (&self.pattern.0, &self.pattern.1);
-        Assembled { format: Format::Csr, idx_r: rp, idx_c: cl, vals: &self.vals, vendor: Some(VendorInput::Csr(rp, cl, &self.vals)) }
+        Assembled { format: Format::CSR, idx_r: rp, idx_c: cl, vals: &self.vals, vendor: Some(VendorInput::Csr(rp, cl, &self.vals)) }
     }
 
     fn run(&self, staged: crate::measure::Staged, check: Check, spmv: Vec<spmv::SpmvRun>) -> DeviceRun {
@@ -343,7 +345,7 @@ impl<'a, T: Real> Baseline<'a, T> {
             staged,
             check,
             device_bytes: self.bytes as f64,
-            storage_bytes: formats::storage_bytes(Format::Csr, &self.prep.nb, std::mem::size_of::<T>()) as f64,
+            storage_bytes: formats::storage_bytes(Format::CSR, &self.prep.nb, std::mem::size_of::<T>()) as f64,
             setup_s: self.setup_s,
             spmv,
             costs: Vec::new(),
@@ -371,7 +373,7 @@ impl<T: Real> PassMethod for Baseline<'_, T> {
     }
     fn verify(&mut self) -> Result<Check, CaseError> {
         let (rp, cl) = (&self.pattern.0, &self.pattern.1);
-        Ok(check_on_device::<T>(self.dev, Format::Csr, (Some(rp), cl, &self.vals), self.prep, CHECK_ENTRIES)?)
+        Ok(check_on_device::<T>(self.dev, Format::CSR, (Some(rp), cl, &self.vals), self.prep, CHECK_ENTRIES)?)
     }
 }
 
@@ -428,10 +430,10 @@ impl Gather {
         let nn = prep.mesh.num_nodes();
         Ok(Gather {
             nadj: dev.upload_slice(&nadj)?,
-            plan: dev.alloc(4 * 2 * formats::ELLM_WIDTH * nn)?,
+            plan: dev.alloc(4 * 2 * ELLM_WIDTH * nn)?,
             plan_kernel: ctx.modules.kernel_for::<GatherPlan>(dev, &SANFUI, defines)?,
             numeric_kernel: ctx.modules.kernel_for::<GatherArgs>(dev, &SANFUI, defines)?,
-            bytes: 4 * nadj.len() + 8 * formats::ELLM_WIDTH * nn,
+            bytes: 4 * nadj.len() + 8 * ELLM_WIDTH * nn,
             setup_s,
         })
     }
@@ -440,6 +442,6 @@ impl Gather {
     }
     fn numeric(&self, dev: &dyn Device, ke: &Buffer, ne: usize, vals: &Buffer, nn: usize) -> DeviceResult<()> {
         let args = GatherArgs { nadj: &self.nadj, plan: &self.plan, ke, ne: ne as i64, vals, nn: nn as i64 };
-        dev.launch_with(&self.numeric_kernel, cover(formats::ELLM_WIDTH * nn), &args)
+        dev.launch_with(&self.numeric_kernel, cover(ELLM_WIDTH * nn), &args)
     }
 }

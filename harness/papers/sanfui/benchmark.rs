@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
+use super::formats::Format;
 use super::formats::{self, Check};
 use super::gpu::{DeviceRun, SANFUI};
 use super::method::{About, Case, SanfuiMethod};
 use super::reference::{CpuCsr, Prepared};
-use super::spec::{Format, Method, Outputs, Point, Problem_, Sweep};
+use super::spec::{Method, Outputs, Point, Problem_, Sweep};
 use crate::benchmark::{Benchmark, CaseCtx, CaseError, Measured, MemoryEstimate, Spec};
 use crate::cache::ProblemCache;
 use crate::context::RunContext;
@@ -146,7 +147,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: &HostMethod) -> Result<De
         csr.numeric(prep, parallel)
     });
     let as_i32 = |v: &[u32]| v.iter().map(|&x| x as i32).collect::<Vec<_>>();
-    let check = formats::check(Format::Csr, &prep.nb, (&as_i32(&csr.row_ptr), &as_i32(&csr.col)), &csr.vals, prep.expected());
+    let check = formats::check(Format::CSR, &prep.nb, (&as_i32(&csr.row_ptr), &as_i32(&csr.col)), &csr.vals, prep.expected());
     let policy = crate::measure::MeasurePolicy { warmup: ctx.policy.warmup.saturating_sub(1), ..ctx.policy.clone() };
     let staged = pool.install(|| {
         run_staged(&policy, CacheMode::Warm, &method.about.timed_stages(), "addto", |pass| -> Result<(), CaseError> {
@@ -159,7 +160,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: &HostMethod) -> Result<De
         staged,
         check,
         device_bytes: 0.0,
-        storage_bytes: formats::storage_bytes(Format::Csr, &prep.nb, 8) as f64,
+        storage_bytes: formats::storage_bytes(Format::CSR, &prep.nb, 8) as f64,
         setup_s: 0.0,
         spmv: Vec::new(),
         costs: Vec::new(),

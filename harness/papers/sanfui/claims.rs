@@ -2,10 +2,11 @@
 //! largest box of each device, backend and precision (assembly = symbolic + numeric). Each
 //! claim quotes the paper; the rules are in the functions below.
 
+use super::formats::Format;
 use super::formats::{storage_bytes_of_box, table1_bytes};
 use super::report::{assembly_stages, ours, paper, Rows};
+use super::spec::Method;
 use super::spec::TableName;
-use super::spec::{Format, Method};
 use crate::benchmark::{Report, Spec};
 use crate::report::claims::{self, Claim, Need, Order, Quote, Timed, Verdict};
 use crate::report::{fmt_num, ReportCtx, Table};
@@ -127,17 +128,17 @@ fn ellm_fastest(at: &At) -> Claim {
 /// (about 1300 n^3) on any large box.
 fn coom_least_storage(at: &At) -> Claim {
     let b = at.r.find(at.key, paper()[0], "total", at.top).map_or([0; 3], |i| at.r.box_[i]);
-    let sizes: Vec<(Format, f64)> = Format::ALL.iter().map(|&f| (f, table1_bytes(f, b))).collect();
-    let min = sizes.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|x| x.0).unwrap_or(Format::Coo);
+    let sizes: Vec<(Format, f64)> = Format::PAPER.into_iter().map(|f| (f, table1_bytes(f, b))).collect();
+    let min = sizes.iter().min_by(|x, y| x.1.total_cmp(&y.1)).map(|x| x.0).unwrap_or(Format::COO);
     let ours: Vec<String> =
-        Format::ALL.iter().map(|&f| format!("{} {}", f.as_str(), fmt_num(storage_bytes_of_box(f, b, 4) / 1e6))).collect();
+        Format::PAPER.into_iter().map(|f| format!("{} {}", f.as_str(), fmt_num(storage_bytes_of_box(f, b, 4) / 1e6))).collect();
     at.claim(
         Quote::paper(
             "Assembly into the COOM format, on the other hand, required the smallest amount of storage space compared to all other formats for the same mesh size.",
             "Sec. 6; Table 1, Figs. 7, 8",
         ),
         "COOM's storage by Table 1's expressions the smallest of the five formats at the largest box".into(),
-        Verdict::of_bool(min == Format::Coom),
+        Verdict::of_bool(min == Format::COOM),
         format!(
             "Table 1: {}; our device counts: {} MB",
             sizes.iter().map(|(f, s)| format!("{} {} MB", f.as_str(), fmt_num(s / 1e6))).collect::<Vec<_>>().join(", "),

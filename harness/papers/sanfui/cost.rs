@@ -29,8 +29,9 @@
 //! - CPU rows carry no bytes or flops (Algorithm 2 computes K^e inside its loop).
 
 use super::formats::lengths;
+use super::formats::Format;
 use super::reference::Prepared;
-use super::spec::{Format, Method};
+use super::spec::Method;
 use fembench_fem::hexmesh::Neighbours;
 
 /// Flops of `sanfui_elements` per element as written: for each of the 8 row nodes and 8 Gauss
@@ -48,10 +49,8 @@ pub struct Cost {
 /// The index bytes the numeric kernel of a format reads (each array once).
 fn searched_index_bytes(format: Format, nb: &Neighbours) -> f64 {
     let (r, c, _) = lengths(format, nb);
-    4.0 * match format {
-        Format::Coo => nb.nodes() + 1 + c,
-        _ => r + c,
-    } as f64
+    let r = if format.0.numeric_reads_node_offsets() { nb.nodes() + 1 } else { r };
+    4.0 * (r + c) as f64
 }
 
 /// Each timed stage's cost, by name.

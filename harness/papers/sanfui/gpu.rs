@@ -3,10 +3,12 @@
 //! ([`check_on_device`]) and each node's element list (ellm-gather's input). The methods
 //! themselves are in [`super::assembly`], [`super::peer`] and [`super::shared_nz`].
 
-use super::formats::{self, Check, Span, Window};
+use super::formats::layout::{Span, Window};
+use super::formats::Format;
+use super::formats::{self, Check};
 use super::kernel::ElementsArgs;
 use super::reference::Prepared;
-use super::spec::{Format, Method};
+use super::spec::Method;
 use super::spmv::SpmvRun;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Launch, RealArg};
@@ -101,7 +103,7 @@ pub(crate) fn stages_of(m: Method) -> Vec<(&'static str, Timer)> {
 /// COOM and ELLM are converted to CSR on the device after assembly (beyond the paper): their
 /// blocks are worth only what a solver can do with them.
 pub(crate) fn converts(m: Method) -> bool {
-    m.is_paper() && matches!(m.format(), Format::Coom | Format::Ellm)
+    stages_of(m).iter().any(|s| s.0 == "convert")
 }
 
 /// Each node's elements, column-major: entry [j N + a] is 8 e + (a's place in e) for a's j-th

@@ -2,9 +2,10 @@
 //! [`About`], and its case), and for a device method `DeviceMethod`, registered as
 //! [`Registered`]`(about, M)`, whose `run` is its case on the device in the case's precision.
 
+use super::formats::Format;
 use super::gpu::DeviceRun;
 use super::reference::Prepared;
-use super::spec::{Format, Method, Problem_};
+use super::spec::{Method, Problem_};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::Device;
 use crate::measure::Timer;

@@ -7,7 +7,8 @@
 //! to CSR on the device (a timed stage, checked), and every assembled matrix is multiplied by a
 //! vector, by our kernel of its format and by cuSPARSE's CSR or BSR SpMV ([`spmv`]).
 //!
-//! Here: the element ([`crate::fem::hex8`]), the formats, Eq. 6, Table 1 and the check of a device result
+//! Here: the element ([`crate::fem::hex8`]), the formats (one type each, [`formats::layout::Layout`],
+//! one section each of the kernel file), Eq. 6, Table 1 and the check of a device result
 //! ([`formats`]), the box's f64 reference and the CPU methods ([`reference`]), the device
 //! methods ([`gpu`]), the bytes and flops per stage ([`cost`]), the cases ([`benchmark`]) and
 //! the reports ([`report`], where each method stops fitting: [`limits`]); the solved beam

@@ -9,11 +9,12 @@ use super::method::{Case, DeviceMethod};
 use std::marker::PhantomData;
 
 use super::assembly::WARM_ONLY;
+use super::formats::Format;
 use super::formats::{self, Check};
 use super::gpu::{check_on_device, stages_of, DeviceRun, Elements, CHECK_ENTRIES, SANFUI};
 use super::kernel::Triplets;
 use super::reference::Prepared;
-use super::spec::{Format, Method};
+use super::spec::Method;
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::coo_sum::{sum_duplicates, CooSumKernels, CooSumScratch, CsrOut, SortedCoo};
@@ -62,13 +63,13 @@ fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, metho
         + 4 * 3 * pairs
         + 4 * (rows + 1)
         + CooSumScratch::bytes(pairs)
-        + formats::storage_bytes(Format::Csr, nb, s)
+        + formats::storage_bytes(Format::CSR, nb, s)
         + sort.workspace_bytes();
     let kernels = (ctx.modules.kernel_for::<Triplets>(dev, &SANFUI, &defines)?, ctx.modules.coo_sum(dev, T::PRECISION)?);
     let mut route = CooRouteCase::<T> { dev, prep, method, el: &el, b: &b, sort, scan: &scan, kernels, real: PhantomData };
     let Driven { staged, verdict: check } = drive(ctx, dev, &mut route, mode)?;
     let a = Assembled {
-        format: Format::Csr,
+        format: Format::CSR,
         idx_r: &b.out_ptr,
         idx_c: &b.out_col,
         vals: &b.out_val,
@@ -79,7 +80,7 @@ fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, metho
         staged,
         check,
         device_bytes: bytes as f64,
-        storage_bytes: formats::storage_bytes(Format::Csr, nb, s) as f64,
+        storage_bytes: formats::storage_bytes(Format::CSR, nb, s) as f64,
         setup_s: 0.0,
         spmv,
         costs: Vec::new(),
@@ -165,6 +166,6 @@ impl<T: Real> PassMethod for CooRouteCase<'_, T> {
     }
     fn verify(&mut self) -> Result<Check, CaseError> {
         let b = self.b;
-        Ok(check_on_device::<T>(self.dev, Format::Csr, (Some(&b.out_ptr), &b.out_col, &b.out_val), self.prep, CHECK_ENTRIES)?)
+        Ok(check_on_device::<T>(self.dev, Format::CSR, (Some(&b.out_ptr), &b.out_col, &b.out_val), self.prep, CHECK_ENTRIES)?)
     }
 }

@@ -5,26 +5,27 @@
 
 use super::assembly::IntoFormat;
 use super::benchmark::HostMethod;
+use super::formats::Format;
 use super::method::{About, Race, Registered, SanfuiMethod};
 use super::peer::CooRoute;
 use super::shared_nz::SharedNz;
-use super::spec::{Format, Method};
+use super::spec::Method;
 use crate::methods::{Role, Runs};
 
 /// Every method of the Sanfui-Sharma experiments, in the order tables list them.
 pub const METHODS: &[&dyn SanfuiMethod] = &[
-    &paper(&["coo-color"], Format::Coo, Race::Colors),
-    &paper(&["coo-atomic"], Format::Coo, Race::Atomics),
-    &paper(&["csr-color"], Format::Csr, Race::Colors),
-    &paper(&["csr-atomic"], Format::Csr, Race::Atomics),
-    &paper(&["ell-color"], Format::Ell, Race::Colors),
-    &paper(&["ell-atomic"], Format::Ell, Race::Atomics),
-    &paper(&["coom-color"], Format::Coom, Race::Colors),
-    &paper(&["coom-atomic"], Format::Coom, Race::Atomics),
-    &paper(&["ellm-color"], Format::Ellm, Race::Colors),
-    &paper(&["ellm-atomic"], Format::Ellm, Race::Atomics),
+    &paper(&["coo-color"], Format::COO, Race::Colors),
+    &paper(&["coo-atomic"], Format::COO, Race::Atomics),
+    &paper(&["csr-color"], Format::CSR, Race::Colors),
+    &paper(&["csr-atomic"], Format::CSR, Race::Atomics),
+    &paper(&["ell-color"], Format::ELL, Race::Colors),
+    &paper(&["ell-atomic"], Format::ELL, Race::Atomics),
+    &converted(&["coom-color"], Format::COOM, Race::Colors),
+    &converted(&["coom-atomic"], Format::COOM, Race::Atomics),
+    &converted(&["ellm-color"], Format::ELLM, Race::Colors),
+    &converted(&["ellm-atomic"], Format::ELLM, Race::Atomics),
     &gpu(&["elem-atomic"], Role::Baseline, Runs::Gpu, &["elements", "numeric"], Race::Atomics, IntoFormat),
-    &Registered(About { format: Format::Ellm, ..about(&["ellm-gather"], Role::Beyond, Runs::Gpu, ASSEMBLED, Race::None) }, IntoFormat),
+    &Registered(About { format: Format::ELLM, ..about(&["ellm-gather"], Role::Beyond, Runs::Gpu, ASSEMBLED, Race::None) }, IntoFormat),
     // K^e is computed inside the numeric kernel, in shared memory.
     &gpu(&["shared-nz"], Role::Baseline, Runs::Gpu, &["symbolic", "numeric"], Race::None, SharedNz),
     &gpu(&["coo-cusparse"], Role::Peer, Runs::Cuda, COO_ROUTE, Race::None, CooRoute),
@@ -42,7 +43,7 @@ const HOST: &[&str] = &["symbolic", "addto"];
 
 /// A method that assembles into CSR (the baselines and peers).
 const fn about(names: &'static [&'static str], role: Role, runs: Runs, stages: &'static [&'static str], race: Race) -> About {
-    About { names, role, runs, stages, format: Format::Csr, race }
+    About { names, role, runs, stages, format: Format::CSR, race }
 }
 
 const fn gpu<M>(
@@ -58,11 +59,27 @@ const fn gpu<M>(
 
 /// One of the paper's ten symbolic + numeric combinations.
 const fn paper(names: &'static [&'static str], format: Format, race: Race) -> Registered<IntoFormat> {
-    let stages = if matches!(format, Format::Coom | Format::Ellm) { CONVERTED } else { ASSEMBLED };
-    Registered(About { names, role: Role::Paper, runs: Runs::Gpu, stages, format, race }, IntoFormat)
+    Registered(About { names, role: Role::Paper, runs: Runs::Gpu, stages: ASSEMBLED, format, race }, IntoFormat)
+}
+
+/// The same for a block format (COOM, ELLM), converted to CSR on the device after assembly.
+const fn converted(names: &'static [&'static str], format: Format, race: Race) -> Registered<IntoFormat> {
+    Registered(About { names, role: Role::Paper, runs: Runs::Gpu, stages: CONVERTED, format, race }, IntoFormat)
 }
 
 crate::method_registry!(Method in METHODS: dyn SanfuiMethod);
+
+/// Every format the registered methods assemble into, in the order tables list them (the
+/// paper's five first).
+pub fn formats() -> Vec<Format> {
+    let mut out: Vec<Format> = Vec::new();
+    for m in Method::all() {
+        if !out.contains(&m.format()) {
+            out.push(m.format());
+        }
+    }
+    out
+}
 
 impl Method {
     pub const COO_COLOR: Method = Method("coo-color");
@@ -96,9 +113,13 @@ impl Method {
     pub fn atomic(self) -> bool {
         self.about().race == Race::Atomics
     }
-    /// Element coloring (Algorithm 6): a paper method that is not atomic.
+    /// Element coloring (Algorithm 6): a device method whose numeric kernel runs color by color.
     pub fn colored(self) -> bool {
-        self.is_paper() && self.about().race == Race::Colors
+        self.about().runs != Runs::Host && self.about().race == Race::Colors
+    }
+    /// One of ours on the device: the paper's ten and those beyond the paper.
+    pub fn ours(self) -> bool {
+        matches!(self.about().role, Role::Paper | Role::Beyond) && self.about().runs != Runs::Host
     }
     /// Its cases use the element colors (a colored paper method, or the CPU baseline's threads).
     pub fn uses_colors(self) -> bool {
@@ -130,14 +151,14 @@ mod tests {
         let paper: Vec<Method> = all.iter().copied().filter(|m| m.is_paper()).collect();
         assert_eq!(paper, all[..10]);
         for (i, m) in paper.iter().enumerate() {
-            assert_eq!((m.format(), m.atomic(), m.colored()), (Format::ALL[[0, 1, 2, 3, 4][i / 2]], i % 2 == 1, i % 2 == 0), "{m:?}");
+            assert_eq!((m.format(), m.atomic(), m.colored()), (Format::PAPER[i / 2], i % 2 == 1, i % 2 == 0), "{m:?}");
         }
         assert!(Method::ELEM_ATOMIC.atomic() && !Method::ELEM_ATOMIC.colored() && !Method::ELEM_ATOMIC.is_paper());
         assert!(Method::named("cpu-parallel").unwrap().uses_colors() && !Method::named("cpu-parallel").unwrap().colored());
         assert_eq!(all.iter().filter(|m| m.coo_route()).copied().collect::<Vec<_>>(), [Method::COO_CUSPARSE, Method::COO_RADIX]);
         assert!(Method::COO_CUSPARSE.runs_on(crate::Backend::Cuda) && !Method::COO_CUSPARSE.runs_on(crate::Backend::OpenCl));
         assert!(Method::COO_RADIX.runs_on(crate::Backend::OpenCl) && !Method::CPU_SERIAL.runs_on(crate::Backend::Cuda));
-        assert_eq!(Method::ELLM_GATHER.format(), Format::Ellm);
+        assert_eq!(Method::ELLM_GATHER.format(), Format::ELLM);
         let named = [
             Method::COO_COLOR,
             Method::CSR_COLOR,

@@ -9,8 +9,9 @@
 
 use polars::prelude::*;
 
+use super::formats::Format;
 use super::formats::{eq6, storage_bytes_of_box, storage_bytes_per_dof, table1_bytes};
-use super::spec::{FigureName, Format, Method, Outputs, TableName};
+use super::spec::{FigureName, Method, Outputs, TableName};
 use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, ReportItem, Series, Table};
 
 /// The verified warm rows, one vector per column the reports read.
@@ -165,14 +166,14 @@ fn counts(id: &str, r: &Rows) -> Table {
             let mut row =
                 vec![format!("{}x{}x{}", n[0], n[1], n[2]), fmt_num(n.iter().product::<usize>() as f64), fmt_num(9.0 * blocks as f64)];
             row.push(fmt_num(eq6(n) as f64));
-            for f in Format::ALL {
+            for f in Format::PAPER {
                 row.push(format!("{} / {}", fmt_num(storage_bytes_of_box(f, n, 4) / 1e6), fmt_num(table1_bytes(f, n) / 1e6)));
             }
             row
         })
         .collect();
     let mut header: Vec<String> = ["box (nodes)", "nodes", "nnz counted", "nnz Eq. 6"].map(String::from).to_vec();
-    header.extend(Format::ALL.iter().map(|f| format!("{} MB ours / Table 1", f.as_str())));
+    header.extend(Format::PAPER.iter().map(|f| format!("{} MB ours / Table 1", f.as_str())));
     Table {
         name: format!("{id}-counts"),
         title: "Eq. 6 and Table 1 beside our counts (4-byte values and indices, as the paper's table)".into(),
@@ -275,15 +276,15 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
     }
 }
 
-/// Our device assembly methods: the paper's ten and ellm-gather (beyond the paper).
+/// Our device assembly methods: the paper's ten and those beyond the paper (ellm-gather).
 pub(crate) fn ours() -> Vec<&'static str> {
-    Method::all().iter().filter(|m| m.is_paper() || **m == Method::ELLM_GATHER).map(|m| m.as_str()).collect()
+    Method::all().iter().filter(|m| m.ours()).map(|m| m.as_str()).collect()
 }
 
 fn storage(id: &str, r: &Rows) -> Figure {
     let b = boxes(r);
     let mut series = Vec::new();
-    for f in Format::ALL {
+    for f in Format::PAPER {
         let pts = |g: &dyn Fn([usize; 3]) -> f64| b.iter().map(|&n| (n.iter().product::<usize>() as f64, g(n) / 1e6)).collect::<Vec<_>>();
         series.push(Series { label: f.as_str().into(), points: pts(&|n| storage_bytes_of_box(f, n, 4)), reference: false });
         series.push(Series { label: format!("{} (paper, Table 1)", f.as_str()), points: pts(&|n| table1_bytes(f, n)), reference: true });
@@ -303,9 +304,9 @@ fn storage(id: &str, r: &Rows) -> Figure {
 /// 3 DOFs a node only).
 fn storage_dof(id: &str, r: &Rows) -> Option<Figure> {
     let n = *boxes(r).last()?;
-    let series = Format::ALL
-        .iter()
-        .map(|&f| Series {
+    let series = super::registry::formats()
+        .into_iter()
+        .map(|f| Series {
             label: f.as_str().into(),
             points: (1..=6).map(|nd| (nd as f64, storage_bytes_per_dof(f, n, 4, nd) / 1e6)).collect(),
             reference: false,

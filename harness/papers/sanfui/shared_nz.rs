@@ -33,10 +33,11 @@ pub use fembench_fem::lpt::{Packed, SharedPlan};
 use super::assembly::WARM_ONLY;
 use super::cost::{self, Cost};
 use super::formats;
+use super::formats::Format;
 use super::gpu::{check_on_device, stages_of, DeviceRun, CHECK_ENTRIES, SANFUI};
 use super::kernel::{SharedNzArgs, Symbolic};
 use super::reference::Prepared;
-use super::spec::{Format, Method, Problem_};
+use super::spec::{Method, Problem_};
 use super::spmv::{self, Assembled, VendorInput};
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::{Buffer, Device, DeviceExt, DeviceResult, Kernel, Launch, RealArg};
@@ -219,13 +220,13 @@ fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, problem: &
     let Driven { staged, verdict: check } = drive(ctx, dev, &mut method, mode)?;
     mark("shared-nz: checked and timed");
     let (row_ptr, col, vals) = (&method.row_ptr, &method.col, &method.vals);
-    let a = Assembled { format: Format::Csr, idx_r: row_ptr, idx_c: col, vals, vendor: Some(VendorInput::Csr(row_ptr, col, vals)) };
+    let a = Assembled { format: Format::CSR, idx_r: row_ptr, idx_c: col, vals, vendor: Some(VendorInput::Csr(row_ptr, col, vals)) };
     let spmv = spmv::measure::<T>(ctx, dev, prep, &a)?;
     Ok(DeviceRun {
         staged,
         check,
         device_bytes: device_bytes(prep, &plan, s) as f64,
-        storage_bytes: formats::storage_bytes(Format::Csr, &prep.nb, s) as f64,
+        storage_bytes: formats::storage_bytes(Format::CSR, &prep.nb, s) as f64,
         setup_s,
         spmv,
         costs: costs(prep, &plan, s),
@@ -241,7 +242,7 @@ fn list_bytes(plan: &SharedPlan) -> usize {
 /// Bytes of SharedNZ's device buffers: coordinates, derivatives, lists, neighbours and CSR.
 fn device_bytes(prep: &Prepared, plan: &SharedPlan, s: usize) -> usize {
     let (nn, nb) = (prep.mesh.num_nodes(), &prep.nb);
-    3 * s * nn + 192 * s + list_bytes(plan) + 4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(Format::Csr, nb, s)
+    3 * s * nn + 192 * s + list_bytes(plan) + 4 * (nn + 1 + nb.blocks()) + formats::storage_bytes(Format::CSR, nb, s)
 }
 
 /// The stage costs: the symbolic stage is CSR's; the numeric kernel reads its lists, each used
@@ -303,7 +304,7 @@ impl<'a, T: Real> OnDevice<'a, T> {
             dev.upload_slice(&plan.block_elements)?,
             dev.upload_slice(&real(&hex8::derivative_table()))?,
         ];
-        let defines = Defines::for_precision(T::PRECISION).with("FORMAT", Format::Csr.code()).with("STRIDE", plan.stride);
+        let defines = Defines::for_precision(T::PRECISION).with("FORMAT", Format::CSR.code()).with("STRIDE", plan.stride);
         let nnz = 9 * nb.blocks();
         Ok(OnDevice {
             dev,
@@ -352,7 +353,7 @@ impl<T: Real> PassMethod for OnDevice<'_, T> {
         Ok(())
     }
     fn verify(&mut self) -> Result<formats::Check, CaseError> {
-        Ok(check_on_device::<T>(self.dev, Format::Csr, (Some(&self.row_ptr), &self.col, &self.vals), self.prep, CHECK_ENTRIES)?)
+        Ok(check_on_device::<T>(self.dev, Format::CSR, (Some(&self.row_ptr), &self.col, &self.vals), self.prep, CHECK_ENTRIES)?)
     }
 }
 

@@ -3,27 +3,6 @@
 
 use serde::Deserialize;
 
-/// The paper's five storage formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Format {
-    Coo,
-    Csr,
-    Ell,
-    Coom,
-    Ellm,
-}
-
-impl Format {
-    pub const ALL: [Format; 5] = [Format::Coo, Format::Csr, Format::Ell, Format::Coom, Format::Ellm];
-    pub fn as_str(self) -> &'static str {
-        ["COO", "CSR", "ELL", "COOM", "ELLM"][self.code()]
-    }
-    /// The kernels' `FORMAT` define.
-    pub fn code(self) -> usize {
-        self as usize
-    }
-}
-
 /// A method, by its registered name (`registry::METHODS`, where each method is a type and its
 /// line says what it is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

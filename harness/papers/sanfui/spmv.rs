@@ -6,9 +6,9 @@
 //! against the f64 reference matrix times the same x.
 
 use super::formats::storage_bytes;
+use super::formats::Format;
 use super::kernel::{Spmv, SANFUI};
 use super::reference::Prepared;
-use super::spec::Format;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::device::scan::fill_words;
 use crate::device::vendor::Compressed;
@@ -78,13 +78,9 @@ pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepa
     let defines = Defines::for_precision(T::PRECISION).with("FORMAT", a.format.code());
     let kern = ctx.modules.kernel_for::<Spmv>(dev, &SANFUI, &defines)?;
     let fill = ctx.modules.filler(dev)?;
-    let threads = match a.format {
-        Format::Coo => nnz,
-        Format::Csr | Format::Ell => rows,
-        Format::Coom | Format::Ellm => nn,
-    };
+    let threads = a.format.0.spmv_threads(nb);
     let ours = |_: ()| -> DeviceResult<()> {
-        if a.format == Format::Coo {
+        if a.format.0.spmv_adds() {
             fill_words(dev, &fill, &y, 0, rows * s / 4)?;
         }
         let args = Spmv { idx_r: a.idx_r, idx_c: a.idx_c, vals: a.vals, x: &x, y: &y, nn: nn as i64, nnz: nnz as i64 };
@@ -112,7 +108,7 @@ pub(crate) fn measure<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepa
                     }
                 };
                 let bytes = match v {
-                    VendorInput::Csr(..) => storage_bytes(Format::Csr, nb, s) as f64,
+                    VendorInput::Csr(..) => storage_bytes(Format::CSR, nb, s) as f64,
                     VendorInput::Bsr(..) => (4 * (nn + 1) + 4 * nb.blocks() + 9 * s * nb.blocks()) as f64,
                 } + vectors;
                 let result = match plan {

@@ -12,13 +12,13 @@ use crate::common;
 #[test]
 fn sanfui_device_check_by_parts_equals_the_whole_check() {
     use fembench::device::DeviceExt;
+    use fembench::sanfui::formats::Format;
     use fembench::sanfui::formats::{self, Check};
-    use fembench::sanfui::spec::Format;
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     let prep = fembench::sanfui::reference::Prepared::new([6, 5, 4], 1e-3, 2e11, 0.3);
     let (nb, p) = (&prep.nb, &prep.pattern);
-    for f in Format::ALL {
+    for f in fembench::sanfui::registry::formats() {
         let (r, c, v) = formats::encode(f, nb, p, &prep.reference);
         let mut off = prep.reference.clone();
         let last = off.len() - 1;
