@@ -10,6 +10,9 @@ user's code must on a large mesh.
   torch-bmm     PyTorch: einsum for the gradients, torch.bmm (cuBLAS' batched GEMM; FP32 without
                 TF32, as PyTorch's default, f64 on the FP64 tensor cores); CUDA events
                 (device-event-open)
+  torch-compile the same function under torch.compile (Inductor; compiled in the checked pass, before
+                the timer; a machine where Inductor cannot compile gives a skipped row with its
+                reason); CUDA events (device-event-open)
   cupy-matmul   CuPy: the same with cupy.einsum and cupy.matmul; CUDA events (device-event-open)
   numpy-matmul  NumPy on the host, f64: the same with numpy.einsum and numpy.matmul, the element
                 batches spread over the host's cores by threads (NumPy releases the GIL in
@@ -76,6 +79,26 @@ class Torch:
         torch.cuda.synchronize()
         flush = fp.flush_with(p, lambda n: torch.empty(n, dtype=torch.int32, device="cuda"), lambda b, i: b.fill_(i))
         return "device-event-open", fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize, flush)
+
+
+class TorchCompiled(Torch):
+    """The same calls, the element batch's function compiled by torch.compile (one compile per
+    batch shape: the full batches and the last)."""
+
+    def __init__(self, p):
+        super().__init__(p)
+        self.library += ", torch.compile"
+
+    def compiled(self, f):
+        return self.torch.compile(f)
+
+    def compile_failed(self, e):
+        if isinstance(e, self.torch._dynamo.exc.BackendCompilerFailed):
+            return f"torch.compile could not compile here: {str(e).splitlines()[0][:300]}"
+        return None
+
+    def gemm_tn(self, b, e, out):
+        out.copy_(self.torch.bmm(b.transpose(1, 2), e))
 
 
 class Cupy:
@@ -212,8 +235,13 @@ def gemm_route(p, make):
     batch = max(1, min(-(-ne // threads), BATCH_BYTES // threads // per_element))
     batches = [(first, min(ne, first + batch)) for first in range(0, ne, batch)]
 
+    def batch_of(jt_b, lame_b, out_b):
+        element_matrices(xp, nsh, nq, dphi, jt_b, lame_b, out_b)
+
+    step = xp.compiled(batch_of) if hasattr(xp, "compiled") else batch_of
+
     def one(first, last):
-        element_matrices(xp, nsh, nq, dphi, jt[first:last], lame[first:last], out[first:last])
+        step(jt[first:last], lame[first:last], out[first:last])
 
     def run():
         if threads > 1:
@@ -223,7 +251,13 @@ def gemm_route(p, make):
                 one(*b)
 
     xp.poison(out)
-    run()
+    try:
+        run()
+    except Exception as e:
+        reason = getattr(xp, "compile_failed", lambda e: None)(e)
+        if reason is None:
+            raise
+        fp.skip(p.folder, reason)
     result = dict(a=xp.host(out[xp.array(checked, real=False)]).ravel(), nan=np.array([xp.nan_count(out)], dtype=np.int64))
     timer, samples = xp.time(p, run)
     getattr(xp, "close", lambda: None)()
@@ -232,6 +266,7 @@ def gemm_route(p, make):
 
 ROUTES = {
     "torch-bmm": lambda p: gemm_route(p, Torch),
+    "torch-compile": lambda p: gemm_route(p, TorchCompiled),
     "cupy-matmul": lambda p: gemm_route(p, Cupy),
     "numpy-matmul": lambda p: gemm_route(p, Numpy),
 }

@@ -12,6 +12,10 @@ once, before the timer, as a user would.
   torch-index-add   PyTorch: index_add_ of every entry into CSR values through the slot map
                     (a prescribed dof's entries into one spare slot); CUDA events
                     (device-event-open)
+  torch-compile     the same route under torch.compile (Inductor fuses the element terms; the
+                    compile runs in the checked pass, before the timer; a machine where Inductor
+                    cannot compile gives a skipped row with its reason); CUDA events
+                    (device-event-open)
   scipy-tocsr       SciPy on the host (as scikit-fem assembles): coo_matrix(...).tocsr(),
                     right-hand side by numpy.bincount; host clock, f64
   jax-segment-sum   JAX, as JAX-FEM assembles: the element terms and jax.ops.segment_sum into
@@ -19,7 +23,18 @@ once, before the timer, as a user would.
                     timer) on the case's GPU; host clock around each call and
                     block_until_ready (JAX has no event API), host-wall
   jax-cpu           the same on JAX's CPU device (the host backend; f32 and f64)
+  warp-fem          NVIDIA Warp's FEM toolkit, as its users assemble: the mesh's vertices as a
+                    Trimesh2D, a Lagrange space of the case's order (equispaced nodes, matched to
+                    ours by position once), fem.integrate of grad u . grad v into a BSR matrix
+                    and of v into a vector, and bsr_mv folding the prescribed values in. The
+                    first call builds the matrix's topology and Warp's entry-to-block map
+                    ("mapped_atomic", untimed); every repetition then runs all three into the
+                    same matrix and vector ("reuse": Warp's integration kernels with atomic adds
+                    through the map, and the SpMV); Warp's events (device-event-open). The
+                    matrix is handed over in our dofs as CSR.
+  warp-cpu          the same on Warp's CPU device; host clock
 """
+import os
 import fembench_peer as fp
 
 
@@ -85,7 +100,7 @@ def cupy_tocsr(p):
     fp.finish(p, library, "device-event-open", samples, checked)
 
 
-def torch_index_add(p):
+def torch_index_add(p, compiled=False):
     try:
         import numpy as np
         import torch
@@ -112,22 +127,32 @@ def torch_index_add(p):
     vals = torch.empty(nnz + 1, dtype=real, device=dev)
     rhs = torch.empty(n + 1, dtype=real, device=dev)
 
-    def run():
+    def assemble(vals, rhs, x, y, g):
         a, f = element_terms(torch, p, x, y, g, conn_t, ref)
         vals.zero_()
         vals.index_add_(0, slot_t, a.reshape(-1))
         rhs.zero_()
         rhs.index_add_(0, row_t, f.reshape(-1))
 
+    # Compiled: the same function, its in-place updates of the outputs kept (Inductor fuses the
+    # element terms and writes into the outputs).
+    step = torch.compile(assemble) if compiled else assemble
+
+    def run():
+        step(vals, rhs, x, y, g)
+
     vals.fill_(float("nan"))
     rhs.fill_(float("nan"))
-    run()
+    try:
+        run()
+    except torch._dynamo.exc.BackendCompilerFailed as e:
+        fp.skip(p.folder, f"torch.compile could not compile here: {str(e).splitlines()[0][:300]}")
     torch.cuda.synchronize()
     checked = dict(vals=vals[:nnz].cpu().numpy(), rhs=rhs[:n].cpu().numpy())
     event = lambda: torch.cuda.Event(enable_timing=True)
     flush = fp.flush_with(p, lambda n: torch.empty(n, dtype=torch.int32, device="cuda"), lambda b, i: b.fill_(i))
     samples = fp.time_gpu(p, run, event, lambda a, b: a.elapsed_time(b), torch.cuda.synchronize, flush)
-    library = f"PyTorch {torch.__version__} (CUDA {torch.version.cuda})"
+    library = f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}{', torch.compile' if compiled else ''})"
     fp.finish(p, library, "device-event-open", samples, checked)
 
 
@@ -202,12 +227,131 @@ def jax_segment_sum(p):
     fp.finish(p, library, "host-wall", samples, checked)
 
 
+def warp_fem(p):
+    """Warp's route (see the module's notes): its matrix over all nodes, ours over the free ones."""
+    try:
+        import numpy as np
+        import scipy.sparse as sp
+        from scipy.spatial import cKDTree
+        import warp as wp
+        import warp.fem as fem
+        import warp.sparse as wsp
+    except ImportError as e:
+        fp.skip(p.folder, f"Warp is not installed ({e})")
+    wp.config.quiet = True
+    # Warp's kernel cache: the worker's folder, kept for the run (every case of the run reuses it).
+    wp.config.kernel_cache_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp-cache")
+    wp.init()
+    if p.device is not None and not wp.is_cuda_available():
+        fp.skip(p.folder, "Warp sees no CUDA device")
+    device = wp.get_device(f"cuda:{p.device}" if p.device is not None else "cpu")
+    real = p.real()
+    wreal, vec = (wp.float32, wp.vec2) if p.precision == "f32" else (wp.float64, wp.vec2d)
+    en = int(p.scalars["en"])
+    order = int(round(((8 * en + 1) ** 0.5 - 3) / 2))
+    conn = p.arrays["conn"].reshape(-1, en).astype(np.int64)
+    x, y, dof, g = p.arrays["x"], p.arrays["y"], p.arrays["dof"], p.arrays["g"]
+    verts = np.unique(conn[:, :3])
+    vid = np.full(len(x), -1, dtype=np.int64)
+    vid[verts] = np.arange(len(verts))
+    tris = wp.array(vid[conn[:, :3]].astype(np.int32), dtype=int, device=device)
+    geo = fem.Trimesh2D(tris, wp.array(np.stack([x[verts], y[verts]], 1).astype(real), dtype=vec, device=device))
+    space = fem.make_polynomial_space(geo, degree=order, dtype=wreal)
+    # Warp's node w is our node ours[w]: both place a triangle's nodes equispaced.
+    wpos = space.node_positions().numpy().astype(np.float64)
+    dist, ours = cKDTree(np.stack([x, y], 1)).query(wpos)
+    if len(ours) != len(x) or len(np.unique(ours)) != len(x):
+        raise RuntimeError(f"Warp's {len(ours)} nodes are not ours ({len(x)}) one to one")
+    if not _WARP_FORMS:
+        _WARP_FORMS.extend(_warp_forms())
+    laplace_form, unit_form = _WARP_FORMS
+    domain = fem.Cells(geo)
+    u, v = fem.make_trial(space, domain=domain), fem.make_test(space, domain=domain)
+    gw = wp.array(g[ours].astype(real), dtype=wreal, device=device)
+    f = float(p.scalars["source_f"])
+    # Warp's repeated assembly: the first call builds the BSR topology and the map from each
+    # element entry to its block (every node pair of an element kept, as our pattern keeps it);
+    # each timed call then integrates and adds atomically through that map into the same matrix.
+    fields = {"u": u, "v": v}
+    first = {"construction": "mapped_atomic", "prune_numerical_zeros": False}
+    out = {"a": fem.integrate(laplace_form, fields=fields, output_dtype=wreal, bsr_options=first)}
+    out["b"] = fem.integrate(unit_form, fields={"v": v}, output_dtype=wreal)
+    again = {"construction": "mapped_atomic", "capacity": "reuse"}
+
+    def run():
+        fem.integrate(laplace_form, fields=fields, output_dtype=wreal, output=out["a"], bsr_options=again)
+        fem.integrate(unit_form, fields={"v": v}, output_dtype=wreal, output=out["b"])
+        wsp.bsr_mv(out["a"], gw, y=out["b"], alpha=-1.0, beta=f)
+
+    out["a"].values.fill_(float("nan"))
+    out["b"].fill_(float("nan"))
+    run()
+    wp.synchronize_device(device)
+    checked = warp_to_csr(np, sp, out["a"], out["b"].numpy(), dof[ours], int(p.scalars["n_free"]))
+    if p.device is None:
+        samples = fp.time_host(p, lambda: (run(), wp.synchronize_device(device)))
+        fp.finish(p, f"Warp {wp.__version__} (cpu)", "host-wall", samples, checked)
+        return
+    event = lambda: WarpEvent(wp, device)
+    flush = fp.flush_with(p, lambda n: wp.empty(n, dtype=wp.int32, device=device), lambda b, i: b.fill_(i))
+    samples = fp.time_gpu(p, run, event, lambda a, b: wp.get_event_elapsed_time(a.e, b.e), lambda: wp.synchronize_device(device), flush)
+    fp.finish(p, f"Warp {wp.__version__} ({device.name}, warp.fem)", "device-event-open", samples, checked)
+
+
+class WarpEvent:
+    """A timing event on Warp's stream, as fembench_peer.time_gpu records one."""
+
+    def __init__(self, wp, device):
+        self.wp, self.e = wp, wp.Event(device, enable_timing=True)
+
+    def record(self):
+        self.wp.record_event(self.e)
+
+
+def warp_to_csr(np, sp, a, b, dofs, n):
+    """Warp's matrix and vector over its nodes, in our free dofs as sorted CSR (host, untimed)."""
+    nnz = a.nnz_sync()
+    offsets, columns = a.offsets.numpy()[: a.nrow + 1], a.columns.numpy()[:nnz]
+    vals = a.values.numpy()[:nnz].reshape(-1)
+    rows = np.repeat(np.arange(a.nrow), np.diff(offsets))
+    r, c = dofs[rows], dofs[columns]
+    keep = (r >= 0) & (c >= 0)
+    m = sp.csr_matrix((vals[keep], (r[keep], c[keep])), shape=(n, n))
+    m.sort_indices()
+    rhs = np.zeros(n, dtype=b.dtype)
+    free = dofs >= 0
+    rhs[dofs[free]] = b[free]
+    return dict(indptr=m.indptr.astype(np.int32), indices=m.indices.astype(np.int32), vals=m.data, rhs=rhs)
+
+
+def _warp_forms():
+    """Warp's integrands (made once a worker, at its first Warp case)."""
+    import warp as wp
+    import warp.fem as fem
+
+    @fem.integrand
+    def laplace(s: fem.Sample, u: fem.Field, v: fem.Field):
+        return wp.dot(fem.grad(u, s), fem.grad(v, s))
+
+    @fem.integrand
+    def unit(s: fem.Sample, v: fem.Field):
+        return v(s)
+
+    return laplace, unit
+
+
+_WARP_FORMS = []
+
+
 ROUTES = {
     "cupy-tocsr": cupy_tocsr,
     "torch-index-add": torch_index_add,
+    "torch-compile": lambda p: torch_index_add(p, compiled=True),
     "scipy-tocsr": scipy_tocsr,
     "jax-segment-sum": jax_segment_sum,
     "jax-cpu": jax_segment_sum,
+    "warp-fem": warp_fem,
+    "warp-cpu": warp_fem,
 }
 
 if __name__ == "__main__":

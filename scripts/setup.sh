@@ -4,7 +4,8 @@
 # - NVRTC from NVIDIA's nvidia-cuda-nvrtc wheel, into ~/.cache/fembench/nvrtc (the tests compile
 #   every kernel to PTX, so a CUDA compile error fails them even without a GPU).
 # - NumPy and SciPy for the Python peer that runs on the host (scipy-tocsr; pip, where missing),
-#   and JAX's CPU build for the JAX routes (jax-cpu).
+#   JAX's CPU build for the JAX routes (jax-cpu) and NVIDIA Warp for the Warp routes (warp-cpu;
+#   the same wheel runs on a GPU).
 # A GPU machine needs the NVIDIA driver and NVRTC (CUDA toolkit 13, or the same wheel) instead;
 # its Python peers need CuPy and PyTorch, which are not installed here (their rows say skipped).
 # Run as root, or with sudo available. Rust comes from rustup (https://rustup.rs), not from here.
@@ -40,5 +41,10 @@ if ! python3 -c "import jax" >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check jax ||
     echo "setup: JAX could not be installed; the jax-cpu rows will say skipped" >&2
 fi
-echo "setup: Python peers: $(python3 -c 'import numpy, scipy; print("NumPy", numpy.__version__, "SciPy", scipy.__version__)' 2>/dev/null || echo none), $(python3 -c 'import jax; print("JAX", jax.__version__)' 2>/dev/null || echo 'no JAX')"
+# NVIDIA Warp (warp-lang, about 150 MB): the Warp routes run on its CPU device here.
+if ! python3 -c "import warp" >/dev/null 2>&1; then
+  python3 -m pip install -q --disable-pip-version-check warp-lang ||
+    echo "setup: Warp could not be installed; the warp-cpu rows will say skipped" >&2
+fi
+echo "setup: Python peers: $(python3 -c 'import numpy, scipy; print("NumPy", numpy.__version__, "SciPy", scipy.__version__)' 2>/dev/null || echo none), $(python3 -c 'import jax; print("JAX", jax.__version__)' 2>/dev/null || echo 'no JAX'), $(python3 -c 'import warp; print("Warp", warp.__version__)' 2>/dev/null || echo 'no Warp')"
 echo "setup: PoCL $(dpkg-query -W -f '${Version}' pocl-opencl-icd), NVRTC in $nvrtc_dir"

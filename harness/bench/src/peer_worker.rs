@@ -61,7 +61,12 @@ impl Worker {
         }
         let script = dir.path().join(files.last().map_or("", |f| f.0));
         let mut command = Command::new(python);
-        command.arg(&script).arg("--serve").env("PYTHONPATH", dir.path());
+        // The scripts' folder first, then the user's own PYTHONPATH (packages installed there).
+        let path = std::env::join_paths(
+            std::iter::once(dir.path().to_path_buf()).chain(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths)),
+        )
+        .map_err(|e| CaseError::Failed(format!("external peer: PYTHONPATH: {e}")))?;
+        command.arg(&script).arg("--serve").env("PYTHONPATH", path);
         let mut child = match command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

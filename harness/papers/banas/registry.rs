@@ -37,6 +37,8 @@ pub const METHODS: &[&dyn BanasMethod] = &[
     // (PyTorch's default math: FP32 without TF32); the same with CuPy (`cupy.einsum`,
     // `cupy.matmul`); with NumPy on the host, f64: the CPU reference's peer, on the same elements.
     &PythonRoute { about: About::new(&["torch-bmm"], Role::Peer, Runs::Cuda) },
+    // The same function under torch.compile (Inductor).
+    &PythonRoute { about: About::new(&["torch-compile"], Role::Peer, Runs::Cuda) },
     &PythonRoute { about: About::new(&["cupy-matmul"], Role::Peer, Runs::Cuda) },
     &PythonRoute { about: About::new(&["numpy-matmul"], Role::Peer, Runs::Host) },
 ];
@@ -49,12 +51,19 @@ impl Method {
     pub const CUBLAS_GEMM_TF32: Method = Method("cublas-gemm-tf32");
     pub const CUBLAS_GEMM_3XTF32: Method = Method("cublas-gemm-3xtf32");
     pub const TORCH_BMM: Method = Method("torch-bmm");
+    pub const TORCH_COMPILE: Method = Method("torch-compile");
     pub const CUPY_MATMUL: Method = Method("cupy-matmul");
     pub const NUMPY_MATMUL: Method = Method("numpy-matmul");
     /// The peers, in the order reports list them: cuBLAS through our code, then the Python
     /// libraries' routes.
-    pub const PEERS: [Method; 5] =
-        [Method::CUBLAS_GEMM, Method::CUBLAS_GEMM_3XTF32, Method::CUBLAS_GEMM_TF32, Method::TORCH_BMM, Method::CUPY_MATMUL];
+    pub const PEERS: [Method; 6] = [
+        Method::CUBLAS_GEMM,
+        Method::CUBLAS_GEMM_3XTF32,
+        Method::CUBLAS_GEMM_TF32,
+        Method::TORCH_BMM,
+        Method::TORCH_COMPILE,
+        Method::CUPY_MATMUL,
+    ];
 
     /// A peer (CUDA only).
     pub fn is_peer(self) -> bool {
@@ -78,7 +87,8 @@ mod tests {
     #[test]
     fn the_registry_states_what_each_method_was_before_it_was_a_type() {
         let all = Method::all();
-        assert_eq!(all.len(), 13);
+        // The variants, the peers, the CPU reference and its NumPy peer.
+        assert_eq!(all.len(), Variant::ALL.len() + Method::PEERS.len() + 2);
         let names: std::collections::BTreeSet<&str> = all.iter().map(|m| m.as_str()).collect();
         assert_eq!(names.len(), all.len(), "a name registered twice");
         let variants: Vec<Variant> = all.iter().filter_map(variant).collect();

@@ -365,8 +365,8 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
 
 /// The peers whose output meets the variants' own accuracy (f32's or f64's): the strongest of
 /// them is the one a variant is judged against.
-pub(crate) const SAME_ACCURACY_PEERS: [Method; 4] =
-    [Method::CUBLAS_GEMM, Method::CUBLAS_GEMM_3XTF32, Method::TORCH_BMM, Method::CUPY_MATMUL];
+pub(crate) const SAME_ACCURACY_PEERS: [Method; 5] =
+    [Method::CUBLAS_GEMM, Method::CUBLAS_GEMM_3XTF32, Method::TORCH_BMM, Method::TORCH_COMPILE, Method::CUPY_MATMUL];
 
 /// Our variants at the accuracy of the CUDA-core kernels in `precision`: all of them, but
 /// mma-nojac in f32 (3xTF32, about ten times their error).
@@ -411,7 +411,9 @@ fn best_row(r: &Rows, g: &(String, String, String, String), d: i64) -> Option<Ve
         cell(gemm.map(|i| r.time[i] / r.time[k])),
         cell(b_gemm.map(|i| r.time[i] / r.time[k])),
         cell(tf32.map(|i| r.time[i] / r.time[k])),
-        [Method::TORCH_BMM, Method::CUPY_MATMUL].map(|m| cell(peer_of(m, "kernel").map(|i| r.time[i] / r.time[k]))).join(" / "),
+        [Method::TORCH_BMM, Method::TORCH_COMPILE, Method::CUPY_MATMUL]
+            .map(|m| cell(peer_of(m, "kernel").map(|i| r.time[i] / r.time[k])))
+            .join(" / "),
         [Some(k), peer_of(Method::CUBLAS_GEMM_3XTF32, "kernel"), tf32]
             .map(|i| i.map_or("-".to_string(), |i| format!("{:.1e}", r.error[i])))
             .join(" / "),
@@ -439,7 +441,7 @@ const BEST_HEADER: [&str; 21] = [
     "best vs cublas-gemm (GEMM only)",
     "best vs cublas-gemm (B + GEMM)",
     "best vs cublas-gemm-tf32 (B + GEMM, TF32 accuracy)",
-    "best vs torch-bmm / cupy-matmul (einsum + GEMM)",
+    "best vs torch-bmm / torch-compile / cupy-matmul (einsum + GEMM)",
     "error vs f64: best / cublas-gemm-3xtf32 / cublas-gemm-tf32",
     "paper GTX580 best (% of 1581)",
 ];
@@ -461,7 +463,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
         notes: vec![
             "Best: the shortest kernel time of our variants at the CUDA-core kernels' accuracy (the paper's four, gram-nojac, and mma-nojac in f64; mma-nojac's 3xTF32 in f32 is in the stage tables). Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
             "kernel vs cpu: the GPU kernel alone (f32 or f64, as the row) against the f64 CPU reference, rayon-parallel over elements on every core of the host the run was on, its output allocated once outside the timer; total vs cpu: every stage of the GPU pass (prepare, allocate, upload, kernel, download).".into(),
-            "The peers (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements, B and w D B from our kernel. cublas-gemm: cuBLAS' default math (FP32 without TF32; f64 on the FP64 tensor cores where the GPU has them); cublas-gemm-3xtf32 (f32): B and w D B split into TF32 high and low parts, three TF32 GEMMs, about f32's accuracy; cublas-gemm-tf32 (f32): one TF32 GEMM, TF32's accuracy (its rows are checked to 1e-2, the others to the variants' bounds). 'vs' columns are a peer's time over the best variant's kernel time (above 1: the variant is faster); the strongest peer is the fastest of those at the row's own accuracy, named. torch-bmm and cupy-matmul (CUDA, run from Python by the harness on the same GPU and elements): the same matrices as a PyTorch or CuPy user writes them, B and w D B by the library's einsum, then torch.bmm or cupy.matmul (the libraries' default math: FP32 without TF32), checked like the others and counted among the same-accuracy peers.".into(),
+            "The peers (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements, B and w D B from our kernel. cublas-gemm: cuBLAS' default math (FP32 without TF32; f64 on the FP64 tensor cores where the GPU has them); cublas-gemm-3xtf32 (f32): B and w D B split into TF32 high and low parts, three TF32 GEMMs, about f32's accuracy; cublas-gemm-tf32 (f32): one TF32 GEMM, TF32's accuracy (its rows are checked to 1e-2, the others to the variants' bounds). 'vs' columns are a peer's time over the best variant's kernel time (above 1: the variant is faster); the strongest peer is the fastest of those at the row's own accuracy, named. torch-bmm and cupy-matmul (CUDA, run from Python by the harness on the same GPU and elements): the same matrices as a PyTorch or CuPy user writes them, B and w D B by the library's einsum, then torch.bmm or cupy.matmul (the libraries' default math: FP32 without TF32); torch-compile: the PyTorch function under torch.compile (Inductor, compiled in the checked pass); all checked like the others and counted among the same-accuracy peers.".into(),
         ],
     }
 }
@@ -526,6 +528,7 @@ pub(crate) fn gflops_figures(id: &str, r: &Rows) -> Vec<Figure> {
             (Method::CUBLAS_GEMM_3XTF32, "kernel", "(B + GEMM)"),
             (Method::CUBLAS_GEMM_TF32, "kernel", "(B + GEMM, TF32 accuracy)"),
             (Method::TORCH_BMM, "kernel", "(einsum + bmm)"),
+            (Method::TORCH_COMPILE, "kernel", "(einsum + bmm, torch.compile)"),
             (Method::CUPY_MATMUL, "kernel", "(einsum + matmul)"),
         ];
         for (method, metric, label) in peers {

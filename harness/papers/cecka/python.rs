@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use super::cost::{coo_route_bytes, element_flops, slot_route_bytes};
 use super::method::{CeckaMethod, Role, Runs};
-use super::problem::checked::{checked_rows, same_pattern, Cost, GpuRun};
+use super::problem::checked::{checked_rows_by, same_pattern, Cost, GpuRun, Rounding};
 use super::problem::prepared::Prepared;
 use super::problem::system::{Problem, SOURCE_F};
 use super::spec::{Point, Problem_};
@@ -28,23 +28,40 @@ const SCRIPT: Script = Script { file: "cecka_assembly.py", text: include_str!(".
 pub(crate) struct PythonRoute {
     name: &'static [&'static str],
     runs: Runs,
+    /// How it computes the entries (a FEM library by quadrature), which sets its check's rounding.
+    rounding: Rounding,
     /// The route adds into CSR slots through the slot map (PyTorch's `index_add_`); the others
     /// build their CSR pattern by COO -> CSR.
     slot_map: bool,
 }
 
 /// CuPy's `coo_matrix(...).tocsr()` after vectorized element matrices.
-pub(crate) const CUPY_TOCSR: PythonRoute = PythonRoute { name: &["cupy-tocsr"], runs: Runs::Cuda, slot_map: false };
+pub(crate) const CUPY_TOCSR: PythonRoute =
+    PythonRoute { name: &["cupy-tocsr"], runs: Runs::Cuda, slot_map: false, rounding: Rounding::Formula };
 /// PyTorch's `index_add_` into CSR slots after vectorized element matrices.
-pub(crate) const TORCH_INDEX_ADD: PythonRoute = PythonRoute { name: &["torch-index-add"], runs: Runs::Cuda, slot_map: true };
+pub(crate) const TORCH_INDEX_ADD: PythonRoute =
+    PythonRoute { name: &["torch-index-add"], runs: Runs::Cuda, slot_map: true, rounding: Rounding::Formula };
+/// The same function under `torch.compile` (Inductor; compiled in the checked pass).
+pub(crate) const TORCH_COMPILE: PythonRoute =
+    PythonRoute { name: &["torch-compile"], runs: Runs::Cuda, slot_map: true, rounding: Rounding::Formula };
 /// SciPy's `coo_matrix(...).tocsr()` on the host (f64) after vectorized NumPy element matrices,
 /// as scikit-fem assembles.
-pub(crate) const SCIPY_TOCSR: PythonRoute = PythonRoute { name: &["scipy-tocsr"], runs: Runs::Host, slot_map: false };
+pub(crate) const SCIPY_TOCSR: PythonRoute =
+    PythonRoute { name: &["scipy-tocsr"], runs: Runs::Host, slot_map: false, rounding: Rounding::Formula };
 /// JAX, as JAX-FEM assembles: element terms and `jax.ops.segment_sum` into the CSR slots, one
 /// jitted function, on the case's GPU.
-pub(crate) const JAX_SEGMENT_SUM: PythonRoute = PythonRoute { name: &["jax-segment-sum"], runs: Runs::Cuda, slot_map: true };
+pub(crate) const JAX_SEGMENT_SUM: PythonRoute =
+    PythonRoute { name: &["jax-segment-sum"], runs: Runs::Cuda, slot_map: true, rounding: Rounding::Formula };
 /// The same on JAX's CPU device (the host backend).
-pub(crate) const JAX_CPU: PythonRoute = PythonRoute { name: &["jax-cpu"], runs: Runs::Host, slot_map: true };
+pub(crate) const JAX_CPU: PythonRoute = PythonRoute { name: &["jax-cpu"], runs: Runs::Host, slot_map: true, rounding: Rounding::Formula };
+/// NVIDIA Warp's FEM toolkit: `fem.integrate` of the Laplace form on a `Trimesh2D` Lagrange
+/// space into a BSR matrix, the source and the prescribed values by `fem.integrate` and
+/// `bsr_mv`; handed over as CSR in our dofs.
+pub(crate) const WARP_FEM: PythonRoute =
+    PythonRoute { name: &["warp-fem"], runs: Runs::Cuda, slot_map: false, rounding: Rounding::Quadrature };
+/// The same on Warp's CPU device.
+pub(crate) const WARP_CPU: PythonRoute =
+    PythonRoute { name: &["warp-cpu"], runs: Runs::Host, slot_map: false, rounding: Rounding::Quadrature };
 
 impl CeckaMethod for PythonRoute {
     fn names(&self) -> &'static [&'static str] {
@@ -70,7 +87,7 @@ impl CeckaMethod for PythonRoute {
 /// The rows of `point`'s Python route, checked like every method's and naming the library.
 fn python_rows<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point, route: &PythonRoute) -> Result<Vec<Measured>, CaseError> {
     let (run, library) = run_python::<T>(ctx, prep, route)?;
-    checked_rows(prep, point, run, Some(&library))
+    checked_rows_by(prep, point, run, Some(&library), route.rounding)
 }
 
 /// Runs `route` on the case's target (a CUDA device, or the host for SciPy); returns its run
@@ -102,8 +119,8 @@ fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, route: &PythonRoute) 
         // What the library allocates is its own: not counted.
         memory: f64::NAN,
         setup_s,
-        // SciPy's host route: one thread (no BLAS call of any size); JAX's CPU device takes the
-        // threads XLA gives it.
+        // SciPy's host route: one thread (no BLAS call of any size), as Warp's CPU device runs its
+        // kernels; JAX's CPU device takes the threads XLA gives it.
         extras: if device.is_none() && !route.slot_map {
             vec![("triplets", entries as f64), ("threads", 1.0)]
         } else {
@@ -173,11 +190,11 @@ mod tests {
             assert!(library.starts_with("SciPy "), "{library}");
             let cost = Cost { extras: vec![], ..out.cost.clone() };
             let mut wrong = GpuRun::new(out.timings.clone(), out.vals.clone(), out.rhs.clone(), cost);
-            let rows = checked_rows(prep, point, out, Some(&library)).unwrap();
+            let rows = checked_rows_by(prep, point, out, Some(&library), Rounding::Formula).unwrap();
             assert!(rows.iter().all(|m| m.status == Status::Ok && m.library.as_deref() == Some(library.as_str())), "{:?}", rows[0].reason);
             let k = wrong.vals.len() / 2;
             wrong.vals[k] *= 1.0 + 1e-6;
-            let rows = checked_rows(prep, point, wrong, None).unwrap();
+            let rows = checked_rows_by(prep, point, wrong, None, Rounding::Formula).unwrap();
             assert!(rows.iter().all(|m| m.status == Status::Failed), "a wrong entry passed");
         });
     }
@@ -198,26 +215,39 @@ mod tests {
     /// on a wrong entry, a NaN and a short answer.
     #[test]
     fn jax_route_verifies_and_its_check_fails_on_a_wrong_a_nan_and_a_short_answer() {
-        let with_jax = std::process::Command::new("python3").args(["-c", "import jax"]).status().is_ok_and(|s| s.success());
-        if !with_jax {
-            assert!(std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none(), "FEMBENCH_REQUIRE_PYTHON is set and there is no JAX");
-            eprintln!("skipped: no Python with JAX");
+        library_route_is_checked(&JAX_CPU, "jax", "JAX ");
+    }
+
+    /// Warp's route on its CPU device, the same way.
+    #[test]
+    fn warp_route_verifies_and_its_check_fails_on_a_wrong_a_nan_and_a_short_answer() {
+        library_route_is_checked(&WARP_CPU, "warp", "Warp ");
+    }
+
+    /// A library's host route: its rows verify, its library is named, and its check fails on a
+    /// wrong entry, a NaN and a short answer. Without the library (and FEMBENCH_REQUIRE_PYTHON
+    /// unset) it is skipped with a line saying so.
+    fn library_route_is_checked(route: &PythonRoute, module: &str, prefix: &str) {
+        let with = std::process::Command::new("python3").args(["-c", &format!("import {module}")]).status().is_ok_and(|s| s.success());
+        if !with {
+            assert!(std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none(), "FEMBENCH_REQUIRE_PYTHON is set and there is no {module}");
+            eprintln!("skipped: no Python with {module}");
             return;
         }
-        on_the_host(&JAX_CPU, |prep, point, out, library| {
-            assert!(library.starts_with("JAX ") && library.contains("cpu"), "{library}");
+        on_the_host(route, |prep, point, out, library| {
+            assert!(library.starts_with(prefix) && library.contains("cpu"), "{library}");
             let again = |f: &dyn Fn(&mut GpuRun<f64>)| {
                 let mut r =
                     GpuRun::new(out.timings.clone(), out.vals.clone(), out.rhs.clone(), Cost { extras: vec![], ..out.cost.clone() });
                 f(&mut r);
-                checked_rows(prep, point, r, None).map(|rows| rows.iter().all(|m| m.status == Status::Failed))
+                checked_rows_by(prep, point, r, None, route.rounding).map(|rows| rows.iter().all(|m| m.status == Status::Failed))
             };
             assert!(matches!(again(&|_| {}), Ok(false)), "the route's own answer fails its check");
             let k = out.vals.len() / 3;
             assert!(matches!(again(&|r| r.vals[k] *= 1.0 + 1e-6), Ok(true)), "a wrong entry passed");
             assert!(matches!(again(&|r| r.rhs[1] = f64::NAN), Ok(true)), "a NaN passed");
             assert!(!matches!(again(&|r| r.vals.truncate(k)), Ok(false)), "a short answer passed");
-            let rows = checked_rows(prep, point, out, Some(&library)).unwrap();
+            let rows = checked_rows_by(prep, point, out, Some(&library), route.rounding).unwrap();
             assert!(rows.iter().all(|m| m.status == Status::Ok), "{:?}", rows[0].reason);
         });
     }

@@ -11,7 +11,7 @@ use super::host::{PARALLEL, SERIAL};
 use super::method::{CeckaMethod, Gpu, GpuMethod, Role};
 use super::nz::methods::{GlobalNz, LocalNz, SharedAtomic, SharedNz};
 use super::peer::{SlotScatter, COO_CUSPARSE, COO_RADIX};
-use super::python::{CUPY_TOCSR, JAX_CPU, JAX_SEGMENT_SUM, SCIPY_TOCSR, TORCH_INDEX_ADD};
+use super::python::{CUPY_TOCSR, JAX_CPU, JAX_SEGMENT_SUM, SCIPY_TOCSR, TORCH_COMPILE, TORCH_INDEX_ADD, WARP_CPU, WARP_FEM};
 use super::spec::Method;
 
 /// Every method of the Cecka experiments, in the order tables list them.
@@ -29,9 +29,12 @@ pub const METHODS: &[&dyn CeckaMethod] = &[
     &Gpu(SlotScatter),
     &CUPY_TOCSR,
     &TORCH_INDEX_ADD,
+    &TORCH_COMPILE,
     &SCIPY_TOCSR,
     &JAX_SEGMENT_SUM,
     &JAX_CPU,
+    &WARP_FEM,
+    &WARP_CPU,
 ];
 
 /// The methods a benchmark of this paper runs, as a type (the benchmark is generic over it).

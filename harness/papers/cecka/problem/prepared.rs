@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, Bounds, Problem, System};
+use super::system::{assemble_dummy, assemble_serial, color_elements, error_bounds, quadrature_bounds, Bounds, Problem, System};
 use crate::benchmark::CaseError;
 use crate::cache::ProblemCache;
 use crate::cecka::nz::plans::{GlobalPlan, Packed, SharedAtomicPlan, SharedPlan};
@@ -27,6 +27,8 @@ pub struct Prepared {
     pub(crate) dummy_reference: OnceLock<System>,
     pub(crate) bounds: OnceLock<Bounds>,
     pub(crate) dummy_bounds: OnceLock<Bounds>,
+    /// The bounds of a route that integrates by quadrature ([`quadrature_bounds`]).
+    pub(crate) quadrature_bounds: OnceLock<Bounds>,
     pub(crate) colors: Mutex<BTreeMap<u32, Timed<Arc<Vec<Vec<u32>>>>>>,
     /// Plans by their parameters; failures are kept too (a partition that does not fit is
     /// not retried for the next precision or backend with the same limits).
@@ -67,6 +69,10 @@ impl Prepared {
         } else {
             self.bounds.get_or_init(|| self.cached("cecka-bounds", || error_bounds(&self.problem, false)))
         }
+    }
+    /// The bounds of a route that integrates by quadrature: [`Self::bounds`] and its rounding.
+    pub(crate) fn quadrature_bounds(&self) -> &Bounds {
+        self.quadrature_bounds.get_or_init(|| quadrature_bounds(&self.problem, self.bounds(false)))
     }
     /// The element coloring with at least `min` colors, and the seconds it took.
     pub(crate) fn colors(&self, min: u32) -> Result<(Arc<Vec<Vec<u32>>>, f64), CaseError> {
@@ -118,6 +124,7 @@ fn build(mesh: Option<&MeshFile>, level: u32, order: u32) -> Result<Prepared, Ca
         dummy_reference: OnceLock::new(),
         bounds: OnceLock::new(),
         dummy_bounds: OnceLock::new(),
+        quadrature_bounds: OnceLock::new(),
         colors: Mutex::new(BTreeMap::new()),
         global: Mutex::new(BTreeMap::new()),
         shared: Mutex::new(BTreeMap::new()),
