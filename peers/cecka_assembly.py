@@ -274,7 +274,14 @@ def warp_fem(p):
     # each timed call then integrates and adds atomically through that map into the same matrix.
     fields = {"u": u, "v": v}
     first = {"construction": "mapped_atomic", "prune_numerical_zeros": False}
-    out = {"a": fem.integrate(laplace_form, fields=fields, output_dtype=wreal, bsr_options=first)}
+    try:
+        out = {"a": fem.integrate(laplace_form, fields=fields, output_dtype=wreal, bsr_options=first)}
+    except Exception as e:
+        # A form Warp cannot generate code for at this degree (Warp 1.19: the gradients of its
+        # triangle Lagrange spaces from degree 4) is a limit of the library here, not a wrong answer.
+        if not type(e).__module__.startswith("warp."):
+            raise
+        fp.skip(p.folder, f"Warp cannot build the Laplace form at degree {order}: {type(e).__name__}: {str(e).splitlines()[-1][:200]}")
     out["b"] = fem.integrate(unit_form, fields={"v": v}, output_dtype=wreal)
     again = {"construction": "mapped_atomic", "capacity": "reuse"}
 

@@ -27,7 +27,8 @@ split)
   ;;
 park)
   mkdir -p "$parts"
-  cp .w/part.* .w/NAME .w/SHA256 "$parts"/
+  # The call that carries the first part also carries NAME and SHA256.
+  for f in .w/part.* .w/NAME .w/SHA256; do [ -f "$f" ] && cp "$f" "$parts"/; done
   ls -l "$parts"
   ;;
 install)
