@@ -67,6 +67,23 @@ fn the_results_at_a_glance_are_the_published_rows() {
         both(|g| format!("{:.1}x", t(g, "cecka-sizes", &cecka("torch-index-add"), "torch-index-add") / sa(g)), " / ")
             + " PyTorch's own route",
         both(over_sa("cupy-tocsr", 2), " / ") + " CuPy's `tocsr` route",
+        {
+            // The FEM libraries, on the H200 only: f32, then f64.
+            let lib = |m: &str, prec: &str| {
+                let case = |m: &str| format!("cuda/{prec}/method={m},level=7,order=1,min_colors=0");
+                t("h200", "cecka-sizes", &case(m), m) / t("h200", "cecka-sizes", &case("shared-atomic"), "shared-atomic")
+            };
+            let x = |v: f64| if v >= 10.0 { format!("{v:.0}x") } else { format!("{v:.1}x") };
+            format!(
+                "the FEM libraries on the H200: {} JAX's jitted `segment_sum` route, {} PyTorch's route under `torch.compile` and {} NVIDIA Warp's `warp.fem` assembly (in f64: {}, {} and {})",
+                x(lib("jax-segment-sum", "f32")),
+                x(lib("torch-compile", "f32")),
+                x(lib("warp-fem", "f32")),
+                x(lib("jax-segment-sum", "f64")),
+                x(lib("torch-compile", "f64")),
+                x(lib("warp-fem", "f64"))
+            )
+        },
         format!("{} µs/element", sig(banas("h200", "reg-nojac") / 89.0 * 1e6, 3)),
         both(|g| sig(banas(g, "cublas-gemm-3xtf32") / banas(g, "reg-nojac"), 2) + "x", " / ") + " cuBLAS 3xTF32",
         both(|g| sig(acoo(g, "csr-atomic") * 1e6, 3) + " µs (csr-atomic)", " | "),
