@@ -176,10 +176,28 @@ fn best_vs_peer_range(gpu: &str) -> String {
 #[test]
 fn the_readmes_banas_ranges_are_the_reports() {
     let text = readme();
-    for (gpu, run) in [("h100-banas", "H100"), ("h200-x4-reproduce", "H200")] {
+    for (gpu, run) in [("h100-banas", "H100"), ("h200", "H200")] {
         let range = best_vs_peer_range(gpu);
         assert!(text.contains(&format!("({range}, [run](results/published/{gpu}/")), "the README's {run} range is not {range}");
     }
+}
+
+/// The README's sentence on the Python peers of Banaś reads the H200 report's best variant table:
+/// its column of our best against torch-bmm / torch-compile / cupy-matmul.
+#[test]
+fn the_readmes_banas_python_peers_are_the_h200_reports() {
+    let rows = best_rows("h200");
+    let peers = |prec: &str, p: i64| -> Vec<String> {
+        let row = rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap();
+        row.2[19].split(" / ").map(|v| sig(v.parse().unwrap(), 2) + "x").collect()
+    };
+    let (a1, a7, d1, d7) = (peers("f32", 1), peers("f32", 7), peers("f64", 1), peers("f64", 7));
+    let want = format!(
+        "is {} / {} slower than our best f32 kernel at p = 1 and {} / {} at p = 7 on the H200 (in f64: {} / {} and {} / {}); under `torch.compile` PyTorch's route is {} slower at p = 1 and {} at p = 7 in f32",
+        a1[0], a1[2], a7[0], a7[2], d1[0], d1[2], d7[0], d7[2], a1[1], a7[1]
+    );
+    let text = readme().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains(&want), "the README lacks `{want}`");
 }
 
 /// The cells of a report's "best variant per degree" table: (precision, p) -> the cells of its row.
