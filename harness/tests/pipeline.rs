@@ -3,6 +3,8 @@
 
 mod common;
 
+#[path = "pipeline/docs_numbers.rs"]
+mod docs_numbers;
 #[path = "pipeline/prep_cache.rs"]
 mod prep_cache;
 #[path = "pipeline/published.rs"]

@@ -9,7 +9,7 @@ use polars::prelude::*;
 use crate::common;
 
 /// The median of one row (`column`: `time_median_s` or `bandwidth_gbs`) of a published run.
-fn row(gpu: &str, experiment: &str, case: &str, metric: &str, column: &str) -> f64 {
+pub(crate) fn row(gpu: &str, experiment: &str, case: &str, metric: &str, column: &str) -> f64 {
     let run = RunDir::open(&common::published(gpu)).unwrap();
     let df = run.read_experiment(experiment).unwrap().unwrap_or_else(|| panic!("{gpu}: no {experiment} rows"));
     let pick = df
@@ -22,12 +22,12 @@ fn row(gpu: &str, experiment: &str, case: &str, metric: &str, column: &str) -> f
     v.unwrap_or_else(|| panic!("{gpu}: no {experiment} row {case} / {metric}"))
 }
 
-fn t(gpu: &str, experiment: &str, case: &str, metric: &str) -> f64 {
+pub(crate) fn t(gpu: &str, experiment: &str, case: &str, metric: &str) -> f64 {
     row(gpu, experiment, case, metric, "time_median_s")
 }
 
 /// `v` to `n` significant digits, as the README prints it (no exponent).
-fn sig(v: f64, n: i32) -> String {
+pub(crate) fn sig(v: f64, n: i32) -> String {
     let digits = (n - 1 - v.abs().log10().floor() as i32).max(0) as usize;
     format!("{v:.digits$}")
 }
