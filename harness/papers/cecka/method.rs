@@ -50,6 +50,11 @@ pub trait CeckaMethod: Sync {
     fn external(&self) -> bool {
         false
     }
+    /// A FEM library's route (JAX, NVIDIA Warp, compiled PyTorch): reports set the fastest of
+    /// them beside the strongest of the other peers.
+    fn fem_library(&self) -> bool {
+        false
+    }
     /// Builds the host plan its cases will use; nothing by default.
     fn plan_ahead(&self, _: &Ahead) {}
     /// The argument structs of kernels of its own (checked against their signatures by a test).

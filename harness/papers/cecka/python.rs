@@ -76,6 +76,9 @@ impl CeckaMethod for PythonRoute {
     fn external(&self) -> bool {
         true
     }
+    fn fem_library(&self) -> bool {
+        self.name[0].starts_with("jax-") || self.name[0].starts_with("warp-") || self.name[0] == "torch-compile"
+    }
     fn run(&self, ctx: &mut CaseCtx, _: &Problem_, prep: &Prepared, point: &Point) -> Result<Vec<Measured>, CaseError> {
         match ctx.precision {
             crate::Precision::F32 => python_rows::<f32>(ctx, prep, point, self),

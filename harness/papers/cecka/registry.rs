@@ -89,6 +89,10 @@ impl Method {
     pub fn peers() -> Vec<Method> {
         Method::of_role(Role::Peer)
     }
+    /// The FEM libraries' routes among the peers (JAX, Warp, compiled PyTorch).
+    pub fn libraries() -> Vec<Method> {
+        Method::peers().into_iter().filter(|m| m.entry().fem_library()).collect()
+    }
     /// Its registered type (in the shipped list).
     pub fn entry(self) -> &'static dyn CeckaMethod {
         Shipped::entry(self).expect("a shipped method")
