@@ -18,10 +18,12 @@ fn every_kernel_compiles_to_ptx() {
             let ptx = cuda::compile_ptx(source, &defines, "compute_90").unwrap_or_else(|e| panic!("{e}"));
             assert!(ptx.contains(".entry"), "{} produced no kernel entry", source.file);
             // Every KERNEL in the file is an entry point of the PTX, but those its defaults leave
-            // out (banas_mma: MMA's defines build it; `every_banas_plan_compiles_to_ptx`).
+            // out.
             for line in source.text.lines().filter(|l| l.starts_with("KERNEL void ")) {
                 let name = line["KERNEL void ".len()..].split('(').next().unwrap().trim();
-                if (source.file, name) == ("banas.kern", "banas_mma") {
+                // banas_mma: MMA's defines build it (`every_banas_plan_compiles_to_ptx`);
+                // sanfui_to_csr: a block format's (`every_sanfui_kernel_compiles_for_every_format`).
+                if [("banas.kern", "banas_mma"), ("sanfui.kern", "sanfui_to_csr")].contains(&(source.file, name)) {
                     continue;
                 }
                 assert!(ptx.contains(&format!(".entry {name}(")), "{name} missing from PTX of {}", source.file);
@@ -162,7 +164,8 @@ fn every_sanfui_kernel_compiles_for_every_format() {
     if !common::nvrtc_available() {
         return;
     }
-    for format in fembench::sanfui::registry::formats().iter().map(|f| f.code()) {
+    for f in fembench::sanfui::registry::formats() {
+        let format = f.code();
         for atomic in [0u8, 1] {
             for precision in [Precision::F32, Precision::F64] {
                 // SharedNZ's stride: 10 element columns in 48 KB in f64, 21 in f32.
@@ -178,9 +181,12 @@ fn every_sanfui_kernel_compiles_for_every_format() {
                     "sanfui_gather_plan",
                     "sanfui_gather",
                     "sanfui_shared_nz",
+                    "sanfui_spmv",
                 ] {
                     assert!(ptx.contains(&format!(".entry {name}(")), "{name}: format {format} atomic {atomic} {precision}");
                 }
+                // The conversion to CSR exists for the block formats only (FMT_BLOCKS).
+                assert_eq!(ptx.contains(".entry sanfui_to_csr("), f.0.blocks(), "sanfui_to_csr: format {format}");
             }
         }
     }
