@@ -245,6 +245,8 @@ def warp_fem(p):
     if p.device is not None and not wp.is_cuda_available():
         fp.skip(p.folder, "Warp sees no CUDA device")
     device = wp.get_device(f"cuda:{p.device}" if p.device is not None else "cpu")
+    # Every Warp call of the route (integration, SpMV, events) on the case's device.
+    wp.set_device(device)
     real = p.real()
     wreal, vec = (wp.float32, wp.vec2) if p.precision == "f32" else (wp.float64, wp.vec2d)
     en = int(p.scalars["en"])
@@ -260,8 +262,9 @@ def warp_fem(p):
     # Warp's node w is our node ours[w]: both place a triangle's nodes equispaced.
     wpos = space.node_positions().numpy().astype(np.float64)
     dist, ours = cKDTree(np.stack([x, y], 1)).query(wpos)
-    if len(ours) != len(x) or len(np.unique(ours)) != len(x):
-        raise RuntimeError(f"Warp's {len(ours)} nodes are not ours ({len(x)}) one to one")
+    extent = max(np.ptp(x), np.ptp(y))
+    if len(ours) != len(x) or len(np.unique(ours)) != len(x) or dist.max() > 1e-5 * extent:
+        raise RuntimeError(f"Warp's {len(ours)} nodes are not ours ({len(x)}) one to one (farthest {dist.max():.3g})")
     if not _WARP_FORMS:
         _WARP_FORMS.extend(_warp_forms())
     laplace_form, unit_form = _WARP_FORMS
