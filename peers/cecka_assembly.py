@@ -267,6 +267,9 @@ def warp_fem(p):
         raise RuntimeError(f"Warp's {len(ours)} nodes are not ours ({len(x)}) one to one (farthest {dist.max():.3g})")
     if not _WARP_FORMS:
         _WARP_FORMS.extend(_warp_forms())
+        # Warp's pool of temporaries, as its examples keep one: a repeated integration borrows
+        # its scratch arrays from it instead of allocating them inside the timer.
+        fem.set_default_temporary_store(fem.TemporaryStore())
     laplace_form, unit_form = _WARP_FORMS
     domain = fem.Cells(geo)
     u, v = fem.make_trial(space, domain=domain), fem.make_test(space, domain=domain)
