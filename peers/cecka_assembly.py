@@ -34,7 +34,6 @@ once, before the timer, as a user would.
                     matrix is handed over in our dofs as CSR.
   warp-cpu          the same on Warp's CPU device; host clock
 """
-import os
 import fembench_peer as fp
 
 
@@ -185,24 +184,13 @@ def scipy_tocsr(p):
 def jax_segment_sum(p):
     """JAX's route: A^e and F^e, then segment sums into the slots, all in one jitted function. Its
     outputs are new arrays every call (JAX's arrays are immutable), so there is nothing to poison."""
-    import os
-
-    # JAX takes 75% of the GPU's memory at its first use unless told otherwise: this worker shares
-    # the GPU with fembench's own methods for the whole run.
-    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         import numpy as np
-        import jax
     except ImportError as e:
-        fp.skip(p.folder, f"JAX is not installed ({e})")
-    if p.precision == "f64":
-        jax.config.update("jax_enable_x64", True)
+        fp.skip(p.folder, f"NumPy is not installed ({e})")
+    jax, dev = fp.jax_on(p)
     import jax.numpy as jnp
 
-    try:
-        dev = jax.devices("gpu")[p.device or 0] if p.device is not None else jax.devices("cpu")[0]
-    except RuntimeError as e:
-        fp.skip(p.folder, f"JAX has no such device ({e})")
     real = p.real()
     n, nnz, en = int(p.scalars["n_free"]), int(p.scalars["nnz"]), int(p.scalars["en"])
     conn = p.arrays["conn"].reshape(-1, en).astype(np.int32)
@@ -233,20 +221,11 @@ def warp_fem(p):
         import numpy as np
         import scipy.sparse as sp
         from scipy.spatial import cKDTree
-        import warp as wp
         import warp.fem as fem
         import warp.sparse as wsp
     except ImportError as e:
         fp.skip(p.folder, f"Warp is not installed ({e})")
-    wp.config.quiet = True
-    # Warp's kernel cache: the worker's folder, kept for the run (every case of the run reuses it).
-    wp.config.kernel_cache_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp-cache")
-    wp.init()
-    if p.device is not None and not wp.is_cuda_available():
-        fp.skip(p.folder, "Warp sees no CUDA device")
-    device = wp.get_device(f"cuda:{p.device}" if p.device is not None else "cpu")
-    # Every Warp call of the route (integration, SpMV, events) on the case's device.
-    wp.set_device(device)
+    wp, device = fp.warp_on(p)
     real = p.real()
     wreal, vec = (wp.float32, wp.vec2) if p.precision == "f32" else (wp.float64, wp.vec2d)
     en = int(p.scalars["en"])
@@ -301,24 +280,9 @@ def warp_fem(p):
     run()
     wp.synchronize_device(device)
     checked = warp_to_csr(np, sp, out["a"], out["b"].numpy(), dof[ours], int(p.scalars["n_free"]))
-    if p.device is None:
-        samples = fp.time_host(p, lambda: (run(), wp.synchronize_device(device)))
-        fp.finish(p, f"Warp {wp.__version__} (cpu)", "host-wall", samples, checked)
-        return
-    event = lambda: WarpEvent(wp, device)
-    flush = fp.flush_with(p, lambda n: wp.empty(n, dtype=wp.int32, device=device), lambda b, i: b.fill_(i))
-    samples = fp.time_gpu(p, run, event, lambda a, b: wp.get_event_elapsed_time(a.e, b.e), lambda: wp.synchronize_device(device), flush)
-    fp.finish(p, f"Warp {wp.__version__} ({device.name}, warp.fem)", "device-event-open", samples, checked)
-
-
-class WarpEvent:
-    """A timing event on Warp's stream, as fembench_peer.time_gpu records one."""
-
-    def __init__(self, wp, device):
-        self.wp, self.e = wp, wp.Event(device, enable_timing=True)
-
-    def record(self):
-        self.wp.record_event(self.e)
+    samples, timer = fp.time_warp(p, wp, device, run)
+    where = "cpu" if p.device is None else f"{device.name}, warp.fem"
+    fp.finish(p, f"Warp {wp.__version__} ({where})", timer, samples, checked)
 
 
 def warp_to_csr(np, sp, a, b, dofs, n):

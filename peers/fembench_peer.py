@@ -180,32 +180,68 @@ def time_gpu(problem, run, event, elapsed_ms, synchronize, flush=None):
     (cold repetitions too where asked, each after `flush`: `flush_with`). The host's work between
     the events (the library's calls, its waits) counts, as it does for a user: fembench records
     these rows as device-event-open."""
-
-    def one():
-        start, stop = event(), event()
-        start.record()
-        run()
-        stop.record()
-        synchronize()
-        return elapsed_ms(start, stop) / 1e3
-
+    clock = event_clock(event, elapsed_ms, synchronize)
+    one = lambda: clock(run)
     return _timed(problem, one, flush, synchronize)
 
 
 def time_host(problem, run):
     """Seconds of each timed repetition of `run` by the host clock, after the warm-ups (cold
     repetitions too where asked, each after the host's flush)."""
-
-    def one():
-        t0 = time.perf_counter()
-        run()
-        return time.perf_counter() - t0
-
+    clock = host_clock(lambda: None)
+    one = lambda: clock(run)
     return _timed(problem, one, _host_flush(problem), lambda: None)
 
 
-def finish(problem, library, timer, samples, outputs):
-    """Writes `result.json` and one raw file per output (numpy arrays on the host)."""
+def time_stages(problem, stages, clock):
+    """Whole passes of `stages` (a list of (name, fn), run in order), each stage timed on its
+    own by `clock(fn)` (seconds: `host_clock` or `event_clock`), after the case's warm-up
+    passes, until its rule is met on the passes' totals. Returns (totals, {name: samples})."""
+    m = problem.measure
+    for _ in range(m["warmup"]):
+        for _, fn in stages:
+            fn()
+    per, totals = {name: [] for name, _ in stages}, []
+    while not _enough(totals, m):
+        total = 0.0
+        for name, fn in stages:
+            s = clock(fn)
+            per[name].append(s)
+            total += s
+        totals.append(total)
+    return totals, per
+
+
+def host_clock(synchronize):
+    """A stage's seconds by the host clock, up to `synchronize()`'s return."""
+
+    def clock(fn):
+        t0 = time.perf_counter()
+        fn()
+        synchronize()
+        return time.perf_counter() - t0
+
+    return clock
+
+
+def event_clock(event, elapsed_ms, synchronize):
+    """A stage's seconds between two device events (the host's calls between them count)."""
+
+    def clock(fn):
+        start, stop = event(), event()
+        start.record()
+        fn()
+        stop.record()
+        synchronize()
+        return elapsed_ms(start, stop) / 1e3
+
+    return clock
+
+
+def finish(problem, library, timer, samples, outputs, stages=None):
+    """Writes `result.json` and one raw file per output (numpy arrays on the host); `stages`:
+    each stage's samples where the route times its stages (`time_stages`), `samples` then being
+    the passes' totals."""
     import numpy as np
 
     described = {}
@@ -217,7 +253,68 @@ def finish(problem, library, timer, samples, outputs):
     result = {"library": library, "timer": timer, "samples_s": [float(s) for s in samples], "outputs": described}
     if problem.cold_samples is not None:
         result["cold_samples_s"] = [float(s) for s in problem.cold_samples]
+    if stages is not None:
+        result["stages"] = {name: [float(s) for s in v] for name, v in stages.items()}
     _write_result(problem.folder, result)
+
+
+def warp_on(p):
+    """Warp, initialised once a worker and set to the case's device (a CUDA device, or Warp's CPU
+    device where the case runs on the host): `(wp, device)`. Warp's kernel cache is the worker's
+    folder, kept for the run."""
+    try:
+        import warp as wp
+    except ImportError as e:
+        skip(p.folder, f"Warp is not installed ({e})")
+    wp.config.quiet = True
+    wp.config.kernel_cache_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp-cache")
+    wp.init()
+    if p.device is not None and not wp.is_cuda_available():
+        skip(p.folder, "Warp sees no CUDA device")
+    device = wp.get_device(f"cuda:{p.device}" if p.device is not None else "cpu")
+    wp.set_device(device)
+    return wp, device
+
+
+class WarpEvent:
+    """A timing event on Warp's stream, as `time_gpu` records one."""
+
+    def __init__(self, wp, device):
+        self.wp, self.e = wp, wp.Event(device, enable_timing=True)
+
+    def record(self):
+        self.wp.record_event(self.e)
+
+
+def time_warp(p, wp, device, run):
+    """`run` timed as Warp's users time it: Warp's events on the case's GPU (device-event-open),
+    or the host clock on Warp's CPU device. Returns (samples, timer)."""
+    sync = lambda: wp.synchronize_device(device)
+    if p.device is None:
+        return time_host(p, lambda: (run(), sync())), "host-wall"
+    flush = flush_with(p, lambda n: wp.empty(n, dtype=wp.int32, device=device), lambda b, i: b.fill_(i))
+    event = lambda: WarpEvent(wp, device)
+    samples = time_gpu(p, run, event, lambda a, b: wp.get_event_elapsed_time(a.e, b.e), sync, flush)
+    return samples, "device-event-open"
+
+
+def jax_on(p):
+    """JAX on the case's device (its GPU, or JAX's CPU device where the case runs on the host),
+    with 64-bit floats enabled for f64 cases: `(jax, device)`. JAX takes 75% of the GPU's memory
+    at its first use unless told otherwise, and this worker shares the GPU with fembench's own
+    methods for the whole run: it allocates as it goes."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    try:
+        import jax
+    except ImportError as e:
+        skip(p.folder, f"JAX is not installed ({e})")
+    if p.precision == "f64":
+        jax.config.update("jax_enable_x64", True)
+    try:
+        dev = jax.devices("gpu")[p.device or 0] if p.device is not None else jax.devices("cpu")[0]
+    except RuntimeError as e:
+        skip(p.folder, f"JAX has no such device ({e})")
+    return jax, dev
 
 
 def skip(folder, reason):

@@ -99,6 +99,9 @@ pub struct Outcome {
     /// The warm repetitions, then the cold ones where the case asked for them (each after a
     /// flush of the device's cache by the script's library, or of the host's on the host).
     pub timings: Vec<Timing>,
+    /// Each stage's warm samples, where the route times its stages (`fembench_peer.time_stages`):
+    /// `timings` then holds the passes' totals.
+    pub stages: BTreeMap<String, Timing>,
     outputs: BTreeMap<String, Vec<f64>>,
 }
 
@@ -135,6 +138,9 @@ enum ScriptResult {
         /// The cold repetitions, where the case asked for them and the route could flush.
         #[serde(default)]
         cold_samples_s: Option<Vec<f64>>,
+        /// Each stage's samples, where the route times its stages.
+        #[serde(default)]
+        stages: BTreeMap<String, Vec<f64>>,
         outputs: BTreeMap<String, ArrayFile>,
     },
 }
@@ -168,19 +174,46 @@ pub fn run(workers: &Mutex<Workers>, script: &Script, route: &str, inputs: Input
     outcome(result, dir)
 }
 
+/// The CUDA device a route `name` runs on for the case (None: the host, on the cpu backend); on
+/// another GPU backend the case is skipped with the reason.
+pub fn cuda_device(ctx: &crate::benchmark::CaseCtx, name: &str) -> Result<Option<usize>, CaseError> {
+    match ctx.target {
+        crate::benchmark::Target::Gpu(dev) if dev.info().backend == Some(fembench_device::Backend::Cuda) => Ok(Some(dev.info().index)),
+        crate::benchmark::Target::Gpu(_) => Err(CaseError::Skipped(format!("{name} runs on CUDA devices"))),
+        crate::benchmark::Target::Cpu => Ok(None),
+    }
+}
+
+/// Runs `route` of `script` for the case, on `device` ([`cuda_device`]) in the case's precision
+/// and repetition rule (with its cache flush's size), on the run's worker. The background's host
+/// work is quieted first: the script's host work is inside its timers.
+pub fn run_for(
+    ctx: &mut crate::benchmark::CaseCtx,
+    device: Option<usize>,
+    script: &Script,
+    route: &str,
+    inputs: Inputs,
+) -> Result<Outcome, CaseError> {
+    ctx.run.background().quiet();
+    let at = Placement { precision: ctx.precision, device, policy: ctx.policy, flush_bytes: ctx.flusher.map_or(0, |f| f.bytes()) };
+    run(&workers(ctx.run), script, route, inputs, &at)
+}
+
 /// The run's Python workers ([`crate::peer_worker`]), kept in its context.
 pub fn workers(run: &crate::context::RunContext) -> std::sync::Arc<Mutex<Workers>> {
     run.state("python peer workers", || Mutex::new(Workers::default()))
 }
 
 fn outcome(result: ScriptResult, dir: &Path) -> Result<Outcome, CaseError> {
-    let (library, timer, samples, cold, files) = match result {
+    let (library, timer, samples, cold, stages, files) = match result {
         ScriptResult::Skipped { skipped } => return Err(CaseError::Skipped(skipped)),
         ScriptResult::Error { error } => {
             let tail: Vec<&str> = error.lines().rev().take(4).collect();
             return Err(CaseError::Failed(format!("external peer: {}", tail.into_iter().rev().collect::<Vec<_>>().join(" | "))));
         }
-        ScriptResult::Done { library, timer, samples_s, cold_samples_s, outputs } => (library, timer, samples_s, cold_samples_s, outputs),
+        ScriptResult::Done { library, timer, samples_s, cold_samples_s, stages, outputs } => {
+            (library, timer, samples_s, cold_samples_s, stages, outputs)
+        }
     };
     let timer = match timer.as_str() {
         "device-event-open" => Timer::DeviceEventOpen,
@@ -189,16 +222,18 @@ fn outcome(result: ScriptResult, dir: &Path) -> Result<Outcome, CaseError> {
     };
     let mut timings = vec![Timing { samples, timer, mode: CacheMode::Warm, batch: 1 }];
     timings.extend(cold.map(|samples| Timing { samples, timer, mode: CacheMode::Cold, batch: 1 }));
-    for t in &timings {
+    let stages: BTreeMap<String, Timing> =
+        stages.into_iter().map(|(name, samples)| (name, Timing { samples, timer, mode: CacheMode::Warm, batch: 1 })).collect();
+    for (what, t) in timings.iter().map(|t| (t.mode.as_str(), t)).chain(stages.iter().map(|(n, t)| (n.as_str(), t))) {
         if t.samples.is_empty() || t.samples.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-            return Err(CaseError::Failed(format!("external peer: bad {} samples {:?}", t.mode.as_str(), t.samples)));
+            return Err(CaseError::Failed(format!("external peer: bad {what} samples {:?}", t.samples)));
         }
     }
     let mut outputs = BTreeMap::new();
     for (name, a) in files {
         outputs.insert(name, read_array(&dir.join(&a.file), &a)?);
     }
-    Ok(Outcome { library, timings, outputs })
+    Ok(Outcome { library, timings, stages, outputs })
 }
 
 /// One output file as f64 values.

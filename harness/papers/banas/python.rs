@@ -15,7 +15,7 @@ use super::prism::jacobian_terms;
 use super::spec::{Method, Point, Problem_};
 use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
 use crate::device::Backend;
-use crate::external::{self, Inputs, Placement, Script};
+use crate::external::{self, Inputs, Script};
 use crate::Precision;
 
 const SCRIPT: Script = Script { file: "banas_gemm.py", text: include_str!("../../../peers/banas_gemm.py") };
@@ -54,10 +54,7 @@ pub(crate) fn run_python_peer(ctx: &mut CaseCtx, problem: &Problem_, point: &Poi
     };
     let (ne, n, k) = (prep.mesh.len(), element_dofs(nsh), 6 * nq);
     let inputs = inputs(&prep, nsh, nq)?;
-    // The script's host work is inside its timer: nothing may share the cores meanwhile.
-    ctx.run.background().quiet();
-    let at = Placement { precision: ctx.precision, device, policy: ctx.policy, flush_bytes: ctx.flusher.map_or(0, |f| f.bytes()) };
-    let out = external::run(&external::workers(ctx.run), &SCRIPT, point.method.as_str(), inputs, &at)?;
+    let out = external::run_for(ctx, device, &SCRIPT, point.method.as_str(), inputs)?;
     let error = error_of(&prep, out.output("a")?, out.output("nan")?, n * n)?;
     let flops = 2.0 * (n * n * k) as f64 * ne as f64;
     let extras = [

@@ -17,9 +17,8 @@ use super::problem::checked::{checked_rows_by, same_pattern, Cost, GpuRun, Round
 use super::problem::prepared::Prepared;
 use super::problem::system::{Problem, SOURCE_F};
 use super::spec::{Point, Problem_};
-use crate::benchmark::{CaseCtx, CaseError, Measured, Target};
-use crate::device::Backend;
-use crate::external::{self, Inputs, Placement, Script};
+use crate::benchmark::{CaseCtx, CaseError, Measured};
+use crate::external::{self, Inputs, Script};
 use crate::real::Real;
 
 const SCRIPT: Script = Script { file: "cecka_assembly.py", text: include_str!("../../../peers/cecka_assembly.py") };
@@ -98,18 +97,11 @@ fn python_rows<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, point: &Point, route
 fn run_python<T: Real>(ctx: &mut CaseCtx, prep: &Prepared, route: &PythonRoute) -> Result<(GpuRun<T>, String), CaseError> {
     let name = route.name[0];
     let p = &prep.problem;
-    let device = match ctx.target {
-        Target::Gpu(dev) if dev.info().backend == Some(Backend::Cuda) => Some(dev.info().index),
-        Target::Gpu(_) => return Err(CaseError::Skipped(format!("{name} runs on CUDA devices"))),
-        Target::Cpu => None,
-    };
+    let device = external::cuda_device(ctx, name)?;
     let setup_start = Instant::now();
     let inputs = inputs(p, route.slot_map)?;
     let setup_s = setup_start.elapsed().as_secs_f64();
-    // The script's host work is inside its timer: nothing may share the cores meanwhile.
-    ctx.run.background().quiet();
-    let at = Placement { precision: ctx.precision, device, policy: ctx.policy, flush_bytes: ctx.flusher.map_or(0, |f| f.bytes()) };
-    let out = external::run(&external::workers(ctx.run), &SCRIPT, name, inputs, &at)?;
+    let out = external::run_for(ctx, device, &SCRIPT, name, inputs)?;
     if !route.slot_map {
         same_pattern(p, out.output("indptr")?, out.output("indices")?)?;
     }
@@ -163,6 +155,8 @@ fn inputs(p: &Problem, slots: bool) -> Result<Inputs, CaseError> {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use crate::benchmark::Target;
 
     use super::super::problem::prepared::prepared;
     use super::super::spec::Method;
