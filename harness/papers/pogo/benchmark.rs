@@ -41,7 +41,7 @@ fn prepared_model(problem: &Problem_, m: ModelName, coarsen: f64) -> Result<Prep
         Some(path) => {
             // Reading the file stands for the mesher's seconds.
             let t = std::time::Instant::now();
-            super::import::from_msh(path, m).and_then(|model| {
+            super::io::import::from_msh(path, m).and_then(|model| {
                 let read_s = t.elapsed().as_secs_f64();
                 let mut b = Built::new(|| model, problem.check_steps, problem.sell_sigma)?;
                 b.mesh_s = read_s;
@@ -257,7 +257,7 @@ fn check_mesh_files(spec: &Spec<PogoStepping>) -> Result<(), (String, String)> {
             ));
         }
         let model = *sweep.model.iter().next().expect("one model");
-        super::import::from_msh(path, model).map_err(|e| (format!("{at}.msh"), format!("{at}.msh: {e}")))?;
+        super::io::import::from_msh(path, model).map_err(|e| (format!("{at}.msh"), format!("{at}.msh: {e}")))?;
     }
     Ok(())
 }
@@ -358,7 +358,17 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, parallel: bool, steps: usize) -> 
     })?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
     let per_step = Timing { samples: t.samples.iter().map(|v| v / steps as f64).collect(), timer: t.timer, mode: t.mode, batch: t.batch };
-    Ok(StepRun { per_step, error, trace_error: f64::NAN, device_bytes: 0.0, vendor_version: None, col16: false, full: None, checked_steps })
+    Ok(StepRun {
+        per_step,
+        error,
+        trace_error: f64::NAN,
+        device_bytes: 0.0,
+        vendor_version: None,
+        col16: false,
+        full: None,
+        checked_steps,
+        library: None,
+    })
 }
 
 /// Bytes a step moves by the method's own storage, counting each stored value once: K' (with
@@ -397,6 +407,12 @@ pub fn step_bytes(prep: &Prepared, method: Method, s: usize, col16: bool) -> (f6
             let slices = 4.0 * (p.rows().div_ceil(32) + 1) as f64;
             ((s as f64 + 4.0) * nnz + slices + vectors, (s as f64 + 4.0) * stored + slices + vectors)
         }
+        m if m.bsr() => {
+            // Warp's BSR of 2 x 2 blocks: values of every entry, a column a block, the offsets.
+            let (nnz, nodes) = (prep.sys.pattern.nnz() as f64, prep.sys.nodes as f64);
+            let b = s as f64 * nnz + 4.0 * nnz / 4.0 + 4.0 * (nodes + 1.0) + vectors;
+            (b, b)
+        }
         _ => {
             let nnz = prep.sys.pattern.nnz() as f64;
             let b = (s as f64 + 4.0) * nnz + 4.0 * (ndof + 1.0) + vectors;
@@ -430,7 +446,7 @@ fn full_row(prep: &Prepared, point: &Point, precision: Precision, f: CheckedFull
         .extra("receivers", prep.model.receivers.len() as f64)
 }
 
-fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed_steps: usize) -> Measured {
+pub(crate) fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed_steps: usize) -> Measured {
     let s = if point.method.on_cpu() { 8 } else { precision.bytes() };
     let f32_rounding = precision == Precision::F32 || point.method.kf32();
     let tol = tolerance(f32_rounding && !point.method.on_cpu(), prep.sys.row_bound, run.checked_steps);
@@ -491,6 +507,9 @@ fn row(prep: &Prepared, point: &Point, precision: Precision, run: StepRun, timed
     });
     let names = ["arranged_blocks", "arranged_eta", "arrange_splits", "arrange_passes", "l_av", "link_pointers", "arrange_s"];
     let mut out = Measured::verified("step", run.per_step, run.error, tol).bytes(bytes).flops(flops);
+    if let Some(l) = &run.library {
+        out = out.library(l);
+    }
     out = names.iter().zip(arranged_extras).fold(out, |m, (k, v)| m.extra(k, v));
     if run.device_bytes > 0.0 {
         out = out.memory(run.device_bytes);

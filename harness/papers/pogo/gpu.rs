@@ -82,6 +82,8 @@ pub struct StepRun {
     pub full: Option<FullRun>,
     /// Steps of the checked pass (`error` is after them).
     pub checked_steps: usize,
+    /// The library and its version, for a library's route (`peers/pogo_step.py`).
+    pub library: Option<String>,
 }
 
 /// A full-length run on the device, before its check against the CPU reference's window.

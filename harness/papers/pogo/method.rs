@@ -25,11 +25,15 @@ pub struct About {
     pub full_run: bool,
     /// The multi-GPU study splits it across GPUs.
     pub splits: bool,
+    /// A FEM or array library's route, run by its Python script (`peers/pogo_step.py`).
+    pub library: bool,
+    /// K' stored as a BSR matrix of node blocks (Warp's).
+    pub bsr: bool,
 }
 
 impl About {
     pub const fn new(names: &'static [&'static str], role: Role, runs: Runs) -> About {
-        About { names, role, runs, blocker: None, kf32: false, full_run: false, splits: false }
+        About { names, role, runs, blocker: None, kf32: false, full_run: false, splits: false, library: false, bsr: false }
     }
     pub const fn on(self, blocker: Blocker) -> About {
         About { blocker: Some(blocker), ..self }
@@ -42,6 +46,12 @@ impl About {
     }
     pub const fn splits(self) -> About {
         About { splits: true, ..self }
+    }
+    pub const fn library(self) -> About {
+        About { library: true, ..self }
+    }
+    pub const fn bsr(self) -> About {
+        About { bsr: true, ..self }
     }
 }
 

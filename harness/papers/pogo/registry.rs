@@ -5,6 +5,7 @@
 
 use super::benchmark::HostStep;
 use super::method::{About, PogoMethod, Registered};
+use super::python::PythonStep;
 use super::spec::{Blocker, Method};
 use super::stepper::DeviceStep;
 use crate::methods::{Role, Runs};
@@ -29,6 +30,13 @@ pub const METHODS: &[&dyn PogoMethod] = &[
     // then the same update kernel (in the case's precision throughout).
     &Registered(About::new(&["csr-cusparse"], Role::Peer, Runs::Cuda), DeviceStep),
     &Registered(About::new(&["sell-cusparse"], Role::Peer, Runs::Cuda), DeviceStep),
+    // The step as a user of a GPU library writes it (peers/pogo_step.py): NVIDIA Warp's BSR SpMV
+    // of 2 x 2 blocks and an update kernel, one CUDA graph a step; JAX's BCSR SpMV in a jitted
+    // fori_loop; and the same on the libraries' CPU devices (how CI runs them).
+    &PythonStep(About::new(&["warp-bsr"], Role::Peer, Runs::Cuda).library().bsr()),
+    &PythonStep(About::new(&["jax-bcsr"], Role::Peer, Runs::Cuda).library()),
+    &PythonStep(About::new(&["warp-cpu"], Role::Peer, Runs::Host).library().bsr()),
+    &PythonStep(About::new(&["jax-cpu"], Role::Peer, Runs::Host).library()),
     // Eq. (4) on the host in f64, CSR, one thread (the paper's Abaqus role, as a time per step);
     // the same on every rayon thread.
     &HostStep { about: About::new(&["cpu-serial"], Role::Baseline, Runs::Host), parallel: false },
@@ -78,7 +86,23 @@ impl Method {
     }
     /// A vendor-library step.
     pub fn vendor(self) -> bool {
-        self.about().role == Role::Peer
+        self.about().role == Role::Peer && !self.about().library
+    }
+    /// A FEM or array library's route (Warp, JAX), run by its Python script.
+    pub fn library(self) -> bool {
+        self.about().library
+    }
+    /// K' stored as a BSR matrix of node blocks (Warp's).
+    pub fn bsr(self) -> bool {
+        self.about().bsr
+    }
+    /// Our GPU steps (beyond the paper) and the paper's kernel: what a library step is set against.
+    pub fn ours() -> Vec<Method> {
+        Method::all().into_iter().filter(|m| matches!(m.about().role, Role::Beyond | Role::Paper)).collect()
+    }
+    /// The library routes on a GPU, the peers of the steps' headline table.
+    pub fn libraries() -> Vec<Method> {
+        Method::all().into_iter().filter(|m| m.library() && !m.on_cpu()).collect()
     }
 }
 
@@ -101,6 +125,10 @@ mod tests {
                 "pogo-aligned-kf32",
                 "csr-cusparse",
                 "sell-cusparse",
+                "warp-bsr",
+                "jax-bcsr",
+                "warp-cpu",
+                "jax-cpu",
                 "cpu-serial",
                 "cpu-parallel"
             ]
@@ -110,7 +138,11 @@ mod tests {
         assert_eq!(with(Method::full_runs), [Method::SELL, Method::SELL_KF32, Method::POGO_ALIGNED]);
         assert_eq!(with(Method::splits), [Method::SELL, Method::SELL_KF32, Method::POGO_ALIGNED, Method::POGO_ALIGNED_KF32]);
         assert_eq!(with(Method::vendor), [Method::CSR_CUSPARSE, Method::SELL_CUSPARSE]);
-        assert_eq!(with(Method::on_cpu), [Method::CPU_SERIAL, Method::CPU_PARALLEL]);
+        let named = |v: &[&str]| v.iter().map(|n| Method::named(n).unwrap()).collect::<Vec<_>>();
+        assert_eq!(with(Method::on_cpu), named(&["warp-cpu", "jax-cpu", "cpu-serial", "cpu-parallel"]));
+        assert_eq!(with(Method::library), named(&["warp-bsr", "jax-bcsr", "warp-cpu", "jax-cpu"]));
+        assert_eq!(with(Method::bsr), named(&["warp-bsr", "warp-cpu"]));
+        assert_eq!(Method::libraries(), named(&["warp-bsr", "jax-bcsr"]));
         assert!(
             Method::PEERS.iter().all(|m| Method::named(m.as_str()) == Some(*m)) && Method::POGO_GREEDY.entry().about().role == Role::Paper
         );

@@ -87,7 +87,7 @@ pub struct Problem_ {
     pub sell_sigma: usize,
     /// A Gmsh `.msh` file (relative to the working directory) whose mesh replaces our mesher's
     /// for the sweep's one model (its groups as `harness export` writes them: see
-    /// [`super::import`]); the sweep's coarsen must then be [1].
+    /// [`super::io::import`]); the sweep's coarsen must then be [1].
     pub msh: Option<std::path::PathBuf>,
 }
 

@@ -356,6 +356,7 @@ pub fn run_device<T: Real>(
         col16,
         full,
         checked_steps: prep.check_steps,
+        library: None,
     })
 }
 

@@ -235,41 +235,31 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
     let mut targets: Vec<(String, String)> = (0..r.id.time.len()).map(|i| (r.id.device[i].clone(), r.id.backend[i].clone())).collect();
     targets.sort();
     targets.dedup();
-    let mut rows = Vec::new();
+    let (mut rows, mut wins) = (Vec::new(), Vec::new());
     for (device, backend) in &targets {
         for (model, dofs) in r.cases() {
             for precision in ["f64", "f32"] {
-                // The strongest vendor step of the same run, device and precision, named.
-                let peer = Method::PEERS
-                    .iter()
-                    .filter_map(|m| r.id.find([device, backend, precision, m.as_str(), &model], dofs).map(|i| (m.as_str(), r.id.time[i])))
-                    .min_by(|a, b| a.1.total_cmp(&b.1));
+                let key = [device.as_str(), backend.as_str(), precision, model.as_str()];
+                // The strongest vendor step and the fastest library step of the same run, device
+                // and precision, named.
+                let peer = fastest(r, key, dofs, &Method::PEERS);
+                let library = fastest(r, key, dofs, &Method::libraries());
+                let ours = fastest(r, key, dofs, &Method::ours());
+                if let (Some((lib, tl)), Some((best, to))) = (library, ours) {
+                    if tl < to {
+                        wins.push(format!("{lib} ({:.2} us) beats our fastest step, {best} ({:.2} us), on {device} {backend}, {model} at {:.3}M DOFs, {precision}", tl * 1e6, to * 1e6, dofs / 1e6));
+                    }
+                }
                 for m in Method::all() {
                     let Some(i) = r.id.find([device, backend, precision, m.as_str(), &model], dofs) else { continue };
-                    let copy = ctx.copy_gbs(device, backend, precision);
-                    let paper_gbs = r.n("paper_bytes", i) / r.id.time[i] / 1e9;
-                    let full = r.n("increments", i) * r.id.time[i];
-                    let p = paper::model(&model);
-                    let paper_full = p.map_or(f64::NAN, |p| if precision == "f64" { p.step_greedy_s.0 } else { p.step_greedy_s.1 });
-                    rows.push(vec![
-                        format!("{device} {backend}"),
-                        model.clone(),
-                        format!("{:.3}", dofs / 1e6),
-                        m.as_str().into(),
-                        precision.into(),
-                        format!("{:.2} [{:.2}, {:.2}]", r.id.time[i] * 1e6, r.lo[i] * 1e6, r.hi[i] * 1e6),
-                        fmt_num(r.gbs[i]),
-                        copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * r.gbs[i] / c)),
-                        if m.on_cpu() { "-".into() } else { fmt_num(paper_gbs) },
-                        copy.filter(|_| !m.on_cpu()).map_or("-".into(), |c| format!("{:.0}%", 100.0 * paper_gbs / c)),
-                        peer.map_or("-".into(), |(name, t)| format!("{:.2}x {name}", t / r.id.time[i])),
-                        fmt_num(full),
-                        if m.on_cpu() { "-".into() } else { fmt_num(paper_full) },
-                        format!("{:.1e}", r.n("error", i)),
-                    ]);
+                    rows.push(step_row(r, ctx, m, i, [peer, library]));
                 }
             }
         }
+    }
+    let mut notes = steps_notes();
+    if !wins.is_empty() {
+        notes.insert(0, format!("A library step beats ours: {}.", wins.join("; ")));
     }
     Table {
         name: format!("{id}-steps"),
@@ -286,6 +276,7 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
             "GB/s (paper's count)",
             "of copy (paper's count)",
             "vs strongest cuSPARSE step",
+            "vs fastest library step",
             "full run (s)",
             "paper GTX580 greedy (s)",
             "rel. L2 error",
@@ -293,15 +284,59 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
         .map(String::from)
         .to_vec(),
         rows,
-        notes: vec![
+        notes,
+    }
+}
+
+/// The fastest of `methods` on the case (`key`: device, backend, precision, model), named, with
+/// its time.
+fn fastest(r: &Rows, key: [&str; 4], dofs: f64, methods: &[Method]) -> Option<(&'static str, f64)> {
+    let [device, backend, precision, model] = key;
+    methods
+        .iter()
+        .filter_map(|m| r.id.find([device, backend, precision, m.as_str(), model], dofs).map(|i| (m.as_str(), r.id.time[i])))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// One method's line of the steps table; `peers`: the strongest cuSPARSE step and the fastest
+/// library step of its case.
+fn step_row(r: &Rows, ctx: &ReportCtx, m: Method, i: usize, peers: [Option<(&str, f64)>; 2]) -> Vec<String> {
+    let (device, backend, precision) = (&r.id.device[i], &r.id.backend[i], r.id.precision[i].as_str());
+    let copy = ctx.copy_gbs(device, backend, precision);
+    let paper_gbs = r.n("paper_bytes", i) / r.id.time[i] / 1e9;
+    let full = r.n("increments", i) * r.id.time[i];
+    let p = paper::model(&r.id.model[i]);
+    let paper_full = p.map_or(f64::NAN, |p| if precision == "f64" { p.step_greedy_s.0 } else { p.step_greedy_s.1 });
+    let ratio = |peer: Option<(&str, f64)>| peer.map_or("-".into(), |(name, t)| format!("{:.2}x {name}", t / r.id.time[i]));
+    vec![
+        format!("{device} {backend}"),
+        r.id.model[i].clone(),
+        format!("{:.3}", r.id.dofs[i] / 1e6),
+        m.as_str().into(),
+        precision.into(),
+        format!("{:.2} [{:.2}, {:.2}]", r.id.time[i] * 1e6, r.lo[i] * 1e6, r.hi[i] * 1e6),
+        fmt_num(r.gbs[i]),
+        copy.map_or("-".into(), |c| format!("{:.0}%", 100.0 * r.gbs[i] / c)),
+        if m.on_cpu() { "-".into() } else { fmt_num(paper_gbs) },
+        copy.filter(|_| !m.on_cpu()).map_or("-".into(), |c| format!("{:.0}%", 100.0 * paper_gbs / c)),
+        ratio(peers[0]),
+        ratio(peers[1]),
+        fmt_num(full),
+        if m.on_cpu() { "-".into() } else { fmt_num(paper_full) },
+        format!("{:.1e}", r.n("error", i)),
+    ]
+}
+
+fn steps_notes() -> Vec<String> {
+    vec![
             "A step: the method's U_next = K' U_curr + C' U_prev + F' with the receivers recorded (ours: one kernel; the peers: cuSPARSE's SpMV, CSR or sliced ELL, then one update kernel); timed `timed_steps` steps at a time (a column of the rows: 100 on the GPU and 10 on the host in the pogo experiments) with device events (host: the wall clock), divided by the steps.".into(),
             "Own bytes: the method's stored K' (values and column indices, 16-bit offsets for sell where the node order allows, without padding) plus U_curr, U_prev, C' and U_next once. Paper's count: Appendix A's 48 720 + 147 456 eta bytes per 512-node block (f64; f32 halves its doubles), with our aligned blocks (Table 4 is the paper's aligned blocker); for pogo-aligned and pogo-greedy, with the blocks and eta of the arrangement they ran on.".into(),
             "pogo-aligned, pogo-greedy: the paper's kernel (section 2.3) on the aligned or greedy partition arranged as section 3.2 does. Own bytes: K' blocks and link pointers of the links each node uses (and the pointer that ends its list), U_curr, U_prev, C' and U_next of each node, the 20-entry table and the linked loads each block makes.".into(),
             "vs strongest cuSPARSE step: the faster cuSPARSE step's time (csr-cusparse: CSR SpMV; sell-cusparse: cuSPARSE's sliced ELL, 32-row slices; each then one update kernel) over this method's, that step named, same run, device and precision. cuSPARSE has no f32 matrix under f64 vectors, so its steps are all-f64 in the f64 rows; sell-kf32 and pogo-aligned-kf32 are f64 methods (U, C', sums) with K' stored in f32.".into(),
             "full run: the model's increments times the time per step (extrapolated, not run). The paper's column is Table 2's Pogo (greedy) explicit stepping on a GTX580, on its own meshes.".into(),
             "rel. L2 error: ||U - U_oracle|| / ||U_oracle|| after the checked steps from rest; the oracle steps Eq. (3) element by element in f64, without K'.".into(),
-        ],
-    }
+        "vs fastest library step: the faster of the library steps on the GPU (warp-bsr: NVIDIA Warp's BSR SpMV of 2 x 2 blocks and an update kernel, one CUDA graph a step, Warp's events; jax-bcsr: JAX's BCSR SpMV in a jitted fori_loop of the timed steps, host clock around each call) over this method's, same run, device and precision. warp-cpu and jax-cpu are the same on the libraries' CPU devices.".into(),
+    ]
 }
 
 fn step_time(id: &str, r: &Rows) -> Figure {

@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use super::model::{geo_damping, Model};
-use super::spec::ModelName;
+use super::super::model::{geo_damping, Model};
+use super::super::spec::ModelName;
 
 /// Physical group of the source's nodes, and of the first receiver's node.
 pub const SOURCE_GROUP: i32 = 100;
@@ -70,7 +70,7 @@ pub fn from_msh(path: &Path, name: ModelName) -> Result<Model, String> {
         material,
         damping,
         fixed: vec![false; 2 * nodes],
-        source: super::model::Source { nodes: source_nodes, ..template.source },
+        source: super::super::model::Source { nodes: source_nodes, ..template.source },
         receivers,
         dt: template.dt,
         increments: template.increments,

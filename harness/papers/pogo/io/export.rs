@@ -13,8 +13,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::model::{Model, Signal};
-use super::system::{lumped, System};
+use super::super::model::{Model, Signal};
+use super::super::system::{lumped, System};
 use crate::fem::aligned::Blocking;
 use crate::fem::elements::Elements;
 use crate::fem::partition;
