@@ -170,7 +170,14 @@ impl Benchmark for AcooCapacitor {
 
 /// One row per stage the method has, plus the total; all carry the checks and the counts.
 /// `bounds`: the largest scaled error the consolidated CSR (A-FEM) may have, and the product's.
-fn rows(problem: &Problem_, bounds: (f64, f64), c: &Capacitor, reference: &Solve, method: Method, run: MethodRun) -> Vec<Measured> {
+pub(crate) fn rows(
+    problem: &Problem_,
+    bounds: (f64, f64),
+    c: &Capacitor,
+    reference: &Solve,
+    method: Method,
+    run: MethodRun,
+) -> Vec<Measured> {
     let (csr_bound, product_bound) = bounds;
     // The iteration count must be the reference's to within two, or `iteration_slack` of it on
     // long solves, and the solve converged.
@@ -227,6 +234,9 @@ fn rows(problem: &Problem_, bounds: (f64, f64), c: &Capacitor, reference: &Solve
     for staged in run.staged {
         for (name, t) in staged.stages.into_iter().chain([("total", staged.total)]) {
             let mut m = Measured::verified(name, t, run.error, problem.max_error);
+            if let Some(l) = &run.library {
+                m = m.library(l);
+            }
             if let Some(r) = &reason {
                 m = failed(m, r);
             } else if iteration_gap as f64 > 2f64.max(problem.iteration_slack * reference_iterations as f64) {

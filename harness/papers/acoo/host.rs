@@ -54,7 +54,16 @@ fn run_cpu(ctx: &mut CaseCtx, case: &Case, method: &HostMethod) -> Result<Method
         performed: work.iterations,
         converged: work.relative_residual <= problem.tolerance,
     };
-    Ok(MethodRun { staged: vec![staged], cg, error: worst, csr_error: None, memory: Default::default(), coloring: None, product: None })
+    Ok(MethodRun {
+        staged: vec![staged],
+        cg,
+        error: worst,
+        csr_error: None,
+        memory: Default::default(),
+        coloring: None,
+        product: None,
+        library: None,
+    })
 }
 
 /// Colored assembly with rayon: one color at a time, its elements across the threads.

@@ -30,11 +30,13 @@ pub struct About {
     pub open_stage: Option<&'static str>,
     /// The paper's device bytes per element (Fig. 10), where it gives one.
     pub paper_bytes_per_element: Option<f64>,
+    /// A FEM or array library's route, run by its Python script (`peers/acoo_cg.py`).
+    pub library: bool,
 }
 
 impl About {
     pub const fn new(names: &'static [&'static str], role: Role, runs: Runs, stages: &'static [&'static str]) -> About {
-        About { names, role, runs, stages, open_stage: None, paper_bytes_per_element: None }
+        About { names, role, runs, stages, open_stage: None, paper_bytes_per_element: None, library: false }
     }
     pub const fn open(self, stage: &'static str) -> About {
         About { open_stage: Some(stage), ..self }
@@ -42,10 +44,19 @@ impl About {
     pub const fn paper_bytes(self, bytes: f64) -> About {
         About { paper_bytes_per_element: Some(bytes), ..self }
     }
+    /// Its stages are timed by its script (device events or the host clock, as it says): open
+    /// regions on a GPU.
+    pub const fn library(self) -> About {
+        About { library: true, ..self }
+    }
     /// Its stages, each with its clock: the host's wall clock on the CPU, device events on a
     /// GPU, an open region where the stage waits on the host.
     pub(crate) fn timed_stages(&self) -> Vec<(&'static str, Timer)> {
-        let timer = if self.runs == Runs::Host { Timer::HostWall } else { Timer::DeviceEvent };
+        let timer = match self.runs {
+            Runs::Host => Timer::HostWall,
+            _ if self.library => Timer::DeviceEventOpen,
+            _ => Timer::DeviceEvent,
+        };
         self.stages.iter().map(|&n| (n, if self.open_stage == Some(n) { Timer::DeviceEventOpen } else { timer })).collect()
     }
 }

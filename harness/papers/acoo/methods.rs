@@ -29,6 +29,8 @@ pub struct MethodRun {
     pub(crate) coloring: Option<(f64, usize)>,
     /// The method's matrix-vector product on its own (device methods).
     pub(crate) product: Option<ProductRun>,
+    /// The library and its version, for a library's route (`peers/acoo_cg.py`).
+    pub(crate) library: Option<String>,
 }
 
 /// Why a cold run of these methods fails.
@@ -131,6 +133,15 @@ impl Checks {
         product: ProductRun,
     ) -> Result<MethodRun, CaseError> {
         let cg = self.last.ok_or_else(|| CaseError::Failed("no pass ran".into()))?;
-        Ok(MethodRun { staged: vec![staged], cg, error: self.worst, csr_error: self.csr, memory, coloring, product: Some(product) })
+        Ok(MethodRun {
+            staged: vec![staged],
+            cg,
+            error: self.worst,
+            csr_error: self.csr,
+            memory,
+            coloring,
+            product: Some(product),
+            library: None,
+        })
     }
 }

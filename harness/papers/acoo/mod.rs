@@ -12,7 +12,7 @@
 //! Each method is a type ([`method`]), registered with one line in [`registry::METHODS`]
 //! that states what it is (name, role, where it runs, stages): A-FEM in `afem`, EbE-v1 and v2
 //! in `ebe`, the CSR methods and the cuSPARSE peers in `csr_methods`, the CPU reference in
-//! `host`.
+//! `host`, Warp's and JAX's routes through their Python script in `python`.
 //!
 //! Cost model (bytes per element the device keeps, s = size of a real): the mesh (12 + 2s per
 //! node... as uploaded: 12 per element, 2s + 4 + s per node); A-FEM's lists 9 x 16 per element
@@ -33,6 +33,7 @@ pub mod kernel;
 pub mod method;
 pub mod methods;
 pub mod product;
+mod python;
 pub mod registry;
 pub mod report;
 pub mod spec;

@@ -7,6 +7,7 @@ use super::csr_methods::{Csr, Solver};
 use super::ebe::Ebe;
 use super::host::HostMethod;
 use super::method::{About, AcooMethod, Registered};
+use super::python::PythonCg;
 use super::spec::Method;
 use crate::methods::{Role, Runs};
 
@@ -33,6 +34,13 @@ pub const METHODS: &[&dyn AcooMethod] = &[
         About::new(&["cusparse-cg-graph"], Role::Peer, Runs::Cuda, CSR_STAGES),
         Csr { colored: false, solver: Solver::VendorGraph },
     ),
+    // The capacitor as a user of a GPU library assembles and solves it (peers/acoo_cg.py): NVIDIA
+    // Warp's element kernel and warp.optim.linear.cg in one CUDA graph; JAX's jitted element stage
+    // and jax.scipy.sparse.linalg.cg inside jit; the same on the libraries' CPU devices (CI).
+    &PythonCg(About::new(&["warp-cg"], Role::Peer, Runs::Cuda, CSR_STAGES).library()),
+    &PythonCg(About::new(&["jax-cg"], Role::Peer, Runs::Cuda, CSR_STAGES).library()),
+    &PythonCg(About::new(&["warp-cpu"], Role::Peer, Runs::Host, CSR_STAGES).library()),
+    &PythonCg(About::new(&["jax-cpu"], Role::Peer, Runs::Host, CSR_STAGES).library()),
     &HostMethod { about: About::new(&["cpu-serial"], Role::Baseline, Runs::Host, CSR_STAGES), parallel: false },
     &HostMethod { about: About::new(&["cpu-parallel"], Role::Baseline, Runs::Host, CSR_STAGES), parallel: true },
 ];
@@ -61,6 +69,10 @@ impl Method {
     }
     pub fn runs_on(self, backend: crate::Backend) -> bool {
         self.entry().about().runs.on(backend)
+    }
+    /// The library routes on a GPU (Warp, JAX), beside the vendor peers in the headline table.
+    pub fn libraries() -> Vec<Method> {
+        Method::all().into_iter().filter(|m| m.entry().about().library && !m.on_cpu()).collect()
     }
     pub fn paper_bytes_per_element(self) -> Option<f64> {
         self.entry().about().paper_bytes_per_element

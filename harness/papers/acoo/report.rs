@@ -90,54 +90,97 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
     Ok(out)
 }
 
+const STAGES: [&str; 6] = ["elements", "bc", "consolidate", "convert", "solve", "total"];
+
+/// A peer's figures at one size: its time per CG iteration and its total, where it has rows.
+type PeerTimes = (Option<f64>, Option<f64>);
+
 fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
-    const STAGES: [&str; 6] = ["elements", "bc", "consolidate", "convert", "solve", "total"];
-    let mut rows = Vec::new();
+    let (mut rows, mut wins) = (Vec::new(), Vec::new());
     for key in keys {
         let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
+        let times = |m: Method| (per_iteration(r, key, m.as_str(), top), find(r, key, m.as_str(), "total", top).map(|i| r.time[i]));
         // Speed-ups over the vendor-library CGs of the same device, backend and precision, the
-        // strongest (the graph of device-scalar calls) first.
-        let peers: Vec<(Option<f64>, Option<f64>)> = Method::PEERS
-            .iter()
-            .map(|p| (per_iteration(r, key, p.as_str(), top), find(r, key, p.as_str(), "total", top).map(|i| r.time[i])))
-            .collect();
-        for m in Method::all() {
-            let Some(total) = find(r, key, m.as_str(), "total", top) else { continue };
-            let ms = |metric: &str| find(r, key, m.as_str(), metric, top).map(|i| fmt_num(r.time[i] * 1e3)).unwrap_or_else(|| "-".into());
-            let solve = find(r, key, m.as_str(), "solve", top).map(|i| r.time[i]).unwrap_or(f64::NAN);
-            let it = r.iterations[total];
-            let over_peer = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
-                (Some(a), Some(b)) => format!("{:.2}x", b / a),
-                _ => "-".into(),
-            };
-            let with_coloring = r.time[total] + if r.coloring[total].is_finite() { r.coloring[total] } else { 0.0 };
-            // The product on its own: time, GB/s by its compulsory bytes, share of the run's copy.
-            let product = find(r, key, m.as_str(), "spmv", top);
-            let [device, backend, precision] = &r.ident[total];
-            let copy = ctx.copy_gbs(device, backend, precision);
-            let share = match (product, copy) {
-                (Some(i), Some(c)) if r.gbs[i].is_finite() => format!("{:.0}%", 100.0 * r.gbs[i] / c),
-                _ => "-".into(),
-            };
-            let mut row = vec![key.clone(), m.as_str().to_string(), fmt_num(top)];
-            row.extend(STAGES.iter().map(|s| ms(s)));
-            row.extend([
-                fmt_num(with_coloring * 1e3),
-                fmt_num(it),
-                fmt_num(solve / it * 1e6),
-                product.map(|i| fmt_num(r.time[i] * 1e6)).unwrap_or_else(|| "-".into()),
-                product.map(|i| fmt_num(r.gbs[i])).unwrap_or_else(|| "-".into()),
-                share,
-                fmt_num(r.bytes_per_element[total]),
-                m.paper_bytes_per_element().map(fmt_num).unwrap_or_else(|| "-".into()),
-            ]);
-            for &(peer_iteration, peer_total) in &peers {
-                row.push(over_peer(per_iteration(r, key, m.as_str(), top), peer_iteration));
-                row.push(over_peer(Some(r.time[total]), peer_total));
+        // strongest (the graph of device-scalar calls) first, then over the fastest library route.
+        let mut peers: Vec<PeerTimes> = Method::PEERS.iter().map(|&p| times(p)).collect();
+        let library = Method::libraries().into_iter().filter_map(|m| times(m).1.map(|t| (m, t))).min_by(|a, b| a.1.total_cmp(&b.1));
+        peers.push(library.map_or((None, None), |(m, _)| times(m)));
+        let ours = Method::of_role(crate::methods::Role::Paper)
+            .into_iter()
+            .chain(Method::of_role(crate::methods::Role::Beyond))
+            .filter_map(|m| times(m).1.map(|t| (m, t)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some((lib, tl)), Some((best, to))) = (library, ours) {
+            if tl < to {
+                wins.push(format!(
+                    "{} ({} ms) beats our fastest method, {} ({} ms), on {key} at {} triangles",
+                    lib.as_str(),
+                    fmt_num(tl * 1e3),
+                    best.as_str(),
+                    fmt_num(to * 1e3),
+                    fmt_num(top)
+                ));
             }
-            rows.push(row);
+        }
+        for m in Method::all() {
+            if let Some(total) = find(r, key, m.as_str(), "total", top) {
+                rows.push(largest_row(r, ctx, (key, top), m, total, &peers));
+            }
         }
     }
+    let mut notes = largest_notes();
+    if !wins.is_empty() {
+        notes.insert(0, format!("A library route beats ours (total per pass): {}.", wins.join("; ")));
+    }
+    Table {
+        name: format!("{id}-largest"),
+        title: "a-COO at the largest mesh: median stage times, CG, device memory".into(),
+        header: largest_header(),
+        rows,
+        notes,
+    }
+}
+
+/// One method's line of the largest-mesh table (`at`: device key and triangles; `total`: its
+/// total row); `peers`: each vendor peer's times, then the fastest library route's.
+fn largest_row(r: &Rows, ctx: &ReportCtx, at: (&String, f64), m: Method, total: usize, peers: &[PeerTimes]) -> Vec<String> {
+    let (key, top) = at;
+    let ms = |metric: &str| find(r, key, m.as_str(), metric, top).map(|i| fmt_num(r.time[i] * 1e3)).unwrap_or_else(|| "-".into());
+    let solve = find(r, key, m.as_str(), "solve", top).map(|i| r.time[i]).unwrap_or(f64::NAN);
+    let it = r.iterations[total];
+    let over_peer = |ours: Option<f64>, theirs: Option<f64>| match (ours, theirs) {
+        (Some(a), Some(b)) => format!("{:.2}x", b / a),
+        _ => "-".into(),
+    };
+    let with_coloring = r.time[total] + if r.coloring[total].is_finite() { r.coloring[total] } else { 0.0 };
+    // The product on its own: time, GB/s by its compulsory bytes, share of the run's copy.
+    let product = find(r, key, m.as_str(), "spmv", top);
+    let [device, backend, precision] = &r.ident[total];
+    let copy = ctx.copy_gbs(device, backend, precision);
+    let share = match (product, copy) {
+        (Some(i), Some(c)) if r.gbs[i].is_finite() => format!("{:.0}%", 100.0 * r.gbs[i] / c),
+        _ => "-".into(),
+    };
+    let mut row = vec![key.clone(), m.as_str().to_string(), fmt_num(top)];
+    row.extend(STAGES.iter().map(|s| ms(s)));
+    row.extend([
+        fmt_num(with_coloring * 1e3),
+        fmt_num(it),
+        fmt_num(solve / it * 1e6),
+        product.map(|i| fmt_num(r.time[i] * 1e6)).unwrap_or_else(|| "-".into()),
+        product.map(|i| fmt_num(r.gbs[i])).unwrap_or_else(|| "-".into()),
+        share,
+        fmt_num(r.bytes_per_element[total]),
+        m.paper_bytes_per_element().map(fmt_num).unwrap_or_else(|| "-".into()),
+    ]);
+    for &(peer_iteration, peer_total) in peers {
+        row.push(over_peer(per_iteration(r, key, m.as_str(), top), peer_iteration));
+        row.push(over_peer(Some(r.time[total]), peer_total));
+    }
+    row
+}
+
+fn largest_header() -> Vec<String> {
     let mut header: Vec<String> = ["device", "method", "triangles"].map(String::from).to_vec();
     header.extend(STAGES.iter().map(|s| format!("{s} ms")));
     header.extend(
@@ -153,22 +196,21 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
         ]
         .map(String::from),
     );
-    for p in Method::PEERS {
-        header.extend(["iteration", "total"].map(|what| format!("{what} vs {}", p.as_str())));
+    for p in Method::PEERS.iter().map(|p| p.as_str()).chain(["fastest library"]) {
+        header.extend(["iteration", "total"].map(|what| format!("{what} vs {p}")));
     }
-    Table {
-        name: format!("{id}-largest"),
-        title: "a-COO at the largest mesh: median stage times, CG, device memory".into(),
-        header,
-        rows,
-        notes: vec![
+    header
+}
+
+fn largest_notes() -> Vec<String> {
+    vec![
             "Device stages are timed by device events; the CPU rows by the host clock (assembly as 'elements'). The coloring (EbE) is host pre-processing, added in 'total + coloring'.".into(),
             "bytes / element: peak device bytes of the method's buffers (mesh, lists or element matrices, CSR, CG vectors) over triangles; the paper's Fig. 10 values beside (its GPU and code, not ours).".into(),
             "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached.".into(),
             "product: the method's matrix-vector product on its own (not in the total; the cusparse-cg peers: cuSPARSE's CSR SpMV; EbE: every color's element products and the mask), timed by device events and checked on a probe vector against the f64 reference matrix. GB/s by its compulsory bytes (CSR: offsets, columns and values once, p read and q written once; EbE: element list, triangles, element matrices (v1) or coordinates (v2), p, q and the dof numbers once); 'of copy': over the copy bandwidth this run measured (device-bandwidth) on the same device, backend and precision, '-' where the run has none.".into(),
             "The peers, both the csr-atomic assembly then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal (CUDA only), strongest first: cusparse-cg-graph, what an expert writes (NVIDIA's CUDA-graph CG sample: cuBLAS in device pointer mode, alpha and beta formed by one-thread kernels, a batch of 16 iterations recorded once as a CUDA graph and replayed by one launch, convergence tested between batches as in our CG; device events); cusparse-cg-device, the same without the graph (each batch's calls enqueued one by one, no host wait inside a batch); cusparse-cg, NVIDIA's plain CG sample (scalars on the host: two waits per iteration, convergence tested every iteration; timed as one region by device events with the host's waits inside). 'vs <peer>': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
-        ],
-    }
+        "vs fastest library: the faster (by total) of the routes of a user of a GPU library, same GPU, backend and precision, same run: warp-cg (NVIDIA Warp: one Warp kernel adds every element matrix into a warp.sparse matrix on our CSR pattern through the slot map; warp.optim.linear.cg with its buffers allocated once, convergence tested on the device every iteration, the whole solve one CUDA graph; Warp's events around each stage) and jax-cg (JAX: the element stage one jitted function with jax.ops.segment_sum into the slots; jax.scipy.sparse.linalg.cg inside jit on BCSR, whose SpMV is cuSPARSE's; host clock and block_until_ready around each stage; its iteration count from one more solve, untimed, whose products a host callback counts). warp-cpu and jax-cpu are the same on the libraries' CPU devices.".into(),
+    ]
 }
 
 fn figure(id: &str, r: &Rows, key: &str, which: FigureName) -> Figure {
@@ -315,6 +357,28 @@ pub(crate) mod tests {
         ])
     }
 
+    /// The fastest library route's columns, and the note said first where it beats our fastest.
+    #[test]
+    fn a_library_that_beats_ours_is_said_first() {
+        let keys = ["GPU cuda f64".to_string()];
+        let mut list = vec![
+            ("csr-atomic", "solve", 1.0e-3),
+            ("csr-atomic", "total", 1.2e-3),
+            ("warp-cg", "solve", 1.6e-3),
+            ("warp-cg", "total", 2.4e-3),
+        ];
+        let t = largest("x", &rows(&list), &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
+        let at = |name: &str| t.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+        let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
+        assert_eq!(ours[at("total vs fastest library")], "2.00x");
+        assert!(!t.notes[0].starts_with("A library"));
+        list.extend([("jax-cg", "solve", 0.5e-3), ("jax-cg", "total", 0.9e-3)]);
+        let t = largest("x", &rows(&list), &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
+        let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
+        assert_eq!(ours[at("total vs fastest library")], "0.75x");
+        assert!(t.notes[0].starts_with("A library route beats ours") && t.notes[0].contains("jax-cg"), "{}", t.notes[0]);
+    }
+
     #[test]
     fn the_peer_ratios_follow_the_rows() {
         let keys = ["GPU cuda f64".to_string()];
@@ -323,8 +387,10 @@ pub(crate) mod tests {
         let ctx = ReportCtx { meta: Default::default(), copy_gbs: vec![("GPU".into(), "cuda".into(), "f64".into(), 4000.0)] };
         let t = largest("x", &r, &keys, &ctx);
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
-        assert_eq!(ours[ours.len() - 2..], ["1.50x".to_string(), "1.33x".to_string()]);
         let at = |name: &str| t.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+        assert_eq!([&ours[at("iteration vs cusparse-cg")], &ours[at("total vs cusparse-cg")]], ["1.50x", "1.33x"]);
+        assert_eq!(ours[at("total vs fastest library")], "-", "no library rows here");
+        assert!(!t.notes[0].starts_with("A library"), "{}", t.notes[0]);
         assert_eq!((ours[at("product µs")].as_str(), ours[at("product GB/s")].as_str()), ("4.00", "3000"));
         assert_eq!(ours[at("product of copy")], "75%");
         // No product row, or no copy figure in the run: '-'.
@@ -335,7 +401,7 @@ pub(crate) mod tests {
         assert_eq!((ours[at("product GB/s")].as_str(), ours[at("product of copy")].as_str()), ("3000", "-"));
         // Every peer's columns, the strongest first; a peer against itself is 1.
         let peer = t.rows.iter().find(|row| row[1] == "cusparse-cg").unwrap();
-        assert_eq!(peer[peer.len() - 2..], ["1.00x".to_string(), "1.00x".to_string()]);
+        assert_eq!([&peer[at("iteration vs cusparse-cg")], &peer[at("total vs cusparse-cg")]], ["1.00x", "1.00x"]);
         assert!(at("iteration vs cusparse-cg-device") < at("iteration vs cusparse-cg"));
         assert_eq!(ours[at("total vs cusparse-cg-device")], "-", "no rows of that peer here");
     }
