@@ -219,6 +219,7 @@ impl<'a, T: Real> Formats<'a, T> {
             spmv,
             costs: Vec::new(),
             extras: Vec::new(),
+            library: None,
         }
     }
 }
@@ -350,6 +351,7 @@ impl<'a, T: Real> Baseline<'a, T> {
             spmv,
             costs: Vec::new(),
             extras: Vec::new(),
+            library: None,
         }
     }
 }

@@ -165,6 +165,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, method: &HostMethod) -> Result<De
         spmv: Vec::new(),
         costs: Vec::new(),
         extras: Vec::new(),
+        library: None,
     })
 }
 
@@ -226,6 +227,9 @@ fn rows(prep: &Prepared, point: &Point, precision: Precision, run: DeviceRun) ->
         .chain([("total", staged.total)])
         .map(|(name, t)| {
             let mut m = Measured::verified(name, t, worst, tol);
+            if let Some(l) = &run.library {
+                m = m.library(l);
+            }
             if let Some(problem) = &structure {
                 m.status = crate::results::Status::Failed;
                 m.reason = Some(format!("verification failed: {problem}"));

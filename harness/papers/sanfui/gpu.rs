@@ -93,6 +93,8 @@ pub struct DeviceRun {
     pub(crate) costs: Vec<(&'static str, f64, f64)>,
     /// The method's own columns (SharedNZ's bricks and element calls).
     pub(crate) extras: Vec<(&'static str, f64)>,
+    /// The library and its version, for a library's route (`peers/sanfui_hex8.py`).
+    pub(crate) library: Option<String>,
 }
 
 /// The stages a method has, in table order, each with its clock (its registry line's).

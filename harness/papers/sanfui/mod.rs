@@ -19,7 +19,8 @@
 //! Each method is a type ([`method`]), registered with one line in [`registry::METHODS`] that
 //! states what it is (name, role, where it runs, stages, format and how its numeric kernel
 //! meets the race): the format methods in `assembly`, SharedNZ in `shared_nz`, the COO routes
-//! in `peer`, the CPU baselines in `benchmark`.
+//! in `peer`, JAX's and Warp's routes through their Python script in `python`, the CPU
+//! baselines in `benchmark`.
 
 pub mod assembly;
 pub mod beam;
@@ -33,6 +34,7 @@ pub mod kernel;
 pub mod limits;
 pub mod method;
 pub mod peer;
+mod python;
 pub mod reference;
 pub mod registry;
 pub mod report;

@@ -85,6 +85,7 @@ fn run_peer<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, metho
         spmv,
         costs: Vec::new(),
         extras: Vec::new(),
+        library: None,
     })
 }
 

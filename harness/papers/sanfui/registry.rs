@@ -8,6 +8,7 @@ use super::benchmark::HostMethod;
 use super::formats::Format;
 use super::method::{About, Race, Registered, SanfuiMethod};
 use super::peer::CooRoute;
+use super::python::PythonAssembly;
 use super::shared_nz::SharedNz;
 use super::spec::Method;
 use crate::methods::{Role, Runs};
@@ -30,6 +31,13 @@ pub const METHODS: &[&dyn SanfuiMethod] = &[
     &gpu(&["shared-nz"], Role::Baseline, Runs::Gpu, &["symbolic", "numeric"], Race::None, SharedNz),
     &gpu(&["coo-cusparse"], Role::Peer, Runs::Cuda, COO_ROUTE, Race::None, CooRoute),
     &gpu(&["coo-radix"], Role::Peer, Runs::Gpu, COO_ROUTE, Race::None, CooRoute),
+    // The matrix as a user of a GPU FEM library assembles it (peers/sanfui_hex8.py): JAX's
+    // element matrices and segment_sum into the CSR slots, one jitted function; NVIDIA Warp's
+    // fem.integrate on a Hexmesh into BSR; the same on the libraries' CPU devices (CI).
+    &PythonAssembly(about(&["jax-segment-sum"], Role::Peer, Runs::Cuda, LIBRARY, Race::None)),
+    &PythonAssembly(about(&["warp-fem"], Role::Peer, Runs::Cuda, LIBRARY, Race::None)),
+    &PythonAssembly(about(&["jax-cpu"], Role::Peer, Runs::Host, LIBRARY, Race::None)),
+    &PythonAssembly(about(&["warp-cpu"], Role::Peer, Runs::Host, LIBRARY, Race::None)),
     &HostMethod { about: about(&["cpu-serial"], Role::Baseline, Runs::Host, HOST, Race::None), parallel: false },
     &HostMethod { about: about(&["cpu-parallel"], Role::Baseline, Runs::Host, HOST, Race::Colors), parallel: true },
 ];
@@ -40,6 +48,8 @@ const ASSEMBLED: &[&str] = &["elements", "symbolic", "numeric"];
 const CONVERTED: &[&str] = &["elements", "symbolic", "numeric", "convert"];
 const COO_ROUTE: &[&str] = &["elements", "triplets", "sort", "sum"];
 const HOST: &[&str] = &["symbolic", "addto"];
+/// A library's route: its whole assembly, one call of its own.
+const LIBRARY: &[&str] = &["assembly"];
 
 /// A method that assembles into CSR (the baselines and peers).
 const fn about(names: &'static [&'static str], role: Role, runs: Runs, stages: &'static [&'static str], race: Race) -> About {
@@ -127,6 +137,14 @@ impl Method {
     }
     pub fn on_cpu(self) -> bool {
         self.about().runs == Runs::Host
+    }
+    /// A library's route (JAX, Warp), run by its Python script.
+    pub fn library(self) -> bool {
+        self.about().stages == LIBRARY
+    }
+    /// The library routes on a GPU, beside the vendor peers in the headline table.
+    pub fn libraries() -> Vec<Method> {
+        Method::all().into_iter().filter(|m| m.library() && !m.on_cpu()).collect()
     }
     /// A COO route (element triplets sorted into CSR, duplicates summed).
     pub fn coo_route(self) -> bool {

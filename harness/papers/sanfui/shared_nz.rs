@@ -231,6 +231,7 @@ fn run<T: Real>(ctx: &mut CaseCtx, dev: &dyn Device, prep: &Prepared, problem: &
         spmv,
         costs: costs(prep, &plan, s),
         extras: extras(brick, &plan, prep.mesh.num_elements(), s),
+        library: None,
     })
 }
 
