@@ -164,8 +164,13 @@ def _warp_solver(wp, wlin, device, a, b, sol, tol, max_iter):
     if not wp.is_conditional_graph_supported():
         raise RuntimeError("this CUDA driver has no conditional graphs: Warp's CG would run to maxiter")
     cg = wlin.cg(a, b, sol, tol=tol, atol=0.0, maxiter=max_iter, check_every=0, use_cuda_graph=True, run=False)
+    # One solve first, uncaptured (Warp captures its loop itself), so that every kernel is
+    # loaded before the capture.
+    sol.zero_()
+    cg()
+    wp.synchronize_device(device)
     count = []
-    with wp.ScopedCapture(device=device) as capture:
+    with wp.ScopedCapture(device=device, force_module_load=False) as capture:
         sol.zero_()
         count[:] = [cg()[0]]
 
