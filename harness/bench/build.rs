@@ -49,6 +49,7 @@ fn main() {
         "../examples",
         "../Cargo.toml",
         "../../kernels",
+        "../../peers",
         "../../experiments",
         "../../Cargo.toml",
     ] {
