@@ -9,8 +9,8 @@ alone (pattern, slot map) is built once, before the timers, as a user would.
   warp-cg   NVIDIA Warp: the element stage as one Warp kernel with atomic adds into the values of
             a warp.sparse matrix on our CSR pattern (1 x 1 blocks); the solve by
             warp.optim.linear.cg, its buffers allocated once (run=False), convergence tested on
-            the device every iteration (check_every=0, a conditional CUDA graph), the whole solve
-            captured once as a CUDA graph and replayed; Warp's events (device-event-open)
+            the device every iteration (check_every=0: Warp records its loop as a conditional
+            CUDA graph and launches it, at every solve); Warp's events (device-event-open)
   warp-cpu  the same on Warp's CPU device (convergence tested on the host every iteration); host
             clock
   jax-cg    JAX: the element stage one jitted function (element matrices by array operations and
@@ -148,37 +148,22 @@ def warp_cg(p):
 
 
 def _warp_solver(wp, wlin, device, a, b, sol, tol, max_iter):
-    """Warp's CG on the case's device, its buffers allocated once: (how it runs, solve), where
-    `solve()` runs one solve from x = 0 and returns a function giving its iteration count. On a
-    GPU, convergence is tested on the device (a conditional graph) and the solve is captured
-    once as a CUDA graph."""
-    if not device.is_cuda:
-        cg = wlin.cg(a, b, sol, tol=tol, atol=0.0, maxiter=max_iter, check_every=1, run=False)
-
-        def host_solve():
-            sol.zero_()
-            count = cg()[0]
-            return lambda: count
-
-        return "host checks", host_solve
-    if not wp.is_conditional_graph_supported():
+    """Warp's CG on the case's device, its buffers allocated once (run=False): (how it runs,
+    solve), where `solve()` runs one solve from x = 0 and returns a function giving its
+    iteration count. On a GPU, convergence is tested on the device every iteration
+    (check_every=0): Warp records its iteration loop as a conditional CUDA graph at each call and
+    launches it; on the host, every iteration."""
+    on_gpu = device.is_cuda
+    if on_gpu and not wp.is_conditional_graph_supported():
         raise RuntimeError("this CUDA driver has no conditional graphs: Warp's CG would run to maxiter")
-    cg = wlin.cg(a, b, sol, tol=tol, atol=0.0, maxiter=max_iter, check_every=0, use_cuda_graph=True, run=False)
-    # One solve first, uncaptured (Warp captures its loop itself), so that every kernel is
-    # loaded before the capture.
-    sol.zero_()
-    cg()
-    wp.synchronize_device(device)
-    count = []
-    with wp.ScopedCapture(device=device, force_module_load=False) as capture:
+    cg = wlin.cg(a, b, sol, tol=tol, atol=0.0, maxiter=max_iter, check_every=0 if on_gpu else 1, use_cuda_graph=True, run=False)
+
+    def solve():
         sol.zero_()
-        count[:] = [cg()[0]]
+        count = cg()[0]
+        return (lambda: int(count.numpy()[0])) if on_gpu else (lambda: count)
 
-    def graph_solve():
-        wp.capture_launch(capture.graph)
-        return lambda: int(count[0].numpy()[0])
-
-    return "one CUDA graph with device-side convergence", graph_solve
+    return ("a conditional CUDA graph a solve" if on_gpu else "host checks"), solve
 
 
 _WARP_KERNELS = {}

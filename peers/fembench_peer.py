@@ -300,7 +300,8 @@ def time_warp(p, wp, device, run):
 
 def jax_on(p):
     """JAX on the case's device (its GPU, or JAX's CPU device where the case runs on the host),
-    with 64-bit floats enabled for f64 cases: `(jax, device)`. JAX takes 75% of the GPU's memory
+    with 64-bit floats enabled for f64 cases and matrix products at full precision (not TF32):
+    `(jax, device)`. JAX takes 75% of the GPU's memory
     at its first use unless told otherwise, and this worker shares the GPU with fembench's own
     methods for the whole run: it allocates as it goes."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -310,6 +311,9 @@ def jax_on(p):
         skip(p.folder, f"JAX is not installed ({e})")
     if p.precision == "f64":
         jax.config.update("jax_enable_x64", True)
+    # Products and contractions in the case's precision: on a GPU, JAX's default lets f32 matrix
+    # products run in TF32, which the f32 checks' bounds do not allow.
+    jax.config.update("jax_default_matmul_precision", "highest")
     try:
         dev = jax.devices("gpu")[p.device or 0] if p.device is not None else jax.devices("cpu")[0]
     except RuntimeError as e:

@@ -35,7 +35,7 @@ pub const METHODS: &[&dyn AcooMethod] = &[
         Csr { colored: false, solver: Solver::VendorGraph },
     ),
     // The capacitor as a user of a GPU library assembles and solves it (peers/acoo_cg.py): NVIDIA
-    // Warp's element kernel and warp.optim.linear.cg in one CUDA graph; JAX's jitted element stage
+    // Warp's element kernel and warp.optim.linear.cg (device-side convergence); JAX's jitted element stage
     // and jax.scipy.sparse.linalg.cg inside jit; the same on the libraries' CPU devices (CI).
     &PythonCg(About::new(&["warp-cg"], Role::Peer, Runs::Cuda, CSR_STAGES).library()),
     &PythonCg(About::new(&["jax-cg"], Role::Peer, Runs::Cuda, CSR_STAGES).library()),
