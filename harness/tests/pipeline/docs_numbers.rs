@@ -121,3 +121,49 @@ fn the_acoo_iterations_are_the_h200_runs() {
     let text = notes("acoo").split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains(&want), "docs/papers/acoo.md lacks the run's `{want}`");
 }
+
+/// The papers' paragraphs on the GPU libraries quote the H200 library run: the README's figures
+/// of each paper (`readme_numbers::library_figures`), and the notes' own comparisons.
+#[test]
+fn the_library_paragraphs_are_the_library_run() {
+    let g = "h200-libraries";
+    let figures = crate::readme_numbers::library_figures();
+    let pogo = |m: &str, prec: &str| t(g, "pogo-weld", &format!("cuda/{prec}/method={m},model=weld,coarsen=1"), "step");
+    let more = |m: &str, prec: &str| format!("{:.0}%", 100.0 * (pogo(m, prec) / pogo("sell-cusparse", prec) - 1.0));
+    let cecka = |m: &str, prec: &str| t(g, "cecka-sizes", &format!("cuda/{prec}/method={m},level=7,order=1,min_colors=0"), m) * 1e3;
+    let pair = |m: &str| format!("{} and {} ms", sig(cecka(m, "f32"), 3), sig(cecka(m, "f64"), 3));
+    let own: [(&str, Vec<String>); 4] = [
+        ("sanfui", figures[0..3].to_vec()),
+        ("acoo", figures[3..6].to_vec()),
+        (
+            "pogo",
+            figures[6..9]
+                .iter()
+                .cloned()
+                .chain([
+                    format!(
+                        "Warp's step takes {} more time than cuSPARSE's sliced ELL in f64 and {} more in f32",
+                        more("warp-bsr", "f64"),
+                        more("warp-bsr", "f32")
+                    ),
+                    format!(
+                        "JAX's takes {}x as long as cuSPARSE's CSR step",
+                        sig(pogo("jax-bcsr", "f64") / pogo("csr-cusparse", "f64"), 2)
+                    ),
+                ])
+                .collect(),
+        ),
+        (
+            "cecka",
+            vec![
+                figures[9].clone(),
+                format!("`torch.compile`'s route took {} and our slot map {}", pair("torch-compile"), pair("slot-scatter")),
+            ],
+        ),
+    ];
+    for (paper, lines) in own {
+        let text = notes(paper).split_whitespace().collect::<Vec<_>>().join(" ");
+        let gone = missing(&text, &lines);
+        assert!(gone.is_empty(), "docs/papers/{paper}.md lacks the library run's {gone:#?}");
+    }
+}

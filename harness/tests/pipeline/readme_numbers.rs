@@ -233,3 +233,86 @@ fn the_banas_notes_cublas_figures_are_the_h100_reports() {
         assert!(notes.contains(&want), "docs/papers/banas.md lacks `{want}` (the H100 report's figure)");
     }
 }
+
+/// The figures of the README's paragraph on the FEM libraries (also in the papers' notes: Sanfui's
+/// are [0..3], a-COO's [3..6], Pogo's [6..9], Cecka's [9]), each from the H200 library run's rows,
+/// ours and the libraries' in the same run.
+pub(crate) fn library_figures() -> Vec<String> {
+    let g = "h200-libraries";
+    let sanfui = |m: &str| t(g, "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), "total");
+    let sanfui_lib = |m: &str| t(g, "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), "assembly");
+    let acoo = |m: &str| {
+        let case = format!("cuda/f64/method={m},level=3");
+        t(g, "acoo-capacitor", &case, "solve") / row(g, "acoo-capacitor", &case, "solve", "iterations")
+    };
+    let pogo = |m: &str| t(g, "pogo-weld", &format!("cuda/f64/method={m},model=weld,coarsen=1"), "step");
+    let cecka = |m: &str, prec: &str| t(g, "cecka-sizes", &format!("cuda/{prec}/method={m},level=7,order=1,min_colors=0"), m);
+    let x = |v: f64| if v >= 10.0 { format!("{v:.0}x") } else { format!("{}x", sig(v, 3)) };
+    let ours = sanfui("ellm-gather");
+    vec![
+        format!("ELLM by gathering takes {} ms in total", sig(ours * 1e3, 3)),
+        format!(
+            "against {} ms for JAX's jitted `segment_sum` route ({})",
+            sig(sanfui_lib("jax-segment-sum") * 1e3, 3),
+            x(sanfui_lib("jax-segment-sum") / ours)
+        ),
+        format!("and {} ms for NVIDIA Warp's `fem.integrate` ({})", sig(sanfui_lib("warp-fem") * 1e3, 3), x(sanfui_lib("warp-fem") / ours)),
+        format!("a CG iteration of csr-atomic takes {} µs", sig(acoo("csr-atomic") * 1e6, 3)),
+        format!(
+            "against {} µs with Warp's `warp.optim.linear.cg` ({})",
+            sig(acoo("warp-cg") * 1e6, 3),
+            x(acoo("warp-cg") / acoo("csr-atomic"))
+        ),
+        format!(
+            "and {} µs with JAX's `jax.scipy.sparse.linalg.cg` ({})",
+            sig(acoo("jax-cg") * 1e6, 3),
+            x(acoo("jax-cg") / acoo("csr-atomic"))
+        ),
+        format!("sell-kf32's step takes {} µs", sig(pogo("sell-kf32") * 1e6, 3)),
+        format!(
+            "against {} µs for Warp's BSR product and update, one CUDA graph a step ({})",
+            sig(pogo("warp-bsr") * 1e6, 3),
+            x(pogo("warp-bsr") / pogo("sell-kf32"))
+        ),
+        format!(
+            "and {} µs for JAX's BCSR product in a jitted loop ({})",
+            sig(pogo("jax-bcsr") * 1e6, 3),
+            x(pogo("jax-bcsr") / pogo("sell-kf32"))
+        ),
+        format!(
+            "Warp's `warp.fem` with its pool of temporaries takes {} ms in f32 and {} ms in f64, {} and {} SharedAtomic's time",
+            sig(cecka("warp-fem", "f32") * 1e3, 3),
+            sig(cecka("warp-fem", "f64") * 1e3, 3),
+            x(cecka("warp-fem", "f32") / cecka("shared-atomic", "f32")),
+            x(cecka("warp-fem", "f64") / cecka("shared-atomic", "f64"))
+        ),
+    ]
+}
+
+/// The README's paragraph on the FEM libraries is the library run's.
+#[test]
+fn the_readmes_library_figures_are_the_library_run() {
+    let (g, figures) = ("h200-libraries", library_figures());
+    let text = readme().replace('\n', " ");
+    let missing: Vec<&String> = figures.iter().filter(|f| !text.contains(f.as_str())).collect();
+    assert!(missing.is_empty(), "the README's library figures differ from the library run, which gives:\n{missing:#?}");
+    // "JAX's Sanfui route is faster, in total, than the paper's colored COO, CSR and COOM
+    // combinations and its SharedNZ baseline in both precisions, and than its atomic COO and CSR
+    // in f32", and than no other method of ours.
+    let total = |m: &str, prec: &str| t(g, "sanfui-formats", &format!("cuda/{prec}/method={m},nx=200,ny=50,nz=50"), "total");
+    for prec in ["f32", "f64"] {
+        let jax = t(g, "sanfui-formats", &format!("cuda/{prec}/method=jax-segment-sum,nx=200,ny=50,nz=50"), "assembly");
+        let slower: Vec<&str> =
+            ["coo-color", "coo-atomic", "csr-color", "csr-atomic", "ell-color", "ell-atomic", "coom-color", "coom-atomic"]
+                .into_iter()
+                .chain(["ellm-color", "ellm-atomic", "ellm-gather", "shared-nz"])
+                .filter(|m| total(m, prec) > jax)
+                .collect();
+        let said: &[&str] = if prec == "f32" {
+            &["coo-color", "coo-atomic", "csr-color", "csr-atomic", "coom-color", "shared-nz"]
+        } else {
+            &["coo-color", "csr-color", "coom-color", "shared-nz"]
+        };
+        assert_eq!(slower, said, "{prec}: the methods JAX's route beats");
+    }
+}
