@@ -294,6 +294,15 @@ pub(crate) fn library_figures() -> Vec<String> {
 fn the_readmes_library_figures_are_the_library_run() {
     let (g, figures) = ("h200-libraries", library_figures());
     let text = readme().replace('\n', " ");
+    // The table's rows name the same ratios: each figure's "(ratio)".
+    let ratio = |k: usize| figures[k].rsplit_once('(').map(|(_, r)| r.trim_end_matches(')').to_string()).unwrap();
+    let rows = [
+        format!("H200): {} Warp's CG, {} JAX's |", ratio(4), ratio(5)),
+        format!("H200, total time): {} JAX's `segment_sum` route, {} Warp's `fem.integrate` |", ratio(1), ratio(2)),
+        format!("H200): {} Warp's BSR step, {} JAX's |", ratio(7), ratio(8)),
+    ];
+    let absent: Vec<&String> = rows.iter().filter(|r| !text.contains(r.as_str())).collect();
+    assert!(absent.is_empty(), "the README's table differs from the library run, which gives:\n{absent:#?}");
     let missing: Vec<&String> = figures.iter().filter(|f| !text.contains(f.as_str())).collect();
     assert!(missing.is_empty(), "the README's library figures differ from the library run, which gives:\n{missing:#?}");
     // "JAX's Sanfui route is faster, in total, than the paper's colored COO, CSR and COOM
