@@ -5,6 +5,8 @@ mod common;
 
 #[path = "pipeline/docs_numbers.rs"]
 mod docs_numbers;
+#[path = "pipeline/docs_peers.rs"]
+mod docs_peers;
 #[path = "pipeline/prep_cache.rs"]
 mod prep_cache;
 #[path = "pipeline/published.rs"]

@@ -1,0 +1,123 @@
+//! The papers' notes on the peers, in prose: each figure computed here from the published H200
+//! and H100 runs and looked up in the notes (whitespace as printed does not matter).
+
+use crate::docs_numbers::{missing, notes};
+use crate::readme_numbers::{row, sig, t};
+
+fn joined(paper: &str) -> String {
+    notes(paper).split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn check(paper: &str, lines: &[String]) {
+    let text = joined(paper);
+    let gone = missing(&text, lines);
+    assert!(gone.is_empty(), "docs/papers/{paper}.md lacks the runs' {gone:#?}");
+}
+
+/// Pogo: cuSPARSE's sliced ELL against its CSR step and ours against it, per model, on both GPUs.
+#[test]
+fn the_pogo_vendor_steps_are_the_runs() {
+    let us = |g: &str, model: &str, m: &str| {
+        t(g, &format!("pogo-{model}"), &format!("cuda/f64/method={m},model={model},coarsen=1"), "step") * 1e6
+    };
+    let models = ["weld", "geophysical", "gear"];
+    let mut lines = Vec::new();
+    for g in ["h200", "h100"] {
+        let pairs: Vec<String> =
+            models.iter().map(|m| format!("{m} {:.1} / {:.1}", us(g, m, "sell-cusparse"), us(g, m, "csr-cusparse"))).collect();
+        lines.push(pairs.join(", "));
+        for ours in ["sell-kf32", "sell"] {
+            let x: Vec<String> = models.iter().map(|m| format!("{:.2}x", us(g, m, "sell-cusparse") / us(g, m, ours))).collect();
+            lines.push(format!("{}, {} and {}", x[0], x[1], x[2]));
+        }
+    }
+    check("pogo", &lines);
+}
+
+/// Cecka: the H100's peers at 2.4M nodes, P1, and SharedAtomic against the strongest.
+#[test]
+fn the_cecka_h100_peers_are_the_run() {
+    let ms = |m: &str, p: &str| t("h100", "cecka-sizes", &format!("cuda/{p}/method={m},level=7,order=1,min_colors=0"), m) * 1e3;
+    let pair = |m: &str, digits: usize| format!("{:.digits$} and {:.digits$} ms", ms(m, "f32"), ms(m, "f64"));
+    let lines = [
+        format!("`slot-scatter` {}, `coo-radix` {}", pair("slot-scatter", 3), pair("coo-radix", 2)),
+        format!("`coo-cusparse` {:.1} and {:.1} ms", ms("coo-cusparse", "f32"), ms("coo-cusparse", "f64")),
+        format!(
+            "SharedAtomic {} and {} ms, so {:.1}x and {:.1}x the strongest peer",
+            sig(ms("shared-atomic", "f32"), 3),
+            sig(ms("shared-atomic", "f64"), 3),
+            ms("slot-scatter", "f32") / ms("shared-atomic", "f32"),
+            ms("slot-scatter", "f64") / ms("shared-atomic", "f64")
+        ),
+    ];
+    check("cecka", &lines);
+}
+
+/// a-COO: a CG iteration of ours and of the three vendor CGs, f64 and f32, on both GPUs; A-FEM's
+/// total against EbE-v2's.
+#[test]
+fn the_acoo_peer_iterations_are_the_runs() {
+    let case = |m: &str, p: &str| format!("cuda/{p}/method={m},level=3");
+    let it = |g: &str, m: &str, p: &str| {
+        t(g, "acoo-capacitor", &case(m, p), "solve") / row(g, "acoo-capacitor", &case(m, p), "solve", "iterations") * 1e6
+    };
+    let total = |g: &str, m: &str| t(g, "acoo-capacitor", &case(m, "f64"), "total") * 1e3;
+    let peers = ["cusparse-cg-graph", "cusparse-cg-device", "cusparse-cg"];
+    let f32s = |g: &str| {
+        let p: Vec<String> = peers.iter().map(|m| sig(it(g, m, "f32"), 3)).collect();
+        format!("in f32 {} µs against {}, {} and {}", sig(it(g, "csr-atomic", "f32"), 3), p[0], p[1], p[2])
+    };
+    let x = |g: &str, m: &str| it(g, m, "f64") / it(g, "csr-atomic", "f64");
+    let lines = [
+        format!("a CG iteration takes {} µs (csr-atomic) and {} µs (a-fem)", sig(it("h100", "csr-atomic", "f64"), 3), sig(it("h100", "a-fem", "f64"), 3)),
+        format!(
+            "against {} µs for `cusparse-cg-graph`, {} µs for `cusparse-cg-device` and {} µs for `cusparse-cg` (csr-atomic {:.2}x, {:.2}x and {:.1}x)",
+            sig(it("h100", peers[0], "f64"), 3),
+            sig(it("h100", peers[1], "f64"), 3),
+            sig(it("h100", peers[2], "f64"), 3),
+            x("h100", peers[0]),
+            x("h100", peers[1]),
+            x("h100", peers[2])
+        ),
+        f32s("h100"),
+        format!(
+            "csr-atomic takes {} µs against {} µs for the graph peer, {} µs for the device-pointer peer and {} µs for the textbook one ({:.2}x, {:.2}x and {:.1}x)",
+            sig(it("h200", "csr-atomic", "f64"), 3),
+            sig(it("h200", peers[0], "f64"), 3),
+            sig(it("h200", peers[1], "f64"), 3),
+            sig(it("h200", peers[2], "f64"), 3),
+            x("h200", peers[0]),
+            x("h200", peers[1]),
+            x("h200", peers[2])
+        ),
+        f32s("h200") + " µs",
+        format!(
+            "({} against {:.0} ms on the H200, {} against {:.0} ms on the H100, f64)",
+            sig(total("h200", "a-fem"), 3),
+            total("h200", "ebe-v2"),
+            sig(total("h100", "a-fem"), 3),
+            total("h100", "ebe-v2")
+        ),
+    ];
+    check("acoo", &lines);
+}
+
+/// Sanfui: the H100's peers at 500K nodes (f64) against ellm-gather.
+#[test]
+fn the_sanfui_h100_peers_are_the_run() {
+    let ms = |m: &str, stages: &[&str]| {
+        stages.iter().map(|s| t("h100", "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), s)).sum::<f64>() * 1e3
+    };
+    let ours = ms("ellm-gather", &["symbolic", "numeric"]);
+    let radix = ms("coo-radix", &["triplets", "sort", "sum"]);
+    let slot = ms("elem-atomic", &["numeric"]);
+    let lines = [format!(
+        "its assembly takes {:.0} ms, the radix-sort route {} ms and the slot-map route {} ms, against {} ms for `ellm-gather` ({:.1}x the strongest peer)",
+        ms("coo-cusparse", &["triplets", "sort", "sum"]),
+        sig(radix, 3),
+        sig(slot, 4),
+        sig(ours, 3),
+        slot.min(radix) / ours
+    )];
+    check("sanfui", &lines);
+}
