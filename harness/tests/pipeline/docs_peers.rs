@@ -121,3 +121,58 @@ fn the_sanfui_h100_peers_are_the_run() {
     )];
     check("sanfui", &lines);
 }
+
+/// Pogo on the H200: the whole runs (sell, f64) beside the paper's, the blockers' efficiency
+/// after arrangement beside the paper's, and the paper's kernel's share of copy.
+#[test]
+fn the_pogo_whole_runs_and_blockers_are_the_h200_runs() {
+    let g = "h200";
+    let case = |model: &str, m: &str| format!("cuda/f64/method={m},model={model},coarsen=1");
+    let value = |model: &str, m: &str, metric: &str, c: &str| row(g, &format!("pogo-{model}"), &case(model, m), metric, c);
+    let paper = |model: &str| fembench::pogo::paper::model(model).unwrap();
+    let models = ["weld", "geophysical", "gear"];
+    let whole = |model: &str| {
+        let steps = value(model, "sell", "full-run", "timed_steps");
+        let s = value(model, "sell", "full-run", "time_median_s");
+        let grouped = format!("{}", steps as u64)
+            .as_bytes()
+            .rchunks(3)
+            .rev()
+            .map(|c| String::from_utf8_lossy(c).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        format!("{model} {grouped} {} in {} s", if model == "weld" { "increments" } else { "" }, sig(s, 3)).replace("  ", " ")
+    };
+    let eta = |m: &str| -> Vec<String> {
+        models.iter().map(|model| format!("{:.1}%", 100.0 * value(model, m, "step", "arranged_eta"))).collect()
+    };
+    let copy = row(g, "device-bandwidth", "cuda/f64/kernel=copy,array_mib=512", "copy", "bandwidth_gbs");
+    let shares: Vec<f64> = models.iter().map(|model| 100.0 * value(model, "pogo-aligned", "step", "bandwidth_gbs") / copy).collect();
+    let (a, gr) = (eta("pogo-aligned"), eta("pogo-greedy"));
+    let p = |model: &str| paper(model);
+    let lines = [
+        format!("{} (the paper's GTX 580: {} s)", whole("weld"), p("weld").step_greedy_s.0),
+        format!("{} ({} s), {} ({} s)", whole("geophysical"), p("geophysical").step_greedy_s.0, whole("gear"), p("gear").step_greedy_s.0),
+        format!(
+            "aligned {} ({:.1}), {} ({:.1}), {} ({:.1}); greedy {} ({:.1}), {} ({:.1}), {} ({:.1})",
+            a[0],
+            p("weld").eta_aligned,
+            a[1],
+            p("geophysical").eta_aligned,
+            a[2],
+            p("gear").eta_aligned,
+            gr[0],
+            p("weld").eta_greedy,
+            gr[1],
+            p("geophysical").eta_greedy,
+            gr[2],
+            p("gear").eta_greedy
+        ),
+        format!(
+            "moves {:.0}-{:.0}% of the copy kernel's bandwidth by its own byte count",
+            shares.iter().copied().fold(f64::MAX, f64::min),
+            shares.iter().copied().fold(0.0, f64::max)
+        ),
+    ];
+    check("pogo", &lines);
+}
