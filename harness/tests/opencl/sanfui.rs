@@ -12,7 +12,6 @@ use crate::common;
 #[test]
 fn sanfui_device_check_by_parts_equals_the_whole_check() {
     use fembench::device::DeviceExt;
-    use fembench::sanfui::formats::Format;
     use fembench::sanfui::formats::{self, Check};
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
