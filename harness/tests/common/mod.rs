@@ -169,6 +169,28 @@ pub fn quick_rows_on_opencl_edited(file: &str, id: &str, edits: &[(&str, &str)])
     Some(fembench::results::RunDir::open(&summary.run_dir).unwrap().read_experiment(id).unwrap().unwrap())
 }
 
+/// The (method, precision) cases the quick run of `file` plans on `backends`, from the file and
+/// the registry (a method added to the file adds its cases; one that cannot run there adds none).
+pub fn planned_cases(file: &str, backends: &[fembench::device::Backend]) -> std::collections::BTreeSet<(String, String)> {
+    let exp = fembench::load(&experiments_dir().join(file)).unwrap();
+    let mut out = std::collections::BTreeSet::new();
+    for (i, params) in exp.points(true).iter().enumerate() {
+        let method = params.get("method").map(|m| m.to_string().trim_matches('"').to_string()).expect("a method axis");
+        for &p in exp.precisions() {
+            if backends.iter().any(|&b| exp.case_exists(true, i, b, p)) {
+                out.insert((method.clone(), p.as_str().to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// Whether a row's status is allowed: `ok`, or `skipped` because Python lacks a library's
+/// package where FEMBENCH_REQUIRE_PYTHON is unset (a machine without JAX or Warp).
+pub fn ok_or_library_absent(status: &str, reason: &str) -> bool {
+    status == "ok" || (status == "skipped" && reason.contains("is not installed") && std::env::var_os("FEMBENCH_REQUIRE_PYTHON").is_none())
+}
+
 /// A published run folder: `results/published/<gpu>`.
 /// A column as f64 values (integers cast; a missing value is NaN).
 pub fn column_f64(df: &polars::prelude::DataFrame, name: &str) -> Vec<f64> {
