@@ -325,3 +325,44 @@ fn the_readmes_library_figures_are_the_library_run() {
         assert_eq!(slower, said, "{prec}: the methods JAX's route beats");
     }
 }
+
+/// docs/papers/banas.md's table of our best variant against the strongest same-accuracy peer:
+/// each row's variant, µs/element and error from the H100 run's best-variant table, and its H100
+/// and H200 ratios from the two published runs' tables.
+#[test]
+fn the_banas_best_variant_table_is_the_runs() {
+    let (h100, h200) = (best_rows("h100-banas"), best_rows("h200"));
+    let cell = |rows: &[(String, i64, Vec<String>)], prec: &str, p: i64, col: usize| {
+        rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap_or_else(|| panic!("no {prec} p = {p}")).2[col].clone()
+    };
+    let notes = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/papers/banas.md")).unwrap();
+    let mut missing = Vec::new();
+    for prec in ["f32", "f64"] {
+        for p in [1, 3, 5, 6, 7] {
+            let us: f64 = cell(&h100, prec, p, 9).parse().unwrap();
+            let error = cell(&h100, prec, p, 20).split(' ').next().unwrap().to_string();
+            let ratio = |rows: &[(String, i64, Vec<String>)]| cell(rows, prec, p, 10).split(' ').next().unwrap().to_string();
+            let head = format!("| {prec} | {p} | {} {} ({error}) |", cell(&h100, prec, p, 5), sig(us, 3));
+            let tail = format!("| {} | {} |", ratio(&h100), ratio(&h200));
+            if !notes.lines().any(|l| l.starts_with(&head) && l.contains(&tail)) {
+                missing.push(format!("{head} .. {tail}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "docs/papers/banas.md's best-variant table differs from the runs, which give:\n{missing:#?}");
+}
+
+/// docs/papers/banas.md's table of our best kernel against the Python routes (torch-bmm /
+/// torch-compile / cupy-matmul), from the H200 run's best-variant table.
+#[test]
+fn the_banas_python_peer_table_is_the_h200_run() {
+    let rows = best_rows("h200");
+    let notes = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/papers/banas.md")).unwrap();
+    let ratios = |prec: &str, p: i64| {
+        let row = rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap();
+        row.2[19].split(" / ").map(|v| format!("{:.1}x", v.parse::<f64>().unwrap())).collect::<Vec<_>>().join(" / ")
+    };
+    let lines: Vec<String> = [1, 3, 5, 6, 7].iter().map(|&p| format!("| {p} | {} | {} |", ratios("f32", p), ratios("f64", p))).collect();
+    let missing: Vec<&String> = lines.iter().filter(|l| !notes.contains(l.as_str())).collect();
+    assert!(missing.is_empty(), "docs/papers/banas.md's Python peers table differs from the H200 run, which gives:\n{missing:#?}");
+}
