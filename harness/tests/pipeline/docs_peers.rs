@@ -222,3 +222,27 @@ fn the_cecka_python_peers_and_cpu_ratios_are_the_runs() {
     ];
     check("cecka", &lines);
 }
+
+/// Pogo across GPUs: the notes' tables of µs an increment (and efficiency) on 1, 2 and 4 GPUs,
+/// the weld on four H100s and the 3D box on four H200s, from the runs' tables.
+#[test]
+fn the_pogo_multi_gpu_tables_are_the_runs() {
+    use crate::readme_numbers::multigpu_table;
+    let mut lines = Vec::new();
+    for (gpu, studies) in [("h100-x4", &["strong", "weak"][..]), ("h200-x4", &["strong-3d"][..])] {
+        let t = multigpu_table(gpu);
+        for study in studies {
+            for m in ["sell", "sell-kf32", "pogo-aligned"] {
+                let at = |g: u32| t.iter().find(|r| r.0 == m && r.1 == *study && r.2 == g).cloned();
+                let (Some(one), Some(two), Some(four)) = (at(1), at(2), at(4)) else { continue };
+                let plain = |e: &str| e.split(' ').next().unwrap().to_string();
+                // The 4-GPU strong cells keep their interval; the 2-GPU and the weak ones do not.
+                let e4 = if study.starts_with("strong") { four.4.clone() } else { plain(&four.4) };
+                let e2 = if gpu == "h200-x4" { two.4.clone() } else { plain(&two.4) };
+                let us = |v: f64| if v >= 1000.0 { format!("{v:.0}") } else { format!("{v:.1}") };
+                lines.push(format!("| {} | {} ({e2}) | {} ({e4}", us(one.3), us(two.3), us(four.3)));
+            }
+        }
+    }
+    check("pogo", &lines);
+}
