@@ -246,3 +246,58 @@ fn the_pogo_multi_gpu_tables_are_the_runs() {
     }
     check("pogo", &lines);
 }
+
+/// A table of a published run's report, by its heading: each data row's trimmed cells.
+fn report_table(gpu: &str, heading: &str) -> Vec<Vec<String>> {
+    let report = std::fs::read_to_string(crate::common::published(gpu).join("report.md")).unwrap();
+    let part = report.split(heading).nth(1).unwrap_or_else(|| panic!("{gpu}: no {heading}")).split("\n\n").nth(1).unwrap();
+    part.lines().skip(2).map(|l| l.split('|').map(|c| c.trim().to_string()).collect()).collect()
+}
+
+/// Pogo across four H100s, the notes' prose: halo, exchange alone and host enqueue by the time
+/// table; the paper's kernel against sell; the 120K-DOF arrival study's times and traces.
+#[test]
+fn the_pogo_multi_gpu_prose_is_the_h100_run() {
+    let rows = report_table("h100-x4", "### Time per increment on 1, 2 and 4 GPUs");
+    let num = |r: &Vec<String>, c: usize| r[c].split(' ').next().unwrap().parse::<f64>().unwrap_or(f64::NAN);
+    let of = |r: &Vec<String>, method: &str| r[1].contains(&format!(" {method} f64"));
+    let range = |vals: Vec<f64>, digits: usize| {
+        let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        format!("{lo:.digits$}-{hi:.digits$}")
+    };
+
+    let column = |c: usize, keep: &dyn Fn(&&Vec<String>) -> bool| rows.iter().filter(|r| keep(r)).map(|r| num(r, c)).collect::<Vec<_>>();
+    let strong = |m: &str, g: &str| num(rows.iter().find(|r| of(r, m) && r[2] == "strong" && r[3] == g).unwrap(), 6);
+    let halo = |g: &str| num(rows.iter().find(|r| r[2] == "strong" && r[3] == g).unwrap(), 9);
+    let sliced = |r: &&Vec<String>| r[3] != "1" && (of(r, "sell") || of(r, "sell-kf32"));
+    let paper = |r: &&Vec<String>| r[3] != "1" && of(r, "pogo-aligned");
+    let arrival = report_table("h100-x4", "### Every increment from rest on 1, 2 and 4 GPUs");
+    let times = |g: &str| arrival.iter().filter(|r| r[2] == g).map(|r| num(r, 8)).collect::<Vec<_>>();
+    let trace = |m: &str| arrival.iter().filter(|r| r[1].contains(&format!(" {m} f64"))).map(|r| num(r, 6)).fold(0.0, f64::max);
+    let lines = [
+        format!("The halo is {:.0} kB an increment on 2 GPUs and {:.0} kB on 4", halo("2"), halo("4")),
+        format!(
+            "The exchange alone takes {} µs for the sliced ELL and {} µs for the paper's kernel",
+            range(column(10, &sliced), 0),
+            range(column(10, &paper), 0)
+        ),
+        format!(
+            "{:.2}x slower than `sell` on one GPU at this size ({:.0} against {:.0} µs) and {:.2}x at 4 GPUs ({:.0} against {:.0})",
+            strong("pogo-aligned", "1") / strong("sell", "1"),
+            strong("pogo-aligned", "1"),
+            strong("sell", "1"),
+            strong("pogo-aligned", "4") / strong("sell", "4"),
+            strong("pogo-aligned", "4"),
+            strong("sell", "4")
+        ),
+        format!(
+            "{} µs an increment on 2 GPUs and {} µs on 4 (the report's \"host enqueue\" column), against {} µs on one",
+            range(column(12, &|r: &&Vec<String>| r[3] == "2"), 0),
+            range(column(12, &|r: &&Vec<String>| r[3] == "4"), 0),
+            range(column(12, &|r: &&Vec<String>| r[3] == "1"), 1)
+        ),
+        format!("to {:.1e} (`sell`) and {:.1e} (`pogo-aligned`)", trace("sell"), trace("pogo-aligned")),
+        format!("({} µs an increment on one, {} on two, {} on four)", range(times("1"), 1), range(times("2"), 0), range(times("4"), 0)),
+    ];
+    check("pogo", &lines);
+}
