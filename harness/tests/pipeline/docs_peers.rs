@@ -301,3 +301,29 @@ fn the_pogo_multi_gpu_prose_is_the_h100_run() {
     ];
     check("pogo", &lines);
 }
+
+/// Pogo's 3D box on four H200s, the notes' prose: halo and exchange by the time table, the
+/// host's enqueue against the increments at 4 GPUs.
+#[test]
+fn the_pogo_3d_prose_is_the_h200_run() {
+    let rows = report_table("h200-x4", "### Time per increment on 1, 2 and 4 GPUs");
+    let num = |r: &Vec<String>, c: usize| r[c].split(' ').next().unwrap().parse::<f64>().unwrap_or(f64::NAN);
+    let at = |m: &str, g: &str| rows.iter().find(|r| r[1].contains(&format!(" {m} f64")) && r[3] == g).unwrap();
+    let pair = |m: &str, c: usize, f: &dyn Fn(f64) -> String| format!("{} / {}", f(num(at(m, "2"), c)), f(num(at(m, "4"), c)));
+    let mb = |v: f64| format!("{:.1}", v / 1e3);
+    let us = |v: f64| format!("{v:.0}");
+    let four: Vec<f64> = ["sell", "sell-kf32"].iter().map(|m| num(at(m, "4"), 6)).collect();
+    let enqueue: Vec<f64> = ["sell", "sell-kf32"].iter().map(|m| num(at(m, "4"), 12)).collect();
+    let lines = [
+        format!("| {} MB | {} µs |", pair("sell", 9, &mb), pair("sell", 10, &us)),
+        format!("| {} MB | {} µs |", pair("sell-kf32", 9, &mb), pair("sell-kf32", 10, &us)),
+        format!(
+            "{:.0}-{:.0} µs an increment at 4 GPUs for the box, under its {:.0}-{:.0} µs",
+            enqueue.iter().copied().fold(f64::MAX, f64::min),
+            enqueue.iter().copied().fold(0.0, f64::max),
+            four.iter().copied().fold(f64::MAX, f64::min),
+            four.iter().copied().fold(0.0, f64::max)
+        ),
+    ];
+    check("pogo", &lines);
+}
