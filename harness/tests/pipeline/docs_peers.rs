@@ -327,3 +327,22 @@ fn the_pogo_3d_prose_is_the_h200_run() {
     ];
     check("pogo", &lines);
 }
+
+/// a-COO's growth as its ledger judges it: the least-squares exponent of A-FEM's total time
+/// against triangles over the last decade of sizes (121K and 484K triangles), on both GPUs.
+#[test]
+fn the_acoo_growth_exponents_are_the_runs() {
+    let exponent = |g: &str, p: &str| {
+        let at = |level: u32| {
+            let case = format!("cuda/{p}/method=a-fem,level={level}");
+            (row(g, "acoo-capacitor", &case, "total", "triangles"), t(g, "acoo-capacitor", &case, "total"))
+        };
+        let ((n2, t2), (n3, t3)) = (at(2), at(3));
+        (t3 / t2).ln() / (n3 / n2).ln()
+    };
+    let lines = [
+        format!("There the exponent is {:.3} in f64 on the H200 ({:.3} on the H100)", exponent("h200", "f64"), exponent("h100", "f64")),
+        format!("In f32 it is {:.3} ({:.3})", exponent("h200", "f32"), exponent("h100", "f32")),
+    ];
+    check("acoo", &lines);
+}
