@@ -346,3 +346,31 @@ fn the_acoo_growth_exponents_are_the_runs() {
     ];
     check("acoo", &lines);
 }
+
+/// Sanfui's symbolic kernel's share of the assembly (symbolic over symbolic + numeric) at 500K
+/// nodes on the H200, per format family, f32 and f64.
+#[test]
+fn the_sanfui_symbolic_shares_are_the_h200_run() {
+    let share = |m: &str, p: &str| {
+        let case = format!("cuda/{p}/method={m},nx=200,ny=50,nz=50");
+        let (s, n) = (t("h200", "sanfui-formats", &case, "symbolic"), t("h200", "sanfui-formats", &case, "numeric"));
+        100.0 * s / (s + n)
+    };
+    let range = |formats: &[&str]| {
+        let v: Vec<f64> = formats
+            .iter()
+            .flat_map(|f| ["color", "atomic"].map(|r| format!("{f}-{r}")))
+            .flat_map(|m| ["f32", "f64"].map(|p| share(&m, p)))
+            .collect();
+        format!("{:.0}-{:.0}%", v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(0.0, f64::max))
+    };
+    let lines = [
+        format!("ours is {} of the assembly for COO and CSR", range(&["coo", "csr"])),
+        format!(
+            "{:.0}% for coo-atomic in f32), and {} for ELL, COOM and ELLM",
+            share("coo-atomic", "f32"),
+            range(&["ell", "coom", "ellm"])
+        ),
+    ];
+    check("sanfui", &lines);
+}
