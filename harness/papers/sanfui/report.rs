@@ -96,8 +96,10 @@ impl Rows {
             .map_or(f64::NAN, |i| self.time[i])
     }
     pub(crate) fn device_keys(&self) -> Vec<String> {
-        let mut keys: Vec<String> =
-            (0..self.key.len()).filter(|&i| !self.method[i].starts_with("cpu")).map(|i| self.key[i].clone()).collect();
+        let mut keys: Vec<String> = (0..self.key.len())
+            .filter(|&i| Method::named(&self.method[i]).is_some_and(|m| !m.on_cpu()))
+            .map(|i| self.key[i].clone())
+            .collect();
         keys.sort();
         keys.dedup();
         keys

@@ -79,7 +79,12 @@ fn runs_with_the_cache_off_cold_and_warm_give_the_same_outputs() {
     let dir = cache.path().to_str().unwrap();
     let (off, off_read, off_built, off_its) = outputs(&run(&out.path().join("off"), "off"));
     let (cold, cold_read, cold_built, cold_its) = outputs(&run(&out.path().join("cold"), dir));
-    let (warm, warm_read, warm_built, warm_its) = outputs(&run(&out.path().join("warm"), dir));
+    let warm_run = run(&out.path().join("warm"), dir);
+    // A run on the host alone (the CPU methods and the libraries' CPU devices) reports too.
+    let reported = tempfile::tempdir().unwrap();
+    let report = fembench::publish::report_run_with(&fembench::REGISTRY, &warm_run, Some(reported.path()), None).unwrap();
+    assert!(report.not_reported.is_empty(), "{:?}", report.not_reported);
+    let (warm, warm_read, warm_built, warm_its) = outputs(&warm_run);
     for its in [&cold_its, &warm_its] {
         assert_eq!(its.len(), off_its.len());
         assert!(off_its.iter().zip(its).all(|(a, b)| (a - b).abs() <= 2.0), "a-COO's iterations: {off_its:?} against {its:?}");
