@@ -374,3 +374,30 @@ fn the_sanfui_symbolic_shares_are_the_h200_run() {
     ];
     check("sanfui", &lines);
 }
+
+/// Cecka's Table VI in the notes: our f32 error over the paper's at every level of the sizes
+/// experiment, and its growth with the nodes, from the H200 report's ledger.
+#[test]
+fn the_cecka_table_vi_prose_is_the_h200_ledger() {
+    let report = std::fs::read_to_string(crate::common::published("h200").join("report.md")).unwrap();
+    let ratios: Vec<f64> = report
+        .lines()
+        .find(|l| l.contains("ours / paper's: level 0") && l.contains("level 7"))
+        .expect("the sizes experiment's Table VI row")
+        .split("ours / paper's: ")
+        .nth(1)
+        .unwrap()
+        .split('|')
+        .next()
+        .unwrap()
+        .split(", ")
+        .map(|part| part.trim().rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let exponent = report.split("error ~ nodes^").nth(1).unwrap().split(' ').next().unwrap().to_string();
+    let (lo, hi) = ratios.iter().fold((f64::MAX, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+    let lines = [
+        format!("Our f32 error is {lo:.1}-{hi:.1}x the paper's at every level while its growth matches (exponent {exponent})"),
+        format!("Table VI's error grows like nodes^(1/2) (exponent {exponent})"),
+    ];
+    check("cecka", &lines);
+}
