@@ -401,3 +401,41 @@ fn the_cecka_table_vi_prose_is_the_h200_ledger() {
     ];
     check("cecka", &lines);
 }
+
+/// Cecka's full-over-dummy prose in the notes, from the H100 report's ledger rows.
+#[test]
+fn the_cecka_dummy_prose_is_the_h100_ledger() {
+    let report = std::fs::read_to_string(crate::common::published("h100").join("report.md")).unwrap();
+    // Every "name pN value" of the ledger's dummy rows, with its precision.
+    let mut values: Vec<(String, String, u32, f64)> = Vec::new();
+    for line in report.lines().filter(|l| l.starts_with("| NVIDIA") && (l.contains("full / dummy:") || l.contains("(paper 1."))) {
+        let precision = if line.contains(" f32 ") { "f32" } else { "f64" };
+        let evidence = line.split("full / dummy: ").nth(1).unwrap_or(line).split("; p3").next().unwrap();
+        for part in evidence.split(',') {
+            let words: Vec<&str> = part.split_whitespace().collect();
+            let Some(i) = words.iter().position(|w| w.starts_with('p') && w[1..].parse::<u32>().is_ok()) else { continue };
+            if let (Some(name), Some(v)) = (i.checked_sub(1).map(|k| words[k]), words.get(i + 1).and_then(|v| v.parse::<f64>().ok())) {
+                values.push((precision.into(), name.trim_start_matches('|').into(), words[i][1..].parse().unwrap(), v));
+            }
+        }
+    }
+    let pick = |keep: &dyn Fn(&(String, String, u32, f64)) -> bool| values.iter().filter(|v| keep(v)).map(|v| v.3).collect::<Vec<f64>>();
+    let span =
+        |v: Vec<f64>| format!("{}-{}", sig(v.iter().copied().fold(f64::MAX, f64::min), 3), sig(v.iter().copied().fold(0.0, f64::max), 3));
+    let one = |p: &str, m: &str, order: u32| pick(&|v| v.0 == p && v.1 == m && v.2 == order)[0];
+    let lines = [
+        format!("at order 1 ours is {}", span(pick(&|v| v.2 == 1))),
+        format!(
+            "at order 2 SharedNZ reaches {} and LocalNZ up to {}",
+            span(pick(&|v| v.1 == "shared-nz" && v.2 == 2)),
+            sig(pick(&|v| v.1 == "local-nz" && v.2 == 2).into_iter().fold(0.0, f64::max), 3)
+        ),
+        format!(
+            "SharedNZ's {} at order 4 in f32 holds and its {} in f64 fails",
+            sig(one("f32", "shared-nz", 4), 3),
+            sig(one("f64", "shared-nz", 4), 3)
+        ),
+        format!("at order 5 LocalNZ and GlobalNZ are {}, not 1.6", span(pick(&|v| v.2 == 5))),
+    ];
+    check("cecka", &lines);
+}
