@@ -27,19 +27,18 @@ impl AcooMethod for PythonCg {
     fn run(&self, ctx: &mut CaseCtx, case: &Case) -> Result<MethodRun, CaseError> {
         let name = self.0.names[0];
         let device = external::cuda_device(ctx, name)?;
-        let (x, iterations, staged, library) = run_script(ctx, case, name, device)?;
+        let (x, iterations, staged, library) = run_script(ctx, case, &self.0, device)?;
         Ok(checked(case, &x, iterations, staged, library))
     }
 }
 
-/// The script's route `name` on the case: the checked pass's solution and iteration count, the
-/// timed passes and the library.
-fn run_script(ctx: &mut CaseCtx, case: &Case, name: &str, device: Option<usize>) -> Result<(Vec<f64>, f64, Staged, String), CaseError> {
-    let inputs = inputs(case)?;
+/// The script's route (`about`'s name) on the case: the checked pass's solution and iteration
+/// count, the timed passes and the library.
+fn run_script(ctx: &mut CaseCtx, case: &Case, about: &About, device: Option<usize>) -> Result<(Vec<f64>, f64, Staged, String), CaseError> {
+    let (name, inputs) = (about.names[0], inputs(case)?);
     let out = external::run_for(ctx, device, &SCRIPT, name, inputs)?;
     let iterations = out.output("iterations")?.first().copied().unwrap_or(f64::NAN);
     let total = out.timings.first().cloned().ok_or_else(|| CaseError::Failed("external peer: no timings".into()))?;
-    let about = &Method::named(name).ok_or_else(|| CaseError::Failed(format!("no method {name}")))?.entry().about();
     let staged = staged(about, total, out.stages.clone(), ctx.policy.warmup as usize)?;
     Ok((out.output("x")?.to_vec(), iterations, staged, out.library))
 }
@@ -131,10 +130,10 @@ mod tests {
             let policy = MeasurePolicy { warmup: 0, min_reps: 2, max_reps: 2, min_time_s: 0.0, ..MeasurePolicy::default() };
             let mut modules = ModuleCache::default();
             let mut ctx = CaseCtx::alone(Target::Cpu, &run, Precision::F64, &policy, &mut modules);
-            let (x, iterations, staged, library) = run_script(&mut ctx, &case, name, None).unwrap();
+            let method = Method::named(name).unwrap();
+            let (x, iterations, staged, library) = run_script(&mut ctx, &case, method.entry().about(), None).unwrap();
             assert!(library.starts_with(prefix) && library.contains("cpu"), "{library}");
             assert_eq!(staged.stages.iter().map(|s| s.0).collect::<Vec<_>>(), ["elements", "solve"]);
-            let method = Method::named(name).unwrap();
             let statuses = |x: &[f64]| {
                 let run = checked(&case, x, iterations, staged.clone(), library.clone());
                 rows(&problem, (1e-12, 1e-12), &c, &reference, method, run).iter().map(|m| m.status).collect::<Vec<_>>()
