@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use super::gpu::CgRun;
 use super::method::{About, AcooMethod, Case};
 use super::methods::MethodRun;
-use super::spec::Method;
 use crate::benchmark::{CaseCtx, CaseError};
 use crate::external::{self, Inputs, Script};
 use crate::measure::{Staged, Timing};
@@ -101,7 +100,7 @@ mod tests {
     use super::super::benchmark::rows;
     use super::super::capacitor::{cg, spmv, Capacitor};
     use super::super::methods::Reference;
-    use super::super::spec::Problem_;
+    use super::super::spec::{Method, Problem_};
     use super::*;
     use crate::benchmark::ModuleCache;
     use crate::context::RunContext;
