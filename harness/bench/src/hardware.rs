@@ -124,7 +124,7 @@ fn read(
 /// tensor cores where the row says so (`tensor_tf32`), the FP64 tensor cores where it says so
 /// (`tensor_fp64`), else the FP32 or FP64 lanes. An f64 row of a run whose rows do not say
 /// (NaN) is held to the FP64 peak with the tensor cores, the ceiling no f64 count can pass.
-fn unit_peak(info: Option<&fembench_device::DeviceInfo>, precision: &str, tf32: f64, fp64_tensor: f64) -> (&'static str, f64) {
+pub fn unit_peak(info: Option<&fembench_device::DeviceInfo>, precision: &str, tf32: f64, fp64_tensor: f64) -> (&'static str, f64) {
     let (unit, peak) = match (precision, tf32 == 1.0, fp64_tensor) {
         (_, true, _) => ("TF32 tensor", info.and_then(|d| d.tf32_ceiling_gflops())),
         ("f64", _, t) if t == 1.0 => ("FP64 tensor", info.and_then(|d| d.ceiling_gflops(Precision::F64))),

@@ -11,7 +11,8 @@ use super::paper::{
 use super::plan::Variant;
 use super::prism::MAX_DEGREE;
 use super::spec::{Method, STAGES};
-use crate::report::{fmt_num, frame, Figure, ReportCtx, ReportError, Series, Table};
+use crate::hardware::unit_peak;
+use crate::report::{fmt_num, frame, physics, Figure, ReportCtx, ReportError, Series, Table};
 use crate::Precision;
 
 /// The same four sizes from this module's basis and quadrature (4 numbers per point: a value
@@ -95,15 +96,19 @@ impl Rows {
         let backend = frame::strs(df, "backend")?;
         let device = frame::strs(df, "device")?;
         let precision = frame::strs(df, "precision")?;
+        // The peak of the unit each row's flops ran on (the TF32 or FP64 tensor cores where the
+        // row says so, else the FP32 or FP64 lanes). mma-nojac's f64 rows of runs made before
+        // rows said so ran on the FP64 tensor cores: the variant has no other path.
+        let (tf32, fp64_tensor, method) = (opt(physics::TF32_COLUMN), opt(physics::FP64_TENSOR_COLUMN), frame::strs(df, "method")?);
         let peak = (0..df.height())
             .map(|i| {
-                let prec = if precision[i] == "f64" { Precision::F64 } else { Precision::F32 };
-                ctx.meta
-                    .devices
-                    .iter()
-                    .find(|d| d.name == device[i] && d.backend.map(|b| b.as_str()) == Some(backend[i].as_str()))
-                    .and_then(|d| d.peak_gflops(prec))
-                    .unwrap_or(f64::NAN)
+                let info =
+                    ctx.meta.devices.iter().find(|d| d.name == device[i] && d.backend.map(|b| b.as_str()) == Some(backend[i].as_str()));
+                let dmma = match fp64_tensor[i] {
+                    t if t.is_nan() => f64::from(u8::from(method[i] == Variant::MmaNojac.as_str())),
+                    t => t,
+                };
+                unit_peak(info, &precision[i], tf32[i], dmma).1
             })
             .collect();
         // Which GPU groups and degrees the tables and figures have: polars lazy queries.
@@ -356,7 +361,7 @@ pub(crate) fn stage_tables(id: &str, r: &Rows) -> Vec<Table> {
                 } else {
                     "clCreateBuffer and a one-byte blocking write to each buffer (drivers allocate at first use)"
                 }),
-                "GFLOP/s by the paper's count (63 flops per 3x3 block update, 20 per shape function per point) to compare with the paper, and by the flops the kernel executes (44 per block update, 15 per shape function, plus padding and per-part work; banas/plan.rs), from which % of peak is computed. Beyond the paper, gram-nojac and mma-nojac sum 9 products per block update (18 flops) and finish each block once per element; mma-nojac runs on the FP64 tensor cores (its peak: twice the FP64 lanes'). Their GFLOP/s by the paper's count is an equivalent rate: the paper's work over our time.".into(),
+                "GFLOP/s by the paper's count (63 flops per 3x3 block update, 20 per shape function per point) to compare with the paper, and by the flops the kernel executes (44 per block update, 15 per shape function, plus padding and per-part work; banas/plan.rs), from which % of peak is computed. Beyond the paper, gram-nojac and mma-nojac sum 9 products per block update (18 flops) and finish each block once per element; mma-nojac runs on the FP64 tensor cores in f64 (their peak: twice the FP64 lanes') and on the TF32 tensor cores in f32 (3xTF32; their peak: 8 times the FP32 lanes' on sm_80 and sm_90), and its % of peak is of that unit's. Their GFLOP/s by the paper's count is an equivalent rate: the paper's work over our time.".into(),
             ],
         });
     }
@@ -461,7 +466,7 @@ pub(crate) fn best_table(id: &str, r: &Rows) -> Table {
         .to_vec(),
         rows,
         notes: vec![
-            "Best: the shortest kernel time of our variants at the CUDA-core kernels' accuracy (the paper's four, gram-nojac, and mma-nojac in f64; mma-nojac's 3xTF32 in f32 is in the stage tables). Peak: compute units x FP32 (or FP64) lanes per SM x 2 x the driver's maximum clock; the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
+            "Best: the shortest kernel time of our variants at the CUDA-core kernels' accuracy (the paper's four, gram-nojac, and mma-nojac in f64; mma-nojac's 3xTF32 in f32 is in the stage tables). Peak: that of the unit the row's flops ran on: the FP32 or FP64 lanes (compute units x lanes per SM x 2 x the driver's maximum clock), the FP64 tensor cores for mma-nojac in f64 (twice the FP64 lanes'); the share of peak is from the executed flops, the paper's count is shown to compare with the paper's GFLOP/s.".into(),
             "kernel vs cpu: the GPU kernel alone (f32 or f64, as the row) against the f64 CPU reference, rayon-parallel over elements on every core of the host the run was on, its output allocated once outside the timer; total vs cpu: every stage of the GPU pass (prepare, allocate, upload, kernel, download).".into(),
             "The peers (beyond the paper, CUDA only, same run and GPU): A^e = B^T (w D B) as one cuBLAS strided-batched GEMM over the same elements, B and w D B from our kernel. cublas-gemm: cuBLAS' default math (FP32 without TF32; f64 on the FP64 tensor cores where the GPU has them); cublas-gemm-3xtf32 (f32): B and w D B split into TF32 high and low parts, three TF32 GEMMs, about f32's accuracy; cublas-gemm-tf32 (f32): one TF32 GEMM, TF32's accuracy (its rows are checked to 1e-2, the others to the variants' bounds). 'vs' columns are a peer's time over the best variant's kernel time (above 1: the variant is faster); the strongest peer is the fastest of those at the row's own accuracy, named. torch-bmm and cupy-matmul (CUDA, run from Python by the harness on the same GPU and elements): the same matrices as a PyTorch or CuPy user writes them, B and w D B by the library's einsum, then torch.bmm or cupy.matmul (the libraries' default math: FP32 without TF32); torch-compile: the PyTorch function under torch.compile (Inductor, compiled in the checked pass); all checked like the others and counted among the same-accuracy peers.".into(),
         ],

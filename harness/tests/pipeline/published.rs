@@ -279,6 +279,56 @@ fn the_published_banas_runs_report_the_same_and_nothing_above_physics() {
     }
 }
 
+/// No published share of peak passes 100%: every cell of a "% of peak" column or row of each
+/// published report, and of the hardware comparison, is at most 100 (each row's share is of the
+/// unit its flops ran on: Banaś' mma-nojac of the tensor cores, not the lanes).
+#[test]
+fn no_published_share_of_peak_is_above_100() {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(common::published("h200").parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path().join("report.md")))
+        .filter(|p| p.exists())
+        .collect();
+    files.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plots/published/hardware/hardware.md"));
+    let mut above = Vec::new();
+    for file in &files {
+        let md = std::fs::read_to_string(file).unwrap();
+        // In prose or a cell: "71% of FP32 peak".
+        for line in md.lines() {
+            for (at, _) in line.match_indices("% of ") {
+                let rest = line[at..].split(['|', ',', ';', ')']).next().unwrap();
+                let head = &line[..at];
+                let start = head.rfind(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(0, |i| i + 1);
+                if rest.contains("peak") && head[start..].parse::<f64>().is_ok_and(|v| v > 100.0) {
+                    above.push(format!("{}: {line}", file.display()));
+                }
+            }
+        }
+        let mut columns: Vec<usize> = Vec::new();
+        for line in md.lines() {
+            if !line.starts_with('|') {
+                columns.clear();
+                continue;
+            }
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            if columns.is_empty() && cells.iter().any(|c| c.contains("% of peak")) && !cells.iter().any(|c| c.parse::<f64>().is_ok()) {
+                columns = (0..cells.len()).filter(|&i| cells[i].contains("% of peak")).collect();
+                continue;
+            }
+            let row_share = cells.iter().take(3).any(|c| c.contains("% of peak"));
+            let picked: Vec<&str> = if row_share { cells.clone() } else { columns.iter().filter_map(|&i| cells.get(i).copied()).collect() };
+            for c in picked {
+                let v = c.trim_end_matches('%').parse::<f64>().or_else(|_| c.split(['%', ' ']).next().unwrap_or("").parse::<f64>());
+                if v.is_ok_and(|v| v > 100.0) {
+                    above.push(format!("{}: {line}", file.display()));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(above.is_empty(), "shares of peak above 100%:\n{}", above.join("\n"));
+}
+
 /// Every column of every published run is a row's own, a parameter of its case, the runner's or
 /// the GPU's telemetry, or declared by its benchmark (`Benchmark::COLUMNS`): the declared lists
 /// are complete, so the check at run time (an undeclared name fails the case) holds for them.
