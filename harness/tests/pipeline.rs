@@ -7,6 +7,8 @@ mod common;
 mod docs_numbers;
 #[path = "pipeline/docs_peers.rs"]
 mod docs_peers;
+#[path = "pipeline/docs_prose.rs"]
+mod docs_prose;
 #[path = "pipeline/prep_cache.rs"]
 mod prep_cache;
 #[path = "pipeline/published.rs"]

@@ -201,7 +201,7 @@ fn the_readmes_banas_python_peers_are_the_h200_reports() {
 }
 
 /// The cells of a report's "best variant per degree" table: (precision, p) -> the cells of its row.
-fn best_rows(gpu: &str) -> Vec<(String, i64, Vec<String>)> {
+pub(crate) fn best_rows(gpu: &str) -> Vec<(String, i64, Vec<String>)> {
     let report = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
     let table = report.split("### The best variant per degree").nth(1).unwrap().split("\n\n").nth(1).unwrap();
     table

@@ -1,0 +1,97 @@
+//! The papers' notes in prose, beyond their tables: each figure computed here from the published
+//! runs (rows, or a report's table where the notes quote it) and looked up in the notes
+//! (whitespace as printed does not matter). A figure that drifts fails with what the runs give.
+
+use crate::docs_numbers::{missing, notes};
+use crate::readme_numbers::{best_rows, row, sig, t};
+
+fn check(paper: &str, lines: &[String]) {
+    let text = notes(paper).split_whitespace().collect::<Vec<_>>().join(" ");
+    let gone = missing(&text, lines);
+    assert!(gone.is_empty(), "docs/papers/{paper}.md lacks the runs' {gone:#?}");
+}
+
+fn range(values: &[f64], f: impl Fn(f64) -> String) -> String {
+    let lo = values.iter().copied().fold(f64::MAX, f64::min);
+    let hi = values.iter().copied().fold(f64::MIN, f64::max);
+    format!("{}-{}", f(lo), f(hi))
+}
+
+/// Banaś' notes on the variants beyond the paper (the H100 run with them), on transfers (the
+/// H200 run) and on Obs. 7 (both full runs' ledgers).
+#[test]
+fn the_banas_prose_is_the_runs() {
+    let rows = best_rows("h100-banas");
+    let cell = |prec: &str, p: i64, col: usize| -> f64 {
+        let r = rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap_or_else(|| panic!("no {prec} p = {p}"));
+        r.2[col].split([' ', 'x']).next().unwrap().parse().unwrap()
+    };
+    let vs_cublas: Vec<f64> = (3..=7).map(|p| cell("f64", p, 10)).collect();
+    let vs_gemm: Vec<f64> = (3..=7).map(|p| cell("f64", p, 16)).collect();
+    let python: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| {
+            r.2[19].split(" / ").enumerate().filter(|(k, _)| *k != 1).filter_map(|(_, v)| v.parse::<f64>().ok()).collect::<Vec<_>>()
+        })
+        .collect();
+    let g = "h100-banas";
+    let per = |prec: &str, m: &str, p: i64| {
+        let case = format!("cuda/{prec}/method={m},degree={p}");
+        let elements = row(g, "banas-integration", &case, "kernel", "elements");
+        let at = |c: &str| row(g, "banas-integration", &case, "kernel", c) / elements * 1e6;
+        (at("time_median_s"), at("time_ci_low_s"), at("time_ci_high_s"))
+    };
+    let (gram, cublas) = (per("f64", "gram-nojac", 7), per("f64", "cublas-gemm", 7));
+    assert!(gram.1 > cublas.2, "gram-nojac f64 at p = 7 is no longer slower than cuBLAS outside both intervals");
+    let beats: Vec<i64> = (1..=7).filter(|&p| per("f64", "gram-nojac", p).2 < per("f64", "cublas-gemm", p).1).collect();
+    assert_eq!(beats, (1..=6).collect::<Vec<_>>(), "the degrees where gram-nojac f64 beats cuBLAS");
+    let mma32 = per("f32", "mma-nojac", 7).0;
+    let tf32 = per("f32", "cublas-gemm-tf32", 7).0;
+    let error = |prec: &str, m: &str| {
+        format!("{:.1e}", row(g, "banas-integration", &format!("cuda/{prec}/method={m},degree=7"), "kernel", "error"))
+    };
+    let gram32: Vec<f64> = (5..=7).map(|p| cell("f32", p, 7) / 1e3).collect();
+    let gram32_share: Vec<f64> = (5..=7).map(|p| cell("f32", p, 8)).collect();
+    let ledger = |gpu: &str, prec: &str| -> f64 {
+        let report = std::fs::read_to_string(crate::common::published(gpu).join("report.md")).unwrap();
+        let line = report
+            .lines()
+            .find(|l| l.contains(&format!("cuda {prec} (warm)")) && l.contains("(Sec. 5, Obs. 7)") && l.contains("more efficient"))
+            .unwrap();
+        line.rsplit("median JAC/NOJAC ").next().unwrap().split(' ').next().unwrap().parse().unwrap()
+    };
+    let obs7 = |prec: &str| range(&[ledger("h200", prec), ledger("h100", prec)], |v| format!("{v:.2}"));
+    let obs7_f64 = match obs7("f64") {
+        r if r.split('-').next() == r.split('-').nth(1) => r.split('-').next().unwrap().to_string(),
+        r => r,
+    };
+    let transfers = |p: i64| {
+        let case = format!("cuda/f32/method=reg-nojac,degree={p}");
+        let (k, total) = (t("h200", "banas-integration", &case, "kernel"), t("h200", "banas-integration", &case, "total"));
+        (total - k) / k
+    };
+    let lines = [
+        format!("is {} cuBLAS on the FP64 tensor cores from p = 3", range(&vs_cublas, |v| format!("{v:.1}")) + "x"),
+        format!("and {} cuBLAS's GEMM alone", range(&vs_gemm, |v| format!("{v:.1}")) + "x"),
+        format!(
+            "p = 7, where it is {:.1}% slower ({:.1} against {:.1} µs on the H100, outside both intervals)",
+            (gram.0 / cublas.0 - 1.0) * 100.0,
+            gram.0,
+            cublas.0
+        ),
+        format!("is faster from p = 6 ({:.2}x at p = 7)", cell("f32", 7, 18)),
+        format!("{:.2}x the plain TF32 GEMM at p = 7, with {} of error", tf32 / mma32, error("f32", "mma-nojac")),
+        format!("f32's ({} for `gram-nojac`)", error("f32", "gram-nojac")),
+        format!("below cuBLAS 3xTF32's {}", error("f32", "cublas-gemm-3xtf32")),
+        format!("run {}x slower than our best (H100)", range(&python, |v| sig(v, 2))),
+        format!("reaches {:.1} TFLOP/s at p = 7, {:.0}% of the FP64 tensor cores' peak", cell("f64", 7, 7) / 1e3, cell("f64", 7, 8)),
+        format!(
+            "`gram-nojac` f32 {} TFLOP/s at p = 5-7, {}% of the FP32 lanes'",
+            range(&gram32, |v| format!("{v:.1}")),
+            range(&gram32_share, |v| format!("{v:.0}"))
+        ),
+        format!("take {:.0}x the kernel at p = 1 and {:.2}x at p = 7 (f32)", transfers(1), transfers(7)),
+        format!("ratio is {} in f32 and {obs7_f64} in f64", obs7("f32")),
+    ];
+    check("banas", &lines);
+}
