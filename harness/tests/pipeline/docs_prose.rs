@@ -95,3 +95,40 @@ fn the_banas_prose_is_the_runs() {
     ];
     check("banas", &lines);
 }
+
+/// Pogo's 3D box on four H200s: the one-GPU step's GB/s against the copy and dot kernels of the
+/// same run, its bytes a node and a DOF against the weld's, and the exchange's share of an
+/// increment on two and four GPUs.
+#[test]
+fn the_pogo_3d_bandwidth_prose_is_the_h200_run() {
+    let (g, e) = ("h200-x4", "pogo-multigpu-3d");
+    let case = |m: &str, gpus: u32| format!("cuda/f64/method={m},study=strong-3d,gpus={gpus}");
+    let at = |m: &str, gpus: u32, c: &str| row(g, e, &case(m, gpus), "increment", c);
+    let stream = |k: &str| row(g, "device-bandwidth", &format!("cuda/f64/kernel={k},array_mib=512"), k, "bandwidth_gbs");
+    let (sell, copy, dot) = (at("sell", 1, "bandwidth_gbs"), stream("copy"), stream("dot"));
+    let bytes = at("sell", 1, "bytes");
+    let weld = row("h200", "pogo-weld", "cuda/f64/method=sell,model=weld,coarsen=1", "step", "bytes")
+        / row("h200", "pogo-weld", "cuda/f64/method=sell,model=weld,coarsen=1", "step", "dofs");
+    let mut shares = Vec::new();
+    let mut four = Vec::new();
+    for m in ["sell", "sell-kf32"] {
+        for gpus in [2, 4] {
+            shares.push(100.0 * at(m, gpus, "exchange_s") / at(m, gpus, "time_median_s"));
+        }
+        four.push((at(m, 4, "time_median_s") * 1e3, at(m, 4, "exchange_s") * 1e6));
+    }
+    let exchange = four.iter().map(|f| f.1).fold(0.0, f64::max);
+    let lines = [
+        format!("`sell` reads {sell:.0} GB/s by our count"),
+        format!("{:.1}% of the copy kernel's {copy:.0} GB/s and {:.0}% of the read-only dot kernel's {dot:.0} GB/s", 100.0 * sell / copy, 100.0 * sell / dot),
+        format!("about {:.1} KB a node", bytes / at("sell", 1, "nodes") / 1e3),
+        format!("{:.2} KB a DOF against the weld's {:.2}", bytes / at("sell", 1, "dofs") / 1e3, weld / 1e3),
+        format!(
+            "still takes {} ms an increment against {:.0} µs of exchange: the exchange is {} of an increment",
+            range(&four.iter().map(|f| f.0).collect::<Vec<_>>(), |v| format!("{v:.1}")),
+            (exchange / 10.0).round() * 10.0,
+            range(&shares, |v| format!("{v:.0}")) + "%"
+        ),
+    ];
+    check("pogo", &lines);
+}
