@@ -120,7 +120,11 @@ fn the_pogo_3d_bandwidth_prose_is_the_h200_run() {
     let exchange = four.iter().map(|f| f.1).fold(0.0, f64::max);
     let lines = [
         format!("`sell` reads {sell:.0} GB/s by our count"),
-        format!("{:.1}% of the copy kernel's {copy:.0} GB/s and {:.0}% of the read-only dot kernel's {dot:.0} GB/s", 100.0 * sell / copy, 100.0 * sell / dot),
+        format!(
+            "{:.1}% of the copy kernel's {copy:.0} GB/s and {:.0}% of the read-only dot kernel's {dot:.0} GB/s",
+            100.0 * sell / copy,
+            100.0 * sell / dot
+        ),
         format!("about {:.1} KB a node", bytes / at("sell", 1, "nodes") / 1e3),
         format!("{:.2} KB a DOF against the weld's {:.2}", bytes / at("sell", 1, "dofs") / 1e3, weld / 1e3),
         format!(

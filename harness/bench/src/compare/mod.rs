@@ -552,4 +552,6 @@ fn lost(key: Key, b: Side, envelope: f64, failed_whole: Option<String>, narrower
 }
 
 #[cfg(test)]
+mod docs_tests;
+#[cfg(test)]
 mod tests;
