@@ -172,3 +172,24 @@ fn the_acoo_whole_range_exponents_are_the_h200_run() {
     ];
     check("acoo", &lines);
 }
+
+/// docs/measurement.md's settings are the code's: the host warm-up and sample length, the
+/// repetition policy's defaults, the physics margin, and a-COO's f64 check.
+#[test]
+fn the_measurement_settings_are_the_codes() {
+    use fembench::measure::{MeasurePolicy, HOST_WARMUP_S, MIN_HOST_SAMPLE_S};
+    let policy = MeasurePolicy::default();
+    let acoo = fembench::acoo::spec::Problem_::default();
+    let page = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/measurement.md")).unwrap();
+    let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lines = [
+        format!("after a warm-up of at least {:.0} ms", HOST_WARMUP_S * 1e3),
+        format!("each sample of host work under {:.0} ms", MIN_HOST_SAMPLE_S * 1e3),
+        format!("within `target_rel_ci` (default ±{:.0}%)", policy.target_rel_ci * 100.0),
+        format!("`max_time_s` seconds of timed repetitions (default {:.0} s)", policy.max_time_s),
+        format!("above {:.0}% of the copy bandwidth", fembench::report::physics::COPY_MARGIN * 100.0),
+        format!("| {:.0e} and {}% in f64", acoo.max_error, acoo.iteration_slack * 100.0),
+    ];
+    let gone = missing(&page, &lines);
+    assert!(gone.is_empty(), "docs/measurement.md lacks the code's {gone:#?}");
+}

@@ -238,3 +238,55 @@ fn the_cpu_runner_figures_are_the_committed_runs() {
     ]);
     assert_eq!(wide * 2, medians.len(), "half of the rows moved more than 38%: {wide} of {}", medians.len());
 }
+
+/// docs/measurement.md's table of how much a row moves between runs: per class (transfers split
+/// into uploads and downloads), the median over rows of 50 µs or more of |ratio - 1|, for each
+/// consecutive pair of the committed A/A runs, as the range over the pairs.
+#[test]
+fn the_measurement_spreads_are_the_committed_a_a_runs() {
+    let classes: [(&str, &dyn Fn(&Entry) -> bool); 6] = [
+        ("device-event kernels (ours)", &|e| e.class == NoiseClass::Kernel),
+        ("(cuBLAS, cuSPARSE)", &|e| e.class == NoiseClass::Library),
+        ("downloads (pinned)", &|e| e.class == NoiseClass::Transfer && e.metric.contains("download")),
+        ("uploads (pinned, written back)", &|e| e.class == NoiseClass::Transfer && e.metric.contains("upload")),
+        ("Python peers)", &|e| e.class == NoiseClass::OpenRegion),
+        ("sums of stages", &|e| e.class == NoiseClass::HostStage),
+    ];
+    let sig2 = |v: f64| {
+        let v: f64 = format!("{v:.1e}").parse().unwrap();
+        let digits = (1 - v.abs().log10().floor() as i32).max(0) as usize;
+        format!("{v:.digits$}")
+    };
+    let mut cells: Vec<Vec<String>> = vec![Vec::new(); classes.len()];
+    for (gpu, n) in [("h100", 4), ("h200", 3)] {
+        let mut spread: Vec<Vec<f64>> = vec![Vec::new(); classes.len()];
+        for i in 1..n {
+            let (a, b) = (data(&format!("aa/{gpu}-{i}")), data(&format!("aa/{gpu}-{}", i + 1)));
+            let c = compare_runs(&a, &b, &CompareOptions::default()).unwrap();
+            for (k, (_, pick)) in classes.iter().enumerate() {
+                let mut d: Vec<f64> = c
+                    .entries
+                    .iter()
+                    .filter(|e| pick(e) && e.base.as_ref().and_then(|s| s.median_s).is_some_and(|m| m >= 50e-6))
+                    .filter_map(|e| e.ratio.map(|r| (r - 1.0).abs()))
+                    .collect();
+                d.sort_by(f64::total_cmp);
+                let mid = if d.len() % 2 == 1 { d[d.len() / 2] } else { (d[d.len() / 2 - 1] + d[d.len() / 2]) / 2.0 };
+                spread[k].push(100.0 * mid);
+            }
+        }
+        for (k, s) in spread.iter().enumerate() {
+            let lo = s.iter().copied().fold(f64::MAX, f64::min);
+            let hi = s.iter().copied().fold(f64::MIN, f64::max);
+            cells[k].push(format!("{}-{}%", sig2(lo), sig2(hi)));
+        }
+    }
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/measurement.md")).unwrap();
+    let gone: Vec<String> = classes
+        .iter()
+        .zip(&cells)
+        .map(|((name, _), c)| format!("{name} | {} | {} |", c[0], c[1]))
+        .filter(|l| !page.contains(l.as_str()))
+        .collect();
+    assert!(gone.is_empty(), "docs/measurement.md lacks the runs' {gone:#?}");
+}
