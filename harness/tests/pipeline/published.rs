@@ -90,6 +90,65 @@ fn the_four_gpu_times_in_the_docs_are_the_workers_own() {
     }
 }
 
+/// docs/cluster.md's prose on the four-GPU run: the shards' sum and longest wall, the CPU phase's
+/// experiments (their walls in the CPU worker's `meta.json`; SciPy's case at 2.4M nodes by its
+/// row), and the compare against the one-GPU run.
+#[test]
+fn the_four_gpu_prose_in_cluster_md_is_the_runs() {
+    use fembench::compare::{compare_runs, CompareOptions, Verdict};
+    let run = common::published("h200-x4-reproduce");
+    let dir = run.join("workers");
+    let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cluster.md")).unwrap();
+    let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut sums = Vec::new();
+    let mut cpu_walls = serde_json::Value::Null;
+    for mode in ["cold", "warm"] {
+        let mut files: Vec<_> = std::fs::read_dir(dir.join(mode)).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        let walls: Vec<u64> = files.iter().filter(|f| f.to_str().unwrap().contains("-shard-")).map(|f| worker_wall(f)).collect();
+        sums.push((walls.iter().sum::<u64>(), *walls.iter().max().unwrap()));
+        if mode == "cold" {
+            let cpu = files.iter().find(|f| !f.to_str().unwrap().contains("-shard-")).unwrap();
+            cpu_walls =
+                serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(cpu).unwrap()).unwrap()["experiment_wall_s"].clone();
+        }
+    }
+    let wall = |e: &str| format!("{:.0} s", cpu_walls[e].as_f64().unwrap());
+    let scipy = crate::readme_numbers::row(
+        "h200-x4-reproduce",
+        "cecka-sizes",
+        "cpu/f64/method=scipy-tocsr,level=7,order=1,min_colors=0",
+        "scipy-tocsr",
+        "case_wall_s",
+    );
+    let c = compare_runs(&common::published("h200-x4-one-gpu"), &run, &CompareOptions::default()).unwrap();
+    let faster: Vec<f64> = c.entries.iter().filter(|e| e.verdict == Verdict::Faster).map(|e| 100.0 * (1.0 - e.ratio.unwrap())).collect();
+    let slower = c.entries.iter().find(|e| e.verdict == Verdict::Slower).unwrap();
+    let lines = [
+        format!("add up to {} s cold and {} s warm, and the longest takes {} s and {} s", sums[0].0, sums[1].0, sums[0].1, sums[1].1),
+        format!("484K triangles, {}; Banaś' NumPy route and CPU reference at p = 5-7, {};", wall("acoo-capacitor"), wall("banas-integration")),
+        format!("2.4M nodes, {scipy:.0} s; Sanfui's serial assembly at 500K nodes, {})", wall("sanfui-formats")),
+        format!(
+            "{} rows, {} of them only in the four-GPU run; [compare-one-gpu.md](../results/published/h200-x4-reproduce/compare-one-gpu.md)): {} the same, {} slower, {} faster, {} noisy and {} not judged",
+            c.entries.len(),
+            c.count(Verdict::Added),
+            c.count(Verdict::Same),
+            c.count(Verdict::Slower),
+            c.count(Verdict::Faster),
+            c.count(Verdict::Noisy),
+            c.count(Verdict::NotJudged)
+        ),
+        format!("gather {:.1}% slower on GPU 1", 100.0 * (slower.ratio.unwrap() - 1.0)),
+        format!(
+            "{:.0}-{:.0}% faster on GPUs 1 and 3",
+            faster.iter().copied().fold(f64::MAX, f64::min),
+            faster.iter().copied().fold(f64::MIN, f64::max)
+        ),
+    ];
+    let gone: Vec<&String> = lines.iter().filter(|l| !docs.contains(l.as_str())).collect();
+    assert!(gone.is_empty(), "docs/cluster.md lacks the runs' {gone:#?}");
+}
+
 /// A hardware comparison of a CPU run made now and the committed H200 run: both devices side by
 /// side in each shared experiment, each GPU cell as a share of its own run's copy bandwidth, a
 /// speed-up column, and the grouped bars and share-against-size figures drawn.
