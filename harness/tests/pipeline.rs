@@ -13,6 +13,8 @@ mod docs_prose;
 mod prep_cache;
 #[path = "pipeline/published.rs"]
 mod published;
+#[path = "pipeline/published_docs.rs"]
+mod published_docs;
 #[path = "pipeline/readme_numbers.rs"]
 mod readme_numbers;
 use std::path::{Path, PathBuf};
