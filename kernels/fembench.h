@@ -106,14 +106,6 @@ FB_DEFINE_ATOMIC_ADD(fb_atomic_add_local_real, LOCAL)
 #define ATOMIC_ADD_INT(p, v) atomic_add((p), (v))
 #endif
 
-/* Orders this work-item's global writes before its later ones as other work-groups see them
- * (a work-group publishing a partial result before it counts itself done). */
-#if defined(FB_CUDA)
-#define GLOBAL_FENCE() __threadfence()
-#else
-#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-#endif
-
 /* Records of four 32-bit words moved by one 16-byte vector load or store (a struct of two ints
  * and a double would be moved in two halves). FB_REAL_LO/HI: a real's bits as two ints (HI is 0
  * in f32); FB_REAL_FROM(lo, hi) puts them back. */

@@ -105,10 +105,7 @@ impl<'a, T: Real> EbeCase<'a, T> {
     fn masked_product(&self, p: &Buffer, q: &Buffer) -> DeviceResult<()> {
         let (dev, m, n) = (self.base.dev, self.base.mesh, self.base.c.num_nodes());
         self.product(p, q)?;
-        let cg = &self.cg;
-        let args =
-            MaskDot { dof: &m.dof, p, q, partial: &cg.partial, scal: &cg.scal, counter: &cg.counter, m: cg.groups() as i64, n: n as i64 };
-        dev.launch_with(&self.k.mask, cover(n), &args)
+        dev.launch_with(&self.k.mask, cover(n), &MaskDot { dof: &m.dof, p, q, partial: &self.cg.partial, n: n as i64 })
     }
 
     /// q = sum of A^e p over every color (q zeroed first).

@@ -159,15 +159,15 @@ pub(crate) struct Cg {
     pub(crate) r: Buffer,
     pub(crate) p: Buffer,
     pub(crate) q: Buffer,
-    /// The block partials of the launch's dot product.
+    /// The block partials of p.q.
     pub(crate) partial: Buffer,
+    /// The block partials of r.r, this iteration's and the next's (each work-group sums what it
+    /// needs: the one it reads is never the one being written).
+    rr: [Buffer; 2],
     /// The CSR iteration's second direction ([`Cg::solve_csr`]: its product reads p at its
     /// columns while it writes the next p).
     p_next: Option<Buffer>,
-    pub(crate) scal: Buffer,
-    /// The work-groups of a launch done so far (the last one forms the launch's scalar and
-    /// resets it to 0).
-    pub(crate) counter: Buffer,
+    scal: Buffer,
     history: Buffer,
     pub(crate) n: usize,
 }
@@ -176,15 +176,16 @@ impl Cg {
     /// The CG's buffers; `csr`: with the second direction [`Cg::solve_csr`] needs.
     pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize, csr: bool) -> DeviceResult<Cg> {
         let s = std::mem::size_of::<T>();
+        let groups = n.div_ceil(BLOCK) * s;
         Ok(Cg {
             x: mem.alloc(dev, n * s)?,
             r: mem.alloc(dev, n * s)?,
             p: mem.alloc(dev, n * s)?,
             q: mem.alloc(dev, n * s)?,
-            partial: mem.alloc(dev, n.div_ceil(BLOCK) * s)?,
+            partial: mem.alloc(dev, groups)?,
+            rr: [mem.alloc(dev, groups)?, mem.alloc(dev, groups)?],
             p_next: if csr { Some(mem.alloc(dev, n * s)?) } else { None },
             scal: mem.alloc(dev, 8 * s)?,
-            counter: mem.upload(dev, &[0i32])?,
             history: mem.alloc(dev, BATCH * s)?,
             n,
         })
@@ -197,40 +198,29 @@ impl Cg {
     /// x = 0, r = p = b and b.b (the host reads it for the target), timed as stage `stage`.
     fn start(&self, k: &CgKernels, b: &Buffer, stage: &mut Stage) -> Result<(), CaseError> {
         let (dev, n, m) = (k.dev, self.n as i64, self.groups() as i64);
-        let (x, r, p, partial) = (&self.x, &self.r, &self.p, &self.partial);
+        let (x, r, p, partial) = (&self.x, &self.r, &self.p, &self.rr[0]);
         let t = dev.time_events(&mut || {
             dev.launch_with(&k.start, cover(self.n), &Start { b, x, r, p, partial, n })?;
-            dev.launch_with(&k.reduce, Launch { groups: 1, group_size: BLOCK }, &Reduce { partial, m, scal: &self.scal })
+            let sum = Reduce { partial, m, scal: &self.scal, history: &self.history, what: 2, it: 0 };
+            dev.launch_with(&k.reduce, Launch { groups: 1, group_size: BLOCK }, &sum)
         })?;
         stage.pass.record(stage.name, t);
         Ok(())
     }
 
-    /// x += alpha p and r -= alpha q; the last work-group forms beta and writes the residual
-    /// into `history[it]`.
-    fn xr(&self, k: &CgKernels, p: &Buffer, it: usize) -> DeviceResult<()> {
+    /// x += alpha p and r -= alpha q at iteration `g`, alpha from the partials of r.r and p.q.
+    fn xr(&self, k: &CgKernels, p: &Buffer, g: usize) -> DeviceResult<()> {
+        let (rr, rr_new) = (&self.rr[g % 2], &self.rr[(g + 1) % 2]);
         let (n, m) = (self.n as i64, self.groups() as i64);
-        let args = Xr {
-            x: &self.x,
-            r: &self.r,
-            p,
-            q: &self.q,
-            partial: &self.partial,
-            scal: &self.scal,
-            history: &self.history,
-            counter: &self.counter,
-            m,
-            it: it as i32,
-            n,
-        };
+        let args = Xr { x: &self.x, r: &self.r, p, q: &self.q, pq: &self.partial, rr, rr_new, m, n };
         k.dev.launch_with(&k.xr, cover(self.n), &args)
     }
 
-    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations:
-    /// `matvec` enqueues q = A p, the block partials of p.q (into `partial`) and alpha (as
-    /// `cg_mask_dot` does), then x and r, then p. The iterations run in device-timed batches;
-    /// between batches the host reads the residual history (not timed), and the batches' device
-    /// times are recorded as stage `stage`.
+    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations, three
+    /// launches an iteration: `matvec` enqueues q = A p and the block partials of p.q (into
+    /// `partial`), then x and r, then p. The iterations run in device-timed batches; between
+    /// batches the host reads the residual history (not timed), and the batches' device times
+    /// are recorded as stage `stage`.
     pub(crate) fn solve<T: Real>(
         &self,
         k: &CgKernels,
@@ -240,20 +230,26 @@ impl Cg {
         matvec: &mut dyn FnMut(&Cg) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
         self.start(k, b, &mut stage)?;
-        let n = self.n as i64;
+        let (n, m) = (self.n as i64, self.groups() as i64);
+        let mut done = 0;
         self.batches::<T>(k.dev, stop, stage, "CG", &mut |count| {
             for j in 0..count {
+                let g = done + j;
                 matvec(self)?;
-                self.xr(k, &self.p, j)?;
-                k.dev.launch_with(&k.p, cover(self.n), &P { p: &self.p, r: &self.r, scal: &self.scal, n })?;
+                self.xr(k, &self.p, g)?;
+                let (rr_new, rr) = (&self.rr[(g + 1) % 2], &self.rr[g % 2]);
+                let args = P { p: &self.p, r: &self.r, rr_new, rr, history: &self.history, m, it: j as i32, n };
+                k.dev.launch_with(&k.p, cover(self.n), &args)?;
             }
+            done += count;
             Ok(())
         })
     }
 
     /// [`Cg::solve`] for a CSR matrix in two launches an iteration: the product forms
-    /// p = r + beta p at its rows (into the other direction buffer), q = A p from r and the
-    /// previous p, and alpha; then x, r and beta.
+    /// p = r + beta p at its rows (into the other direction buffer) and q = A p from r and the
+    /// previous p, then x and r. The residual of each iteration reaches the history in the next
+    /// product, the batch's last by one reduction after it.
     pub(crate) fn solve_csr<T: Real>(
         &self,
         k: &CgKernels,
@@ -273,6 +269,7 @@ impl Cg {
         self.batches::<T>(k.dev, stop, stage, "CG", &mut |count| {
             for j in 0..count {
                 let g = done + j;
+                let (rr, rr_old) = (&self.rr[g % 2], &self.rr[(g + 1) % 2]);
                 let args = SpmvCsrP {
                     row_ptr: &a.row_ptr,
                     col: &a.col,
@@ -281,18 +278,21 @@ impl Cg {
                     p: dirs[g % 2],
                     p_new: dirs[(g + 1) % 2],
                     q: &self.q,
+                    rr,
+                    rr_old,
                     partial: &self.partial,
-                    scal: &self.scal,
-                    counter: &self.counter,
+                    history: &self.history,
                     m,
+                    it: j as i32 - 1,
                     first: (g == 0) as i32,
                     n,
                 };
                 k.dev.launch_with(product, cover(self.n), &args)?;
-                self.xr(k, dirs[(g + 1) % 2], j)?;
+                self.xr(k, dirs[(g + 1) % 2], g)?;
             }
             done += count;
-            Ok(())
+            let last = Reduce { partial: &self.rr[done % 2], m, scal: &self.scal, history: &self.history, what: 3, it: count as i32 - 1 };
+            k.dev.launch_with(&k.reduce, Launch { groups: 1, group_size: BLOCK }, &last)
         })
     }
 
