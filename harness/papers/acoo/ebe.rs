@@ -75,7 +75,7 @@ impl<'a, T: Real> EbeCase<'a, T> {
         let elist = mem.upload(dev, &elist)?;
         let ke = if recompute { mem.alloc(dev, 4)? } else { mem.alloc(dev, 9 * ne * s)? };
         let b = mem.alloc(dev, s * n)?;
-        let cg = Cg::new::<T>(dev, mem, n, false)?;
+        let cg = Cg::new::<T>(dev, mem, n)?;
         let mut kk = base.kernels(ctx);
         let k = EbeKernels {
             store: kk.get::<EbeStore>()?,
@@ -84,7 +84,7 @@ impl<'a, T: Real> EbeCase<'a, T> {
             product: kk.ebe(recompute)?,
             fill: kk.filler()?,
         };
-        let cgk = kk.cg(false)?;
+        let cgk = kk.cg()?;
         Ok(EbeCase {
             base,
             recompute,

@@ -6,7 +6,7 @@ use fembench_fem::csr::Pattern;
 
 use super::capacitor::Capacitor;
 use super::kernel::ACOO;
-use super::kernel::{EbeMatvec, Reduce, SpmvCsr, SpmvCsrP, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
+use super::kernel::{EbeMatvec, Reduce, SpmvCsr, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
 use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
@@ -77,14 +77,13 @@ impl<'a> Kernels<'a, '_> {
     pub(crate) fn scan(&mut self) -> Result<ScanKernels, CaseError> {
         Ok(self.modules.scan(self.dev)?)
     }
-    /// The kernels of our CG ([`Cg::solve`]; `csr`: with [`Cg::solve_csr`]'s product).
-    pub(crate) fn cg(&mut self, csr: bool) -> Result<CgKernels<'a>, CaseError> {
+    /// The kernels of our CG ([`Cg::solve`]).
+    pub(crate) fn cg(&mut self) -> Result<CgKernels<'a>, CaseError> {
         Ok(CgKernels {
             start: self.get::<Start>()?,
             reduce: self.get::<Reduce>()?,
             xr: self.get::<Xr>()?,
             p: self.get::<P>()?,
-            spmv_p: if csr { Some(self.get::<SpmvCsrP>()?) } else { None },
             dev: self.dev,
         })
     }
@@ -104,7 +103,6 @@ pub(crate) struct CgKernels<'d> {
     reduce: Kernel,
     xr: Kernel,
     p: Kernel,
-    spmv_p: Option<Kernel>,
 }
 
 /// The library CG's own kernels on their device: its start, its scalar steps and a filler.
@@ -159,32 +157,21 @@ pub(crate) struct Cg {
     pub(crate) r: Buffer,
     pub(crate) p: Buffer,
     pub(crate) q: Buffer,
-    /// The block partials of p.q.
     pub(crate) partial: Buffer,
-    /// The block partials of r.r, this iteration's and the next's (each work-group sums what it
-    /// needs: the one it reads is never the one being written).
-    rr: [Buffer; 2],
-    /// The CSR iteration's second direction ([`Cg::solve_csr`]: its product reads p at its
-    /// columns while it writes the next p).
-    p_next: Option<Buffer>,
     scal: Buffer,
     history: Buffer,
     pub(crate) n: usize,
 }
 
 impl Cg {
-    /// The CG's buffers; `csr`: with the second direction [`Cg::solve_csr`] needs.
-    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize, csr: bool) -> DeviceResult<Cg> {
+    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize) -> DeviceResult<Cg> {
         let s = std::mem::size_of::<T>();
-        let groups = n.div_ceil(BLOCK) * s;
         Ok(Cg {
             x: mem.alloc(dev, n * s)?,
             r: mem.alloc(dev, n * s)?,
             p: mem.alloc(dev, n * s)?,
             q: mem.alloc(dev, n * s)?,
-            partial: mem.alloc(dev, groups)?,
-            rr: [mem.alloc(dev, groups)?, mem.alloc(dev, groups)?],
-            p_next: if csr { Some(mem.alloc(dev, n * s)?) } else { None },
+            partial: mem.alloc(dev, n.div_ceil(BLOCK) * s)?,
             scal: mem.alloc(dev, 8 * s)?,
             history: mem.alloc(dev, BATCH * s)?,
             n,
@@ -195,105 +182,37 @@ impl Cg {
         self.n.div_ceil(BLOCK).max(1)
     }
 
-    /// x = 0, r = p = b and b.b (the host reads it for the target), timed as stage `stage`.
-    fn start(&self, k: &CgKernels, b: &Buffer, stage: &mut Stage) -> Result<(), CaseError> {
-        let (dev, n, m) = (k.dev, self.n as i64, self.groups() as i64);
-        let (x, r, p, partial) = (&self.x, &self.r, &self.p, &self.rr[0]);
-        let t = dev.time_events(&mut || {
-            dev.launch_with(&k.start, cover(self.n), &Start { b, x, r, p, partial, n })?;
-            let sum = Reduce { partial, m, scal: &self.scal, history: &self.history, what: 2, it: 0 };
-            dev.launch_with(&k.reduce, Launch { groups: 1, group_size: BLOCK }, &sum)
-        })?;
-        stage.pass.record(stage.name, t);
-        Ok(())
-    }
-
-    /// x += alpha p and r -= alpha q at iteration `g`, alpha from the partials of r.r and p.q.
-    fn xr(&self, k: &CgKernels, p: &Buffer, g: usize) -> DeviceResult<()> {
-        let (rr, rr_new) = (&self.rr[g % 2], &self.rr[(g + 1) % 2]);
-        let (n, m) = (self.n as i64, self.groups() as i64);
-        let args = Xr { x: &self.x, r: &self.r, p, q: &self.q, pq: &self.partial, rr, rr_new, m, n };
-        k.dev.launch_with(&k.xr, cover(self.n), &args)
-    }
-
-    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations, three
-    /// launches an iteration: `matvec` enqueues q = A p and the block partials of p.q (into
-    /// `partial`), then x and r, then p. The iterations run in device-timed batches; between
-    /// batches the host reads the residual history (not timed), and the batches' device times
-    /// are recorded as stage `stage`.
+    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations.
+    /// `matvec` enqueues q = A p and the block partials of p.q (into `partial`). The iterations
+    /// run in device-timed batches; between batches the host reads the residual history (not
+    /// timed), and the batches' device times are recorded as stage `stage`.
     pub(crate) fn solve<T: Real>(
         &self,
         k: &CgKernels,
         b: &Buffer,
         stop: Stop,
-        mut stage: Stage,
+        stage: Stage,
         matvec: &mut dyn FnMut(&Cg) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
-        self.start(k, b, &mut stage)?;
+        let CgKernels { dev, start, reduce, xr, p: pk } = k;
+        let dev = *dev;
         let (n, m) = (self.n as i64, self.groups() as i64);
-        let mut done = 0;
-        self.batches::<T>(k.dev, stop, stage, "CG", &mut |count| {
-            for j in 0..count {
-                let g = done + j;
-                matvec(self)?;
-                self.xr(k, &self.p, g)?;
-                let (rr_new, rr) = (&self.rr[(g + 1) % 2], &self.rr[g % 2]);
-                let args = P { p: &self.p, r: &self.r, rr_new, rr, history: &self.history, m, it: j as i32, n };
-                k.dev.launch_with(&k.p, cover(self.n), &args)?;
-            }
-            done += count;
-            Ok(())
-        })
-    }
-
-    /// [`Cg::solve`] for a CSR matrix in two launches an iteration: the product forms
-    /// p = r + beta p at its rows (into the other direction buffer) and q = A p from r and the
-    /// previous p, then x and r. The residual of each iteration reaches the history in the next
-    /// product, the batch's last by one reduction after it.
-    pub(crate) fn solve_csr<T: Real>(
-        &self,
-        k: &CgKernels,
-        a: &DeviceCsr,
-        b: &Buffer,
-        stop: Stop,
-        mut stage: Stage,
-    ) -> Result<CgRun, CaseError> {
-        let (product, p_next) = match (&k.spmv_p, &self.p_next) {
-            (Some(kp), Some(pn)) => (kp, pn),
-            _ => return Err(CaseError::Failed("the CSR CG needs its kernels and second direction (Cg::new with csr)".into())),
+        let (x, r, p, q, scal, partial) = (&self.x, &self.r, &self.p, &self.q, &self.scal, &self.partial);
+        let reduce_args = |what: i32, it: i32| Reduce { partial, m, scal, history: &self.history, what, it };
+        let one = Launch { groups: 1, group_size: BLOCK };
+        let t = dev.time_events(&mut || {
+            dev.launch_with(start, cover(self.n), &Start { b, x, r, p, partial, n })?;
+            dev.launch_with(reduce, one, &reduce_args(2, 0))
+        })?;
+        stage.pass.record(stage.name, t);
+        let mut iteration = |j: usize| -> DeviceResult<()> {
+            matvec(self)?;
+            dev.launch_with(reduce, one, &reduce_args(0, 0))?;
+            dev.launch_with(xr, cover(self.n), &Xr { x, r, p, q, scal, partial, n })?;
+            dev.launch_with(reduce, one, &reduce_args(1, j as i32))?;
+            dev.launch_with(pk, cover(self.n), &P { p, r, scal, n })
         };
-        self.start(k, b, &mut stage)?;
-        let (n, m) = (self.n as i64, self.groups() as i64);
-        let dirs = [&self.p, p_next];
-        let mut done = 0;
-        self.batches::<T>(k.dev, stop, stage, "CG", &mut |count| {
-            for j in 0..count {
-                let g = done + j;
-                let (rr, rr_old) = (&self.rr[g % 2], &self.rr[(g + 1) % 2]);
-                let args = SpmvCsrP {
-                    row_ptr: &a.row_ptr,
-                    col: &a.col,
-                    val: &a.val,
-                    r: &self.r,
-                    p: dirs[g % 2],
-                    p_new: dirs[(g + 1) % 2],
-                    q: &self.q,
-                    rr,
-                    rr_old,
-                    partial: &self.partial,
-                    history: &self.history,
-                    m,
-                    it: j as i32 - 1,
-                    first: (g == 0) as i32,
-                    n,
-                };
-                k.dev.launch_with(product, cover(self.n), &args)?;
-                self.xr(k, dirs[(g + 1) % 2], g)?;
-            }
-            done += count;
-            let last = Reduce { partial: &self.rr[done % 2], m, scal: &self.scal, history: &self.history, what: 3, it: count as i32 - 1 };
-            k.dev.launch_with(&k.reduce, Launch { groups: 1, group_size: BLOCK }, &last)
-        })
+        self.batches::<T>(dev, stop, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
     }
 
     /// The iterations after the start, in device-timed batches of [`BATCH`] (`run_batch(count)`
@@ -470,6 +389,12 @@ impl DeviceCsr {
     pub(crate) fn compressed(&self, precision: Precision, nnz: usize) -> Compressed<'_> {
         Compressed { precision, rows: self.rows, cols: self.rows, nnz, row_ptr: &self.row_ptr, col: &self.col, val: &self.val }
     }
+}
+
+/// q = A p with the block partials of p.q (`kern`: `cg_spmv_csr`, fetched before any timed
+/// body: loading a module inside one would wait on the closed gate).
+pub(crate) fn spmv(dev: &dyn Device, kern: &Kernel, a: &DeviceCsr, cg: &Cg) -> DeviceResult<()> {
+    spmv_into(dev, kern, a, &cg.p, &cg.q, &cg.partial)
 }
 
 /// q = A p with the block partials of p.q into `partial` (one per work-group of the rows).

@@ -45,26 +45,18 @@ crate::device::kernel_args! {
     }
     /// The block partials of p.q over the free nodes.
     pub struct MaskDot<'a> = "cg_mask_dot" { dof: &'a Buffer, p: &'a Buffer, q: &'a Buffer, partial: &'a Buffer, n: i64 }
-    /// q = A p, p = r + beta p formed inside the product (into `p_new`), the partials of p.q.
-    pub struct SpmvCsrP<'a> = "cg_spmv_csr_p" {
-        row_ptr: &'a Buffer, col: &'a Buffer, val: &'a Buffer, r: &'a Buffer, p: &'a Buffer, p_new: &'a Buffer, q: &'a Buffer,
-        rr: &'a Buffer, rr_old: &'a Buffer, partial: &'a Buffer, history: &'a Buffer, m: i64, it: i32, first: i32, n: i64,
-    }
-    /// The partials summed: into the start's scalars (`what` 2) or `history[it]` (3).
+    /// The partials summed into the scalar `what`, the residual into `history[it]`.
     pub struct Reduce<'a> = "cg_reduce" {
         partial: &'a Buffer, m: i64, scal: &'a Buffer, history: &'a Buffer, what: i32, it: i32,
     }
     /// x = 0, r = p = b, the partials of r.r.
     pub struct Start<'a> = "cg_start" { b: &'a Buffer, x: &'a Buffer, r: &'a Buffer, p: &'a Buffer, partial: &'a Buffer, n: i64 }
-    /// alpha from the partials, x += alpha p, r -= alpha q, the partials of the new r.r.
+    /// x += alpha p, r -= alpha q, the partials of r.r.
     pub struct Xr<'a> = "cg_xr" {
-        x: &'a Buffer, r: &'a Buffer, p: &'a Buffer, q: &'a Buffer, pq: &'a Buffer, rr: &'a Buffer, rr_new: &'a Buffer, m: i64,
-        n: i64,
+        x: &'a Buffer, r: &'a Buffer, p: &'a Buffer, q: &'a Buffer, scal: &'a Buffer, partial: &'a Buffer, n: i64,
     }
-    /// beta from the partials, p = r + beta p, the residual into `history[it]`.
-    pub struct P<'a> = "cg_p" {
-        p: &'a Buffer, r: &'a Buffer, rr_new: &'a Buffer, rr: &'a Buffer, history: &'a Buffer, m: i64, it: i32, n: i64,
-    }
+    /// p = r + beta p.
+    pub struct P<'a> = "cg_p" { p: &'a Buffer, r: &'a Buffer, scal: &'a Buffer, n: i64 }
     /// The vendor CG's start on its scalars.
     pub struct VendorStart<'a> = "cgv_start" { scal: &'a Buffer }
     /// The vendor CG's alpha.
