@@ -193,3 +193,38 @@ fn the_measurement_settings_are_the_codes() {
     let gone = missing(&page, &lines);
     assert!(gone.is_empty(), "docs/measurement.md lacks the code's {gone:#?}");
 }
+
+/// Banaś' Tables 3 and 4 in the notes: the plan on the GTX580's and the HD5870's limits beside
+/// the paper's, from the H200 report's table.
+#[test]
+fn the_banas_plan_prose_is_the_report() {
+    let report = std::fs::read_to_string(crate::common::published("h200").join("report.md")).unwrap();
+    let table = report.split("### Tables 3 and 4: the plan from the GTX580's and the HD5870's limits").nth(1).unwrap();
+    let row = |name: &str| -> Vec<String> {
+        let line = table.lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap_or_else(|| panic!("no row {name}"));
+        line.trim_matches('|').split('|').skip(1).map(|c| c.trim().to_string()).collect()
+    };
+    let num = |s: &String| s.parse::<f64>().unwrap();
+    let (ours_gtx, paper_gtx) = (row("ours on GTX580's limits: parts of A^e, SHM"), row("paper GTX580: parts of A^e, SHM"));
+    assert_eq!(ours_gtx, paper_gtx, "the SHM parts on the GTX580's limits");
+    let (ours_hd, paper_hd) = (row("ours on HD5870's limits: parts of A^e, SHM"), row("paper HD5870: parts of A^e, SHM"));
+    assert_eq!(ours_hd[..3], paper_hd[..3], "the HD5870's SHM parts at p = 2-4");
+    let (launch, paper_launch) = (row("ours on HD5870's limits: elements per launch"), row("paper HD5870: elements per launch"));
+    let per_group = row("paper GTX580: elements per work-group");
+    let (ours_first, ours_last) =
+        (row("ours on GTX580's limits: elements per work-group"), row("ours on HD5870's limits: elements per work-group"));
+    let lines = [
+        format!("match the GTX580's exactly ({})", ours_gtx.join(", ")),
+        format!("({} for p = 2-4, as the paper;", ours_hd[..3].join(", ")),
+        format!("{} against {})", ours_hd[3], paper_hd[3]),
+        format!("hold {}-{} elements against the paper's {}-{}", launch[0], launch[5], paper_launch[0], paper_launch[5]),
+        format!(
+            "hold {} to {} whole elements, ours hold 1/{:.0} to 1/{:.0} of one",
+            per_group[0],
+            per_group[5],
+            1.0 / num(&ours_first[0]),
+            1.0 / num(&ours_last[5])
+        ),
+    ];
+    check("banas", &lines);
+}
