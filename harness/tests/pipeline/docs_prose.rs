@@ -228,3 +228,39 @@ fn the_banas_plan_prose_is_the_report() {
     ];
     check("banas", &lines);
 }
+
+/// Cecka's peers on the H200, the notes' paragraph: each route's f32 and f64 ms at 2.4M nodes,
+/// P1, and the ratios the paragraph draws, from the reference run.
+#[test]
+fn the_cecka_h200_peers_are_the_reference_run() {
+    let case = |m: &str, p: &str, backend: &str| format!("{backend}/{p}/method={m},level=7,order=1,min_colors=0");
+    let ms = |m: &str, p: &str| t("h200", "cecka-sizes", &case(m, p, "cuda"), m) * 1e3;
+    let cpu = |m: &str| t("h200", "cecka-sizes", &case(m, "f64", "cpu"), m) * 1e3;
+    let both = |m: &str| format!("{} and {} ms", sig(ms(m, "f32"), 3), sig(ms(m, "f64"), 3));
+    let (sa, jax, slot) = (|p| ms("shared-atomic", p), |p| ms("jax-segment-sum", p), |p| ms("slot-scatter", p));
+    let lines = [
+        format!(
+            "`slot-scatter` {}, `coo-radix` {}, `torch-index-add` {}, `cupy-tocsr` {}.",
+            both("slot-scatter"),
+            both("coo-radix"),
+            both("torch-index-add"),
+            both("cupy-tocsr")
+        ),
+        format!("a little ahead of our slot map ({:.2}x in f32, {:.2}x in f64)", jax("f32") / slot("f32"), jax("f64") / slot("f64")),
+        format!(
+            "SharedAtomic is {:.1}x and {:.1}x JAX's route, {:.1}x PyTorch's eager route and {:.0}x CuPy's in f32",
+            jax("f32") / sa("f32"),
+            jax("f64") / sa("f64"),
+            ms("torch-index-add", "f32") / sa("f32"),
+            ms("cupy-tocsr", "f32") / sa("f32")
+        ),
+        format!(
+            "makes PyTorch's route {:.1}x faster, still {:.2}x slower than our slot map",
+            ms("torch-index-add", "f32") / ms("torch-compile", "f32"),
+            ms("torch-compile", "f32") / slot("f32")
+        ),
+        format!("Our `coo-radix` is {:.2}x faster than CuPy's route in f32", ms("cupy-tocsr", "f32") / ms("coo-radix", "f32")),
+        format!("SciPy on the host took {:.0} ms against {:.0} ms for the serial Rust reference", cpu("scipy-tocsr"), cpu("cpu-serial")),
+    ];
+    check("cecka", &lines);
+}
