@@ -11,7 +11,8 @@ fn check(paper: &str, lines: &[String]) {
     assert!(gone.is_empty(), "docs/papers/{paper}.md lacks the runs' {gone:#?}");
 }
 
-fn range(values: &[f64], f: impl Fn(f64) -> String) -> String {
+/// `lo-hi` of `values`, each printed by `f`.
+pub(crate) fn range(values: &[f64], f: impl Fn(f64) -> String) -> String {
     let lo = values.iter().copied().fold(f64::MAX, f64::min);
     let hi = values.iter().copied().fold(f64::MIN, f64::max);
     format!("{}-{}", f(lo), f(hi))

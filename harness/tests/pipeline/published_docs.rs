@@ -55,11 +55,7 @@ fn the_four_gpu_prose_in_cluster_md_is_the_runs() {
             c.count(Verdict::NotJudged)
         ),
         format!("gather {:.1}% slower on GPU 1", 100.0 * (slower.ratio.unwrap() - 1.0)),
-        format!(
-            "{:.0}-{:.0}% faster on GPUs 1 and 3",
-            faster.iter().copied().fold(f64::MAX, f64::min),
-            faster.iter().copied().fold(f64::MIN, f64::max)
-        ),
+        format!("{}% faster on GPUs 1 and 3", crate::docs_prose::range(&faster, |v| format!("{v:.0}"))),
     ];
     let gone: Vec<&String> = lines.iter().filter(|l| !docs.contains(l.as_str())).collect();
     assert!(gone.is_empty(), "docs/cluster.md lacks the runs' {gone:#?}");

@@ -20,6 +20,11 @@ fn check(lines: &[String]) {
     assert!(gone.is_empty(), "docs/ci.md lacks the runs' {gone:#?}");
 }
 
+/// The least and the greatest of `values`.
+fn bounds(values: &[f64]) -> (f64, f64) {
+    (values.iter().copied().fold(f64::MAX, f64::min), values.iter().copied().fold(f64::MIN, f64::max))
+}
+
 /// A relative change as the page prints it: a percentage under 75%, else a factor.
 fn change(ratio: f64) -> String {
     if (ratio - 1.0).abs() < 0.75 {
@@ -105,17 +110,8 @@ fn the_h200_gate_figures_are_the_committed_runs() {
     let c = compare_runs(&aa(1), &aa(2), &CompareOptions::default()).unwrap();
     let mut lines = vec![format!("{} of {} rows not judged", c.count(Verdict::NotJudged), c.entries.len())];
     for (base, new) in [(1, 2), (2, 3)] {
-        let tmp = std::env::temp_dir().join(format!("fembench-docs-h200-{}-{new}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        plant::plant_slowdown(&aa(new), &tmp, 1.10).unwrap();
-        let c = compare_runs(&aa(base), &tmp, &CompareOptions::default()).unwrap();
-        let _ = std::fs::remove_dir_all(&tmp);
-        let kernels: Vec<&Entry> = c
-            .entries
-            .iter()
-            .filter(|e| e.class == NoiseClass::Kernel && e.base.as_ref().and_then(|b| b.median_s).is_some_and(|m| m >= 50e-6))
-            .collect();
-        let caught = kernels.iter().filter(|e| e.verdict == Verdict::Slower).count();
+        let c = super::tests::planted(&aa(base), &aa(new), 1.10, vec![]);
+        let (kernels, caught) = super::tests::long_kernels_caught(&c);
         lines.push(if new == 2 {
             format!(
                 "caught in {caught} of {} kernel rows of 50 µs or more on one machine ({:.0}%)",
@@ -159,8 +155,7 @@ fn the_four_gpu_compare_figures_are_the_published_runs() {
         gpus.insert(df.column("device_index").unwrap().f64().unwrap().get(0).unwrap() as i64);
     }
     let gpus: Vec<String> = gpus.iter().map(|g| g.to_string()).collect();
-    let lo = faster.iter().copied().fold(f64::MAX, f64::min);
-    let hi = faster.iter().copied().fold(f64::MIN, f64::max);
+    let (lo, hi) = bounds(&faster);
     check(&[
         format!(
             "{} rows compared, {} same, {} noisy, {} not judged, {} added, and {} slower and {} faster",
@@ -228,11 +223,7 @@ fn the_cpu_runner_figures_are_the_committed_runs() {
         format!("leaves {judged} of the {} CPU rows judged", medians.len()),
         format!("(the stablest) | {:.0}% ({:.0}% between two consecutive runs) |", 100.0 * (spread(&dot) - 1.0).abs(), 100.0 * consecutive),
         format!("| half of the {} rows | more than 38% |", medians.len()),
-        format!(
-            "| {:.1}x to {:.1}x: a slow mode",
-            slow_modes.iter().copied().fold(f64::MAX, f64::min),
-            slow_modes.iter().copied().fold(f64::MIN, f64::max)
-        ),
+        format!("| {:.1}x to {:.1}x: a slow mode", bounds(&slow_modes).0, bounds(&slow_modes).1),
         format!("assembly, {:.1} ms | {:.0}% |", sorted[sorted.len() / 2] * 1e3, 100.0 * (spread(&serial) - 1.0).abs()),
         format!("| 0 of 9 | {judged} of {} ({:.1}%) |", medians.len(), 100.0 * judged as f64 / medians.len() as f64),
     ]);
@@ -276,8 +267,7 @@ fn the_measurement_spreads_are_the_committed_a_a_runs() {
             }
         }
         for (k, s) in spread.iter().enumerate() {
-            let lo = s.iter().copied().fold(f64::MAX, f64::min);
-            let hi = s.iter().copied().fold(f64::MIN, f64::max);
+            let (lo, hi) = bounds(s);
             cells[k].push(format!("{}-{}%", sig2(lo), sig2(hi)));
         }
     }

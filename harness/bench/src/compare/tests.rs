@@ -202,7 +202,7 @@ fn real_a_a_pairs_show_no_change() {
 }
 
 /// The kernel rows of 50 µs or more of a comparison, and how many of them are slower.
-fn long_kernels_caught(c: &Comparison) -> (Vec<&Entry>, usize) {
+pub(super) fn long_kernels_caught(c: &Comparison) -> (Vec<&Entry>, usize) {
     let kernels: Vec<&Entry> = c
         .entries
         .iter()
@@ -212,16 +212,21 @@ fn long_kernels_caught(c: &Comparison) -> (Vec<&Entry>, usize) {
     (kernels, caught)
 }
 
+/// `base` against a copy of `new` with every time multiplied by `factor` (in a temporary folder),
+/// with `history`.
+pub(super) fn planted(base: &Path, new: &Path, factor: f64, history: Vec<PathBuf>) -> Comparison {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("planted");
+    plant::plant_slowdown(new, &copy, factor).unwrap();
+    compare_runs(base, &copy, &CompareOptions { history, ..Default::default() }).unwrap()
+}
+
 /// On an H200, without history: a 10% slowdown planted in the next run (on the same machine,
 /// and on a second machine) is caught in at least 95% of the kernel rows of 50 µs or more.
 #[test]
 fn a_planted_ten_percent_slowdown_in_h200_kernels_is_caught_without_history() {
     for (base, new) in [(1, 2), (2, 3)] {
-        let tmp = std::env::temp_dir().join(format!("fembench-plant-h200-{}-{new}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
-        plant::plant_slowdown(&aa_h200(new), &tmp, 1.10).unwrap();
-        let c = compare_runs(&aa_h200(base), &tmp, &CompareOptions::default()).unwrap();
-        let _ = std::fs::remove_dir_all(&tmp);
+        let c = planted(&aa_h200(base), &aa_h200(new), 1.10, vec![]);
         let (kernels, caught) = long_kernels_caught(&c);
         eprintln!("H200 {base}-{new}, planted 10%: {caught} of {} kernel rows of 50 µs or more caught", kernels.len());
         assert!(kernels.len() >= 150 && caught * 100 >= 95 * kernels.len(), "{caught} of {}", kernels.len());
@@ -231,12 +236,7 @@ fn a_planted_ten_percent_slowdown_in_h200_kernels_is_caught_without_history() {
 
 #[test]
 fn a_planted_five_percent_slowdown_in_kernels_is_caught_with_history() {
-    let tmp = std::env::temp_dir().join(format!("fembench-plant-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    plant::plant_slowdown(&aa(4), &tmp, 1.05).unwrap();
-    let opts = CompareOptions { history: vec![aa(1), aa(2), aa(3)], ..Default::default() };
-    let c = compare_runs(&aa(3), &tmp, &opts).unwrap();
-    let _ = std::fs::remove_dir_all(&tmp);
+    let c = planted(&aa(3), &aa(4), 1.05, vec![aa(1), aa(2), aa(3)]);
     let (kernels, caught) = long_kernels_caught(&c);
     let rate = caught as f64 / kernels.len() as f64;
     eprintln!("planted 5%: {caught} of {} kernel rows of 50 µs or more caught ({:.1}%)", kernels.len(), 100.0 * rate);
