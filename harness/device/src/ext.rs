@@ -26,6 +26,16 @@ pub trait DeviceExt: Device {
         kernel.takes::<A>()?;
         self.launch(kernel, launch, &args.args())
     }
+
+    /// What `body` enqueues, recorded as one graph where the backend has graphs (CUDA), or
+    /// `None` where it has none (the caller then enqueues the work call by call).
+    fn record_if_graphs(&self, body: &mut dyn FnMut() -> DeviceResult<()>) -> DeviceResult<Option<crate::api::Graph>> {
+        match self.capture(body) {
+            Ok(graph) => Ok(Some(graph)),
+            Err(crate::api::DeviceError::Unsupported(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 impl<D: Device + ?Sized> DeviceExt for D {}

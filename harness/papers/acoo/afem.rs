@@ -4,7 +4,7 @@
 
 use std::marker::PhantomData;
 
-use super::gpu::{cover, csr_error, fill_with, spmv, spmv_into, Cg, CgKernels, DeviceCsr, Memory, Stage};
+use super::gpu::{cover, csr_error, fill_with, spmv_into, Cg, CgKernels, DeviceCsr, Memory, Product, Stage};
 use super::kernel::{Bc, Consolidate, Push, SpmvCsr, ToCsr};
 use super::method::{DeviceMethod, Passes};
 use super::methods::{check, Base, Checks, MethodRun, NODE_BYTES};
@@ -86,7 +86,7 @@ impl<'a, T: Real> AFemCase<'a, T> {
             DeviceCsr { row_ptr: mem.alloc(dev, 4 * (nf + 1))?, col: mem.alloc(dev, 4 * nnz)?, val: mem.alloc(dev, s * nnz)?, rows: nf };
         // The lists are freed once converted (their buffers are kept for the next pass).
         mem.release(lists_bytes);
-        let cg = Cg::new::<T>(dev, mem, nf)?;
+        let cg = Cg::new::<T>(dev, mem, nf, true)?;
         let mut kk = base.kernels(ctx);
         let k = AFemKernels {
             push: kk.get::<Push>()?,
@@ -165,8 +165,7 @@ impl<T: Real> PassMethod for AFemCase<'_, T> {
             fill_with(dev, &self.k.fill, buf, u32::MAX, words)?;
         }
         self.assemble(pass)?;
-        let sp = &self.k.spmv;
-        let run = self.cg.solve::<T>(&self.cgk, &l.rhs, self.base.stop, Stage { pass, name: "solve" }, &mut |cg| spmv(dev, sp, a, cg))?;
+        let run = self.cg.solve::<T>(&self.cgk, &l.rhs, self.base.stop, Stage { pass, name: "solve" }, Product::Csr(a))?;
         let err = check::<T>(dev, &self.cg, c, self.base.reference.x, false)?;
         let csr = csr_error::<T>(dev, a, &c.pattern, self.base.reference.vals)?;
         self.checks.note(run, err, Some(csr));

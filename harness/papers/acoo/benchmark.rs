@@ -74,6 +74,8 @@ impl Benchmark for AcooCapacitor {
     const COLUMNS: &'static [&'static str] = &[
         "adjacency_s",
         "bytes_per_element",
+        "cg_fused",
+        "cg_graph",
         "coloring_s",
         "colors",
         "csr_bound",
@@ -195,32 +197,7 @@ pub(crate) fn rows(
         }
         _ => {}
     }
-    let ne = c.num_elements() as f64;
-    let mut extras = vec![
-        ("triangles", ne),
-        ("nodes", c.num_nodes() as f64),
-        ("unknowns", c.n_free as f64),
-        ("nnz", c.pattern.nnz() as f64),
-        ("iterations", run.cg.iterations as f64),
-        ("iterations_performed", run.cg.performed as f64),
-        ("reference_iterations", reference_iterations as f64),
-        ("iteration_gap", iteration_gap as f64),
-    ];
-    if run.memory.peak > 0 {
-        extras.push(("device_bytes", run.memory.peak as f64));
-        extras.push(("bytes_per_element", run.memory.peak as f64 / ne));
-    }
-    if let Some(b) = method.paper_bytes_per_element() {
-        extras.push(("paper_bytes_per_element", b));
-    }
-    if let Some((secs, colors)) = run.coloring {
-        extras.push(("coloring_s", secs));
-        extras.push(("colors", colors as f64));
-    }
-    if let Some(e) = run.csr_error {
-        extras.push(("csr_error", e));
-        extras.push(("csr_bound", csr_bound));
-    }
+    let extras = extras(c, method, &run, csr_bound, (reference_iterations, iteration_gap));
     let mut out = Vec::new();
     // The product on its own, with its own check (the probe against the f64 reference matrix),
     // not part of the total.
@@ -249,6 +226,48 @@ pub(crate) fn rows(
         }
     }
     out
+}
+
+/// The columns every row of a run carries: the mesh, the CG's counts and how it ran, memory,
+/// coloring and the consolidated CSR's check.
+fn extras(
+    c: &Capacitor,
+    method: Method,
+    run: &MethodRun,
+    csr_bound: f64,
+    (reference_iterations, iteration_gap): (usize, usize),
+) -> Vec<(&'static str, f64)> {
+    let ne = c.num_elements() as f64;
+    let mut extras = vec![
+        ("triangles", ne),
+        ("nodes", c.num_nodes() as f64),
+        ("unknowns", c.n_free as f64),
+        ("nnz", c.pattern.nnz() as f64),
+        ("iterations", run.cg.iterations as f64),
+        ("iterations_performed", run.cg.performed as f64),
+        ("reference_iterations", reference_iterations as f64),
+        ("iteration_gap", iteration_gap as f64),
+    ];
+    // How our device CG and the vendor CGs ran (the libraries' and the host's CGs are their own).
+    if run.library.is_none() && !method.on_cpu() {
+        extras.extend([("cg_graph", run.cg.graph as u8 as f64), ("cg_fused", run.cg.fused as u8 as f64)]);
+    }
+    if run.memory.peak > 0 {
+        extras.push(("device_bytes", run.memory.peak as f64));
+        extras.push(("bytes_per_element", run.memory.peak as f64 / ne));
+    }
+    if let Some(b) = method.paper_bytes_per_element() {
+        extras.push(("paper_bytes_per_element", b));
+    }
+    if let Some((secs, colors)) = run.coloring {
+        extras.push(("coloring_s", secs));
+        extras.push(("colors", colors as f64));
+    }
+    if let Some(e) = run.csr_error {
+        extras.push(("csr_error", e));
+        extras.push(("csr_bound", csr_bound));
+    }
+    extras
 }
 
 fn failed(mut m: Measured, reason: &str) -> Measured {

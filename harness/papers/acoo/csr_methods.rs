@@ -6,7 +6,7 @@
 
 use std::marker::PhantomData;
 
-use super::gpu::{cover, fill_with, spmv, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Stage, Vendor, VendorCgKernels};
+use super::gpu::{cover, fill_with, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Product, Stage, Vendor, VendorCgKernels};
 use super::kernel::ACOO;
 use super::kernel::{CsrAtomic, CsrColor, SpmvCsr};
 use super::method::{DeviceMethod, Passes};
@@ -59,7 +59,7 @@ fn run<T: Real>(ctx: &mut CaseCtx, base: &Base, passes: Passes, method: &Csr) ->
         rows: nf,
     };
     let rhs = mem.alloc(dev, s * nf)?;
-    let cg = Cg::new::<T>(dev, &mut mem, nf)?;
+    let cg = Cg::new::<T>(dev, &mut mem, nf, method.solver == Solver::Ours)?;
     let solver = Solving::new::<T>(ctx, base, &mut mem, method.solver, (&a, &cg))?;
     let kernel = if colored {
         ctx.modules.kernel_for::<CsrColor>(dev, &ACOO, &base.defines)?
@@ -219,7 +219,7 @@ impl<T: Real> PassMethod for CsrCase<'_, T> {
         pass.device(dev, "elements", &mut || self.elements())?;
         let (cg, rhs, stage) = (self.cg, &self.rhs, Stage { pass, name: "solve" });
         let run = match &self.solver {
-            Solving::Ours { k, spmv: sp } => cg.solve::<T>(k, rhs, stop, stage, &mut |cg| spmv(dev, sp, self.a, cg))?,
+            Solving::Ours { k, .. } => cg.solve::<T>(k, rhs, stop, stage, Product::Csr(self.a))?,
             Solving::Host { op, blas } => vendor_cg::<T>(dev, Vendor { spmv: &**op, blas: *blas }, &self.fill, rhs, cg, stop, stage)?,
             Solving::Device { op, blas, k, graph } => {
                 cg.solve_vendor::<T>(k, Vendor { spmv: &**op, blas: *blas }, *graph, rhs, stop, stage)?

@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use super::gpu::{cover, Cg, CgKernels, Memory, Stage};
+use super::gpu::{cover, Cg, CgKernels, Memory, Product, Stage};
 use super::kernel::{EbeRhsFinish, EbeStore, MaskDot};
 use super::method::{DeviceMethod, Passes};
 use super::methods::{check, color_ranges, ebe_product, Base, Checks, MethodRun};
@@ -75,7 +75,7 @@ impl<'a, T: Real> EbeCase<'a, T> {
         let elist = mem.upload(dev, &elist)?;
         let ke = if recompute { mem.alloc(dev, 4)? } else { mem.alloc(dev, 9 * ne * s)? };
         let b = mem.alloc(dev, s * n)?;
-        let cg = Cg::new::<T>(dev, mem, n)?;
+        let cg = Cg::new::<T>(dev, mem, n, false)?;
         let mut kk = base.kernels(ctx);
         let k = EbeKernels {
             store: kk.get::<EbeStore>()?,
@@ -153,9 +153,13 @@ impl<T: Real> PassMethod for EbeCase<'_, T> {
             self.product(&m.g, &self.b)?;
             dev.launch_with(&self.k.finish, cover(n), &EbeRhsFinish { b: &self.b, dof: &m.dof, n: n as i64 })
         })?;
-        let run = self
-            .cg
-            .solve::<T>(&self.cgk, &self.b, self.base.stop, Stage { pass, name: "solve" }, &mut |cg| self.masked_product(&cg.p, &cg.q))?;
+        let run = self.cg.solve::<T>(
+            &self.cgk,
+            &self.b,
+            self.base.stop,
+            Stage { pass, name: "solve" },
+            Product::Other(&mut |cg| self.masked_product(&cg.p, &cg.q)),
+        )?;
         let err = check::<T>(dev, &self.cg, c, self.base.reference.x, true)?;
         self.checks.note(run, err, None);
         Ok(())

@@ -6,7 +6,7 @@ use fembench_fem::csr::Pattern;
 
 use super::capacitor::Capacitor;
 use super::kernel::ACOO;
-use super::kernel::{EbeMatvec, Reduce, SpmvCsr, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
+use super::kernel::{EbeMatvec, Reduce, SpmvCsr, SpmvCsrP, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
 use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
@@ -19,7 +19,8 @@ use crate::Precision;
 
 /// Work-group size of every kernel (the scan and reduction kernels assume it).
 pub(crate) const BLOCK: usize = 256;
-/// CG iterations enqueued between two convergence checks.
+/// CG iterations enqueued between two convergence checks (even: a fused CSR product swaps its
+/// two direction vectors every iteration, so every batch starts from the first).
 const BATCH: usize = 16;
 
 /// Device memory of one method's buffers, as they are allocated and freed in the method's own
@@ -84,6 +85,7 @@ impl<'a> Kernels<'a, '_> {
             reduce: self.get::<Reduce>()?,
             xr: self.get::<Xr>()?,
             p: self.get::<P>()?,
+            spmv_p: self.get::<SpmvCsrP>()?,
             dev: self.dev,
         })
     }
@@ -103,6 +105,18 @@ pub(crate) struct CgKernels<'d> {
     reduce: Kernel,
     xr: Kernel,
     p: Kernel,
+    spmv_p: Kernel,
+}
+
+/// The product q = A p of our CG.
+pub(crate) enum Product<'k> {
+    /// Our CSR product with the direction update fused into it (`cg_spmv_csr_p`): p' = r + beta p
+    /// is formed where it is read, written into the other of two direction vectors, and the
+    /// iteration has no launch of its own for it (four launches, not five).
+    Csr(&'k DeviceCsr),
+    /// Another product: it enqueues q = A p and the block partials of p.q (into `partial`); the
+    /// direction update is a launch of its own.
+    Other(&'k mut dyn FnMut(&Cg) -> DeviceResult<()>),
 }
 
 /// The library CG's own kernels on their device: its start, its scalar steps and a filler.
@@ -149,6 +163,10 @@ pub(crate) struct CgRun {
     /// Iterations run (a batch may run past convergence before the host sees it).
     pub(crate) performed: usize,
     pub(crate) converged: bool,
+    /// How the device CG ran: each full batch one CUDA graph launch, and the direction update
+    /// fused into the product (the rows' `cg_graph` and `cg_fused`; host and library CGs: none).
+    pub(crate) graph: bool,
+    pub(crate) fused: bool,
 }
 
 /// CG vectors and scalars on the device, for systems of `n` unknowns.
@@ -160,11 +178,14 @@ pub(crate) struct Cg {
     pub(crate) partial: Buffer,
     scal: Buffer,
     history: Buffer,
+    /// The second direction vector of a fused CSR product ([`Product::Csr`]).
+    p_next: Option<Buffer>,
     pub(crate) n: usize,
 }
 
 impl Cg {
-    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize) -> DeviceResult<Cg> {
+    /// `fused`: the second direction vector a fused CSR product needs ([`Product::Csr`]).
+    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize, fused: bool) -> DeviceResult<Cg> {
         let s = std::mem::size_of::<T>();
         Ok(Cg {
             x: mem.alloc(dev, n * s)?,
@@ -174,6 +195,7 @@ impl Cg {
             partial: mem.alloc(dev, n.div_ceil(BLOCK) * s)?,
             scal: mem.alloc(dev, 8 * s)?,
             history: mem.alloc(dev, BATCH * s)?,
+            p_next: if fused { Some(mem.alloc(dev, n * s)?) } else { None },
             n,
         })
     }
@@ -182,37 +204,66 @@ impl Cg {
         self.n.div_ceil(BLOCK).max(1)
     }
 
-    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations.
-    /// `matvec` enqueues q = A p and the block partials of p.q (into `partial`). The iterations
-    /// run in device-timed batches; between batches the host reads the residual history (not
-    /// timed), and the batches' device times are recorded as stage `stage`.
+    /// Solves A x = b from x = 0 until ||r|| <= tol ||b||, at most `max_iter` iterations, with
+    /// `product` as q = A p. The iterations run in device-timed batches; between batches the
+    /// host reads the residual history (not timed), and the batches' device times are recorded
+    /// as stage `stage`.
     pub(crate) fn solve<T: Real>(
         &self,
         k: &CgKernels,
         b: &Buffer,
         stop: Stop,
         stage: Stage,
-        matvec: &mut dyn FnMut(&Cg) -> DeviceResult<()>,
+        mut product: Product,
     ) -> Result<CgRun, CaseError> {
-        let CgKernels { dev, start, reduce, xr, p: pk } = k;
+        let CgKernels { dev, start, reduce, xr, p: pk, spmv_p } = k;
         let dev = *dev;
         let (n, m) = (self.n as i64, self.groups() as i64);
-        let (x, r, p, q, scal, partial) = (&self.x, &self.r, &self.p, &self.q, &self.scal, &self.partial);
+        let (x, r, q, scal, partial) = (&self.x, &self.r, &self.q, &self.scal, &self.partial);
         let reduce_args = |what: i32, it: i32| Reduce { partial, m, scal, history: &self.history, what, it };
         let one = Launch { groups: 1, group_size: BLOCK };
         let t = dev.time_events(&mut || {
-            dev.launch_with(start, cover(self.n), &Start { b, x, r, p, partial, n })?;
+            dev.launch_with(start, cover(self.n), &Start { b, x, r, p: &self.p, partial, n })?;
             dev.launch_with(reduce, one, &reduce_args(2, 0))
         })?;
         stage.pass.record(stage.name, t);
+        if matches!(product, Product::Csr(_)) && self.p_next.is_none() {
+            return Err(CaseError::Failed("a fused CSR product needs the CG's second direction vector (Cg::new with fused)".into()));
+        }
         let mut iteration = |j: usize| -> DeviceResult<()> {
-            matvec(self)?;
+            // The direction this iteration's product and update read: p, or (fused, every other
+            // iteration: a batch has an even count) the second vector.
+            let p = match &mut product {
+                Product::Csr(a) => {
+                    let other = self.p_next.as_ref().expect("checked above");
+                    let (p, p_next) = if j % 2 == 0 { (&self.p, other) } else { (other, &self.p) };
+                    let (row_ptr, col, val) = (&a.row_ptr, &a.col, &a.val);
+                    dev.launch_with(spmv_p, cover(self.n), &SpmvCsrP { row_ptr, col, val, r, p, p_next, scal, q, partial, n })?;
+                    p_next
+                }
+                Product::Other(matvec) => {
+                    matvec(self)?;
+                    &self.p
+                }
+            };
             dev.launch_with(reduce, one, &reduce_args(0, 0))?;
             dev.launch_with(xr, cover(self.n), &Xr { x, r, p, q, scal, partial, n })?;
             dev.launch_with(reduce, one, &reduce_args(1, j as i32))?;
-            dev.launch_with(pk, cover(self.n), &P { p, r, scal, n })
+            match product {
+                Product::Csr(_) => Ok(()),
+                Product::Other(_) => dev.launch_with(pk, cover(self.n), &P { p, r, scal, n }),
+            }
         };
-        self.batches::<T>(dev, stop, stage, "CG", &mut |count| (0..count).try_for_each(&mut iteration))
+        // Where the backend has graphs (CUDA), a whole batch is recorded once a solve (untimed,
+        // nothing runs) and each full batch replayed by one launch, as the strongest vendor CG
+        // (`cusparse-cg-graph`) does; a last, shorter batch and other backends enqueue call by call.
+        let recorded = dev.record_if_graphs(&mut || (0..BATCH).try_for_each(&mut iteration))?;
+        let mut run_batch = |count: usize| match &recorded {
+            Some(g) if count == BATCH => dev.launch_graph(g),
+            _ => (0..count).try_for_each(&mut iteration),
+        };
+        let run = self.batches::<T>(dev, stop, stage, "CG", &mut run_batch)?;
+        Ok(CgRun { graph: recorded.is_some(), fused: matches!(product, Product::Csr(_)), ..run })
     }
 
     /// The iterations after the start, in device-timed batches of [`BATCH`] (`run_batch(count)`
@@ -238,7 +289,13 @@ impl Cg {
             stage.pass.record(stage.name, t);
             let history = dev.download_vec::<T>(&self.history, batch)?;
             if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
-                return Ok(CgRun { iterations: performed + j + 1, performed: performed + batch, converged: true });
+                return Ok(CgRun {
+                    iterations: performed + j + 1,
+                    performed: performed + batch,
+                    converged: true,
+                    graph: false,
+                    fused: false,
+                });
             }
             if history.iter().any(|h| !h.to_f64().is_finite()) {
                 return Err(CaseError::Failed(format!(
@@ -249,7 +306,7 @@ impl Cg {
             }
             performed += batch;
         }
-        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0 })
+        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0, graph: false, fused: false })
     }
 
     /// The CG an expert writes with the vendor libraries, as NVIDIA's `conjugateGradientCudaGraphs`
@@ -305,7 +362,8 @@ impl Cg {
             Some(g) if count == BATCH => dev.launch_graph(g),
             _ => (0..count).try_for_each(&mut iteration),
         };
-        self.batches::<T>(dev, stop, stage, "the vendor CG", &mut run_batch)
+        let run = self.batches::<T>(dev, stop, stage, "the vendor CG", &mut run_batch)?;
+        Ok(CgRun { graph: recorded.is_some(), ..run })
     }
 }
 
@@ -353,7 +411,7 @@ pub(crate) fn vendor_cg<T: Real>(
     if !last.is_finite() {
         return Err(CaseError::Failed(format!("the vendor CG broke down: residual {last} after {iterations} iterations")));
     }
-    Ok(CgRun { iterations, performed: iterations, converged })
+    Ok(CgRun { iterations, performed: iterations, converged, graph: false, fused: false })
 }
 
 /// When a CG stops: ||r|| <= tol ||b|| (from x = 0), or after `max_iter` iterations.
@@ -389,12 +447,6 @@ impl DeviceCsr {
     pub(crate) fn compressed(&self, precision: Precision, nnz: usize) -> Compressed<'_> {
         Compressed { precision, rows: self.rows, cols: self.rows, nnz, row_ptr: &self.row_ptr, col: &self.col, val: &self.val }
     }
-}
-
-/// q = A p with the block partials of p.q (`kern`: `cg_spmv_csr`, fetched before any timed
-/// body: loading a module inside one would wait on the closed gate).
-pub(crate) fn spmv(dev: &dyn Device, kern: &Kernel, a: &DeviceCsr, cg: &Cg) -> DeviceResult<()> {
-    spmv_into(dev, kern, a, &cg.p, &cg.q, &cg.partial)
 }
 
 /// q = A p with the block partials of p.q into `partial` (one per work-group of the rows).

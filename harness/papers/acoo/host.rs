@@ -53,6 +53,8 @@ fn run_cpu(ctx: &mut CaseCtx, case: &Case, method: &HostMethod) -> Result<Method
         iterations: work.iterations,
         performed: work.iterations,
         converged: work.relative_residual <= problem.tolerance,
+        graph: false,
+        fused: false,
     };
     Ok(MethodRun {
         staged: vec![staged],

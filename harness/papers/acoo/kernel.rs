@@ -43,6 +43,11 @@ crate::device::kernel_args! {
     pub struct SpmvCsr<'a> = "cg_spmv_csr" {
         row_ptr: &'a Buffer, col: &'a Buffer, val: &'a Buffer, p: &'a Buffer, q: &'a Buffer, partial: &'a Buffer, n: i64,
     }
+    /// q = A p' with p' = r + beta p written into `p_next`, and the block partials of p'.q.
+    pub struct SpmvCsrP<'a> = "cg_spmv_csr_p" {
+        row_ptr: &'a Buffer, col: &'a Buffer, val: &'a Buffer, r: &'a Buffer, p: &'a Buffer, p_next: &'a Buffer, scal: &'a Buffer,
+        q: &'a Buffer, partial: &'a Buffer, n: i64,
+    }
     /// The block partials of p.q over the free nodes.
     pub struct MaskDot<'a> = "cg_mask_dot" { dof: &'a Buffer, p: &'a Buffer, q: &'a Buffer, partial: &'a Buffer, n: i64 }
     /// The partials summed into the scalar `what`, the residual into `history[it]`.

@@ -76,7 +76,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
     let keys = keys(&r);
     let mut out = Vec::new();
     if outputs.tables.contains(&TableName::Largest) {
-        out.push(ReportItem::Table(largest(id, &r, &keys, ctx)));
+        out.push(ReportItem::Table(largest(id, &r, &keys, ctx, df.column("cg_graph").is_ok())));
     }
     for f in &outputs.figures {
         for key in &keys {
@@ -95,7 +95,8 @@ const STAGES: [&str; 6] = ["elements", "bc", "consolidate", "convert", "solve", 
 /// A peer's figures at one size: its time per CG iteration and its total, where it has rows.
 type PeerTimes = (Option<f64>, Option<f64>);
 
-fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
+/// `launches`: the rows say how each device CG ran (`cg_graph`, `cg_fused`).
+fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx, launches: bool) -> Table {
     let (mut rows, mut wins) = (Vec::new(), Vec::new());
     for key in keys {
         let top = (0..r.key.len()).filter(|&i| &r.key[i] == key).map(|i| r.triangles[i]).fold(f64::NAN, f64::max);
@@ -128,7 +129,7 @@ fn largest(id: &str, r: &Rows, keys: &[String], ctx: &ReportCtx) -> Table {
             }
         }
     }
-    let mut notes = largest_notes();
+    let mut notes = largest_notes(launches);
     if !wins.is_empty() {
         notes.insert(0, format!("A library route beats ours (total per pass): {}.", wins.join("; ")));
     }
@@ -202,11 +203,16 @@ fn largest_header() -> Vec<String> {
     header
 }
 
-fn largest_notes() -> Vec<String> {
+fn largest_notes(launches: bool) -> Vec<String> {
+    let cg = if launches {
+        "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached. Our CG (a-fem, ebe-v1, ebe-v2, csr-atomic, csr-color) and cusparse-cg-graph replay each full batch as one CUDA graph on CUDA (recorded once a solve, untimed; the rows' cg_graph is 1), and enqueue it launch by launch on OpenCL. Our CSR CG (a-fem, csr-atomic, csr-color: cg_fused 1) forms the direction p = r + beta p inside its product, four launches an iteration (product, alpha, x and r, beta); EbE's CG has the direction update as a fifth launch."
+    } else {
+        "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached."
+    };
     vec![
             "Device stages are timed by device events; the CPU rows by the host clock (assembly as 'elements'). The coloring (EbE) is host pre-processing, added in 'total + coloring'.".into(),
             "bytes / element: peak device bytes of the method's buffers (mesh, lists or element matrices, CSR, CG vectors) over triangles; the paper's Fig. 10 values beside (its GPU and code, not ours).".into(),
-            "CG runs in batches of 16 iterations between host checks; 'CG iterations' is where ||r|| <= tol ||b|| was first reached.".into(),
+            cg.into(),
             "product: the method's matrix-vector product on its own (not in the total; the cusparse-cg peers: cuSPARSE's CSR SpMV; EbE: every color's element products and the mask), timed by device events and checked on a probe vector against the f64 reference matrix. GB/s by its compulsory bytes (CSR: offsets, columns and values once, p read and q written once; EbE: element list, triangles, element matrices (v1) or coordinates (v2), p, q and the dof numbers once); 'of copy': over the copy bandwidth this run measured (device-bandwidth) on the same device, backend and precision, '-' where the run has none.".into(),
             "The peers, both the csr-atomic assembly then CG with cuSPARSE's CSR SpMV and cuBLAS' dot/axpy/scal (CUDA only), strongest first: cusparse-cg-graph, what an expert writes (NVIDIA's CUDA-graph CG sample: cuBLAS in device pointer mode, alpha and beta formed by one-thread kernels, a batch of 16 iterations recorded once as a CUDA graph and replayed by one launch, convergence tested between batches as in our CG; device events); cusparse-cg-device, the same without the graph (each batch's calls enqueued one by one, no host wait inside a batch); cusparse-cg, NVIDIA's plain CG sample (scalars on the host: two waits per iteration, convergence tested every iteration; timed as one region by device events with the host's waits inside). 'vs <peer>': its time over the method's (above 1: the method is faster), same GPU, backend and precision, same run; 'iteration' compares the solve stage per CG iteration, 'total' the whole pass (assembly and boundary conditions included, coloring not).".into(),
         "vs fastest library: the faster (by total) of the routes of a user of a GPU library, same GPU, backend and precision, same run: warp-cg (NVIDIA Warp: one Warp kernel adds every element matrix into a warp.sparse matrix on our CSR pattern through the slot map; warp.optim.linear.cg with its buffers allocated once, convergence tested on the device every iteration, Warp records its loop as a conditional CUDA graph and launches it at every solve; Warp's events around each stage) and jax-cg (JAX: the element stage one jitted function with jax.ops.segment_sum into the slots; jax.scipy.sparse.linalg.cg inside jit on BCSR, whose SpMV is cuSPARSE's; host clock and block_until_ready around each stage; its iteration count from one more solve, untimed, whose products a host callback counts). warp-cpu and jax-cpu are the same on the libraries' CPU devices.".into(),
@@ -367,13 +373,13 @@ pub(crate) mod tests {
             ("warp-cg", "solve", 1.6e-3),
             ("warp-cg", "total", 2.4e-3),
         ];
-        let t = largest("x", &rows(&list), &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
+        let t = largest("x", &rows(&list), &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] }, true);
         let at = |name: &str| t.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!(ours[at("total vs fastest library")], "2.00x");
         assert!(!t.notes[0].starts_with("A library"));
         list.extend([("jax-cg", "solve", 0.5e-3), ("jax-cg", "total", 0.9e-3)]);
-        let t = largest("x", &rows(&list), &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
+        let t = largest("x", &rows(&list), &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] }, true);
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!(ours[at("total vs fastest library")], "0.75x");
         assert!(t.notes[0].starts_with("A library route beats ours") && t.notes[0].contains("jax-cg"), "{}", t.notes[0]);
@@ -385,7 +391,7 @@ pub(crate) mod tests {
         let r = with_peer(1.5e-3, 1.6e-3);
         // The run's copy bandwidth on that device, backend and precision: 4000 GB/s.
         let ctx = ReportCtx { meta: Default::default(), copy_gbs: vec![("GPU".into(), "cuda".into(), "f64".into(), 4000.0)] };
-        let t = largest("x", &r, &keys, &ctx);
+        let t = largest("x", &r, &keys, &ctx, true);
         let ours = t.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         let at = |name: &str| t.header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
         assert_eq!([&ours[at("iteration vs cusparse-cg")], &ours[at("total vs cusparse-cg")]], ["1.50x", "1.33x"]);
@@ -396,7 +402,7 @@ pub(crate) mod tests {
         // No product row, or no copy figure in the run: '-'.
         let afem = t.rows.iter().find(|row| row[1] == "a-fem").unwrap();
         assert_eq!(afem[at("product of copy")], "-");
-        let bare = largest("x", &r, &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] });
+        let bare = largest("x", &r, &keys, &ReportCtx { meta: Default::default(), copy_gbs: vec![] }, true);
         let ours = bare.rows.iter().find(|row| row[1] == "csr-atomic").unwrap();
         assert_eq!((ours[at("product GB/s")].as_str(), ours[at("product of copy")].as_str()), ("3000", "-"));
         // Every peer's columns, the strongest first; a peer against itself is 1.
@@ -404,5 +410,9 @@ pub(crate) mod tests {
         assert_eq!([&peer[at("iteration vs cusparse-cg")], &peer[at("total vs cusparse-cg")]], ["1.00x", "1.00x"]);
         assert!(at("iteration vs cusparse-cg-device") < at("iteration vs cusparse-cg"));
         assert_eq!(ours[at("total vs cusparse-cg-device")], "-", "no rows of that peer here");
+        // The CG's launches are described only where the rows say how it ran.
+        let graph = |t: &Table| t.notes.iter().any(|n| n.contains("one CUDA graph") && n.contains("cg_fused"));
+        assert!(graph(&t));
+        assert!(!graph(&largest("x", &r, &keys, &ctx, false)));
     }
 }
