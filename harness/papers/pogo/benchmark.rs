@@ -365,6 +365,7 @@ fn run_cpu(ctx: &mut CaseCtx, prep: &Prepared, parallel: bool, steps: usize) -> 
         device_bytes: 0.0,
         vendor_version: None,
         col16: false,
+        graph: false,
         full: None,
         checked_steps,
         library: None,
@@ -495,6 +496,7 @@ pub(crate) fn row(prep: &Prepared, point: &Point, precision: Precision, run: Ste
         ("row_bound", prep.sys.row_bound),
         ("vendor_version", run.vendor_version.map_or(f64::NAN, |v| v as f64)),
         ("col16", run.col16 as u8 as f64),
+        ("step_graph", run.graph as u8 as f64),
     ];
     // The arrangement the paper's kernel ran on: its blocks and efficiency after the splits,
     // Appendix A's L_av (the busiest thread's links per warp, averaged over every warp of the

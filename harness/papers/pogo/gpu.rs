@@ -78,6 +78,8 @@ pub struct StepRun {
     pub vendor_version: Option<u32>,
     /// The sliced ELL's columns went as 16-bit offsets.
     pub col16: bool,
+    /// Each timed pass's steps were replayed as one CUDA graph (the rows' `step_graph`).
+    pub graph: bool,
     /// The full-length run, where one was asked for.
     pub full: Option<FullRun>,
     /// Steps of the checked pass (`error` is after them).

@@ -59,6 +59,7 @@ fn checked(prep: &super::prepared::Prepared, u: &[f64], warm: Timing, steps: usi
         device_bytes: 0.0,
         vendor_version: None,
         col16: false,
+        graph: false,
         full: None,
         checked_steps: prep.check_steps,
         library: Some(library),

@@ -241,6 +241,7 @@ pub const COLUMNS: &[&str] = &[
     "row_bound",
     "sell_padding",
     "sell_sigma",
+    "step_graph",
     "timed_steps",
     "trace",
     "trace_error",

@@ -207,6 +207,8 @@ pub(crate) struct Stepper<'a, T> {
     /// The next step's number.
     pub(crate) k: usize,
     pub(crate) timed_steps: usize,
+    /// The last timed pass was replayed as a CUDA graph.
+    pub(crate) graph: bool,
     pub(crate) real: PhantomData<T>,
 }
 
@@ -284,17 +286,24 @@ impl<T: Real> PassMethod for Stepper<'_, T> {
         self.k = self.prep.check_steps;
         Ok(())
     }
+    /// `timed_steps` increments from step k in one device-event region. Where the backend has
+    /// graphs (CUDA), the pass's launches are recorded first (untimed: nothing runs) and replayed
+    /// by one launch, as the Warp step (`warp-bsr`) is; elsewhere they are enqueued one by one.
     fn pass(&mut self, pass: &mut Pass) -> Result<(), CaseError> {
-        let mut k = self.k;
-        pass.device(self.dev, "steps", &mut || {
-            for _ in 0..self.timed_steps {
-                let (amp, row) = self.checked(k);
-                self.launch(k, amp, &self.fields.trace, row)?;
-                k += 1;
-            }
-            Ok(())
+        let (first, this) = (self.k, &*self);
+        let mut enqueue = || -> DeviceResult<()> {
+            (first..first + this.timed_steps).try_for_each(|k| {
+                let (amp, row) = this.checked(k);
+                this.launch(k, amp, &this.fields.trace, row)
+            })
+        };
+        let recorded = this.dev.record_if_graphs(&mut enqueue)?;
+        pass.device(this.dev, "steps", &mut || match &recorded {
+            Some(graph) => this.dev.launch_graph(graph),
+            None => enqueue(),
         })?;
-        self.k = k;
+        self.k = first + self.timed_steps;
+        self.graph = recorded.is_some();
         Ok(())
     }
     fn verify(&mut self) -> Result<Checked, CaseError> {
@@ -341,7 +350,7 @@ pub fn run_device<T: Real>(
     let s = std::mem::size_of::<T>();
     let device_bytes = (3 * layout.ndof * s + step.bytes() + vendor.as_ref().map_or(0, |m| m.bytes)) as f64;
     let fill = ctx.modules.filler(dev)?;
-    let mut stepper = Stepper::<T> { dev, prep, layout, fields: &fields, step, fill, k: 0, timed_steps, real: PhantomData };
+    let mut stepper = Stepper::<T> { dev, prep, layout, fields: &fields, step, fill, k: 0, timed_steps, graph: false, real: PhantomData };
     let Driven { staged, verdict } = drive(ctx, dev, &mut stepper, CacheMode::Warm)?;
     let t = staged.stages.into_iter().next().map(|(_, t)| t).expect("one stage");
     let per_step =
@@ -354,6 +363,7 @@ pub fn run_device<T: Real>(
         device_bytes,
         vendor_version: vendor.is_some().then(|| dev.sparse().map(|l| l.version())).transpose()?,
         col16,
+        graph: stepper.graph,
         full,
         checked_steps: prep.check_steps,
         library: None,

@@ -109,7 +109,7 @@ pub(crate) fn report(id: &str, outputs: &Outputs, df: &DataFrame, ctx: &ReportCt
     for t in &outputs.tables {
         out.push(ReportItem::Table(match t {
             TableName::Models => models(id, &r),
-            TableName::Steps => steps(id, &r, ctx),
+            TableName::Steps => steps(id, &r, ctx, df.column("step_graph").is_ok()),
             TableName::FullRuns => self::traces::table(id, &full),
         }));
     }
@@ -231,7 +231,8 @@ fn models(id: &str, r: &Rows) -> Table {
     }
 }
 
-fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
+/// `graphs`: the rows say whether each pass's steps were one CUDA graph (`step_graph`).
+fn steps(id: &str, r: &Rows, ctx: &ReportCtx, graphs: bool) -> Table {
     let mut targets: Vec<(String, String)> = (0..r.id.time.len()).map(|i| (r.id.device[i].clone(), r.id.backend[i].clone())).collect();
     targets.sort();
     targets.dedup();
@@ -257,7 +258,7 @@ fn steps(id: &str, r: &Rows, ctx: &ReportCtx) -> Table {
             }
         }
     }
-    let mut notes = steps_notes();
+    let mut notes = steps_notes(graphs);
     if !wins.is_empty() {
         notes.insert(0, format!("A library step beats ours: {}.", wins.join("; ")));
     }
@@ -327,9 +328,11 @@ fn step_row(r: &Rows, ctx: &ReportCtx, m: Method, i: usize, peers: [Option<(&str
     ]
 }
 
-fn steps_notes() -> Vec<String> {
+fn steps_notes(graphs: bool) -> Vec<String> {
+    let timed = "A step: the method's U_next = K' U_curr + C' U_prev + F' with the receivers recorded (ours: one kernel; the peers: cuSPARSE's SpMV, CSR or sliced ELL, then one update kernel); timed `timed_steps` steps at a time (a column of the rows: 100 on the GPU and 10 on the host in the pogo experiments) with device events (host: the wall clock), divided by the steps.";
+    let graph = " On CUDA each timed pass's launches (ours and the cuSPARSE steps) are recorded first, untimed, and replayed as one CUDA graph (the rows' step_graph is 1), as warp-bsr's steps are graphs; on OpenCL they are enqueued one by one.";
     vec![
-            "A step: the method's U_next = K' U_curr + C' U_prev + F' with the receivers recorded (ours: one kernel; the peers: cuSPARSE's SpMV, CSR or sliced ELL, then one update kernel); timed `timed_steps` steps at a time (a column of the rows: 100 on the GPU and 10 on the host in the pogo experiments) with device events (host: the wall clock), divided by the steps.".into(),
+            if graphs { format!("{timed}{graph}") } else { timed.to_string() },
             "Own bytes: the method's stored K' (values and column indices, 16-bit offsets for sell where the node order allows, without padding) plus U_curr, U_prev, C' and U_next once. Paper's count: Appendix A's 48 720 + 147 456 eta bytes per 512-node block (f64; f32 halves its doubles), with our aligned blocks (Table 4 is the paper's aligned blocker); for pogo-aligned and pogo-greedy, with the blocks and eta of the arrangement they ran on.".into(),
             "pogo-aligned, pogo-greedy: the paper's kernel (section 2.3) on the aligned or greedy partition arranged as section 3.2 does. Own bytes: K' blocks and link pointers of the links each node uses (and the pointer that ends its list), U_curr, U_prev, C' and U_next of each node, the 20-entry table and the linked loads each block makes.".into(),
             "vs strongest cuSPARSE step: the faster cuSPARSE step's time (csr-cusparse: CSR SpMV; sell-cusparse: cuSPARSE's sliced ELL, 32-row slices; each then one update kernel) over this method's, that step named, same run, device and precision. cuSPARSE has no f32 matrix under f64 vectors, so its steps are all-f64 in the f64 rows; sell-kf32 and pogo-aligned-kf32 are f64 methods (U, C', sums) with K' stored in f32.".into(),
@@ -368,5 +371,14 @@ fn step_time(id: &str, r: &Rows) -> Figure {
         log_x: true,
         log_y: true,
         series,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_steps_note_names_graphs_only_where_the_rows_say_how_a_pass_ran() {
+        assert!(super::steps_notes(true)[0].contains("one CUDA graph (the rows' step_graph is 1)"));
+        assert!(!super::steps_notes(false)[0].contains("graph"));
     }
 }
