@@ -98,7 +98,12 @@ fn the_gallery_counts_are_the_runs() {
             lines.push(format!("every one of its {cases} cases)"));
         }
     }
-    for (gpu, tail) in [("h200-x4", ""), ("h200-libraries", " with an empty prepared-problem cache"), ("h100-banas", "")] {
+    for (gpu, tail) in [
+        ("h200-x4", ""),
+        ("h200-libraries", " with an empty prepared-problem cache"),
+        ("h200-graphs", " with an empty prepared-problem cache"),
+        ("h100-banas", ""),
+    ] {
         let (wall, cases, s) = count(gpu);
         assert_eq!(st(&s, "ok"), s.values().sum::<usize>(), "{gpu}: every row ok");
         lines.push(format!("({wall} s from start to finish{tail}; {cases} cases, every row ok)"));
