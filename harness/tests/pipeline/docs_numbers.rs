@@ -126,19 +126,20 @@ fn the_acoo_iterations_are_the_h200_runs() {
 /// of each paper (`readme_numbers::library_figures`), and the notes' own comparisons.
 #[test]
 fn the_library_paragraphs_are_the_library_run() {
-    let g = "h200-libraries";
+    let (g, graphs) = ("h200-libraries", "h200-graphs");
     let figures = crate::readme_numbers::library_figures();
-    let pogo = |m: &str, prec: &str| t(g, "pogo-weld", &format!("cuda/{prec}/method={m},model=weld,coarsen=1"), "step");
+    let pogo = |m: &str, prec: &str| t(graphs, "pogo-weld", &format!("cuda/{prec}/method={m},model=weld,coarsen=1"), "step");
     let more = |m: &str, prec: &str| format!("{:.0}%", 100.0 * (pogo(m, prec) / pogo("sell-cusparse", prec) - 1.0));
     let cecka = |m: &str, prec: &str| t(g, "cecka-sizes", &format!("cuda/{prec}/method={m},level=7,order=1,min_colors=0"), m) * 1e3;
     let pair = |m: &str| format!("{} and {} ms", sig(cecka(m, "f32"), 3), sig(cecka(m, "f64"), 3));
     let own: [(&str, Vec<String>); 4] = [
         ("sanfui", figures[0..3].to_vec()),
-        ("acoo", figures[3..6].to_vec()),
+        ("acoo", [&figures[3..6], &figures[10..11]].concat()),
         (
             "pogo",
             figures[6..9]
                 .iter()
+                .chain(&figures[11..12])
                 .cloned()
                 .chain([
                     format!(

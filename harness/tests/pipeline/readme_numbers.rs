@@ -235,17 +235,20 @@ fn the_banas_notes_cublas_figures_are_the_h100_reports() {
 }
 
 /// The figures of the README's paragraph on the FEM libraries (also in the papers' notes: Sanfui's
-/// are [0..3], a-COO's [3..6], Pogo's [6..9], Cecka's [9]), each from the H200 library run's rows,
-/// ours and the libraries' in the same run.
+/// are [0..3], a-COO's [3..6] and [10], Pogo's [6..9] and [11], Cecka's [9]), each from the rows of
+/// one H200 run, ours and the libraries' in the same run: Sanfui's and Cecka's from the library run,
+/// a-COO's and Pogo's from the graph run (our CG and steps launched as CUDA graphs).
 pub(crate) fn library_figures() -> Vec<String> {
-    let g = "h200-libraries";
+    let (g, graphs) = ("h200-libraries", "h200-graphs");
     let sanfui = |m: &str| t(g, "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), "total");
     let sanfui_lib = |m: &str| t(g, "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), "assembly");
     let acoo = |m: &str| {
         let case = format!("cuda/f64/method={m},level=3");
-        t(g, "acoo-capacitor", &case, "solve") / row(g, "acoo-capacitor", &case, "solve", "iterations")
+        t(graphs, "acoo-capacitor", &case, "solve") / row(graphs, "acoo-capacitor", &case, "solve", "iterations")
     };
-    let pogo = |m: &str| t(g, "pogo-weld", &format!("cuda/f64/method={m},model=weld,coarsen=1"), "step");
+    let acoo_total = |m: &str, prec: &str| t(graphs, "acoo-capacitor", &format!("cuda/{prec}/method={m},level=3"), "total");
+    let step = |m: &str, prec: &str| t(graphs, "pogo-weld", &format!("cuda/{prec}/method={m},model=weld,coarsen=1"), "step");
+    let pogo = |m: &str| step(m, "f64");
     let cecka = |m: &str, prec: &str| t(g, "cecka-sizes", &format!("cuda/{prec}/method={m},level=7,order=1,min_colors=0"), m);
     let x = |v: f64| if v >= 10.0 { format!("{v:.0}x") } else { format!("{}x", sig(v, 3)) };
     let ours = sanfui("ellm-gather");
@@ -285,6 +288,19 @@ pub(crate) fn library_figures() -> Vec<String> {
             sig(cecka("warp-fem", "f64") * 1e3, 3),
             x(cecka("warp-fem", "f32") / cecka("shared-atomic", "f32")),
             x(cecka("warp-fem", "f64") / cecka("shared-atomic", "f64"))
+        ),
+        format!(
+            "a-COO's whole solve (assembly and CG) by csr-atomic takes {} ms in f32 and {} ms in f64, {} and {} Warp's",
+            sig(acoo_total("csr-atomic", "f32") * 1e3, 3),
+            sig(acoo_total("csr-atomic", "f64") * 1e3, 3),
+            x(acoo_total("warp-cg", "f32") / acoo_total("csr-atomic", "f32")),
+            x(acoo_total("warp-cg", "f64") / acoo_total("csr-atomic", "f64"))
+        ),
+        format!(
+            "Pogo's f32 step by sell takes {} µs, {} Warp's ({} µs)",
+            sig(step("sell", "f32") * 1e6, 3),
+            x(step("warp-bsr", "f32") / step("sell", "f32")),
+            sig(step("warp-bsr", "f32") * 1e6, 3)
         ),
     ]
 }
