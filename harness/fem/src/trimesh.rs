@@ -216,6 +216,24 @@ pub fn refine_uniform(m: &TriMesh) -> TriMesh {
     TriMesh { points, tris, dirichlet }
 }
 
+/// `m` with its nodes in reverse Cuthill-McKee order ([`crate::ordering::rcm`] on its node
+/// graph) and its triangles sorted by their lowest new node: a kernel with a thread per node or
+/// per triangle then reads nearby addresses (uniform refinement numbers each level's midpoints
+/// after every coarser node, far from their neighbours).
+pub fn renumbered_rcm(m: &TriMesh) -> TriMesh {
+    let nodes: Vec<u32> = m.tris.iter().flatten().copied().collect();
+    let graph = crate::elements::Elements { nodes: &nodes, per_element: 3, corners: 3, num_nodes: m.points.len() };
+    let (xadj, adj) = crate::partition::node_graph(graph);
+    let order = crate::ordering::rcm(&xadj, &adj);
+    let mut new_of = vec![0u32; m.points.len()];
+    order.iter().enumerate().for_each(|(k, &v)| new_of[v as usize] = k as u32);
+    let points = order.iter().map(|&v| m.points[v as usize]).collect();
+    let mut tris: Vec<[u32; 3]> = m.tris.iter().map(|t| t.map(|v| new_of[v as usize])).collect();
+    tris.sort_by_key(|t| (*t.iter().min().expect("three nodes"), *t.iter().max().expect("three nodes")));
+    let dirichlet = m.dirichlet.iter().map(|&(e, g)| (e.map(|v| new_of[v as usize]), g)).collect();
+    TriMesh { points, tris, dirichlet }
+}
+
 /// `m` refined uniformly `levels` times.
 pub fn refined(mut m: TriMesh, levels: usize) -> TriMesh {
     for _ in 0..levels {
@@ -360,6 +378,38 @@ fn renumber_z_order(m: &mut LagrangeMesh) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The renumbered mesh is the same mesh (each triangle's corners, areas and Dirichlet edges,
+    /// by coordinates), and its triangles' node spread is far below the refined numbering's.
+    #[test]
+    fn the_rcm_renumbering_keeps_the_mesh_and_narrows_its_triangles() {
+        let loops = vec![vec![(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]];
+        let mut m = delaunay(&loops, 25.0, 0.01);
+        m.dirichlet = m.boundary_edges().into_iter().map(|e| (e, 1.0)).collect();
+        let m = refined(m, 2);
+        let r = renumbered_rcm(&m);
+        let key = |m: &TriMesh, t: &[u32; 3]| {
+            let mut c: Vec<[u64; 2]> = t.iter().map(|&v| m.points[v as usize].map(f64::to_bits)).collect();
+            c.sort();
+            c
+        };
+        let sorted = |m: &TriMesh| {
+            let mut all: Vec<_> = m.tris.iter().map(|t| key(m, t)).collect();
+            all.sort();
+            all
+        };
+        assert_eq!(sorted(&m), sorted(&r));
+        let area = |m: &TriMesh| m.signed_areas().map(|a| a.abs()).sum::<f64>();
+        assert!((area(&m) - area(&r)).abs() < 1e-12 && r.signed_areas().all(|a| a > 0.0));
+        let edges = |m: &TriMesh| {
+            let mut e: Vec<_> = m.dirichlet.iter().map(|(e, g)| (key(m, &[e[0], e[1], e[1]]), g.to_bits())).collect();
+            e.sort();
+            e
+        };
+        assert_eq!(edges(&m), edges(&r));
+        let spread = |m: &TriMesh| m.tris.iter().map(|t| t.iter().max().unwrap() - t.iter().min().unwrap()).max().unwrap();
+        assert!(4 * spread(&r) < spread(&m), "spread {} against {}", spread(&r), spread(&m));
+    }
 
     /// Two triangles of the square [0, 2]^2 cut along a diagonal: the largest coordinate is 2,
     /// the smallest altitude half the diagonal, sqrt(2); and a sliver's altitude rules.
