@@ -86,7 +86,7 @@ impl<'a, T: Real> AFemCase<'a, T> {
             DeviceCsr { row_ptr: mem.alloc(dev, 4 * (nf + 1))?, col: mem.alloc(dev, 4 * nnz)?, val: mem.alloc(dev, s * nnz)?, rows: nf };
         // The lists are freed once converted (their buffers are kept for the next pass).
         mem.release(lists_bytes);
-        let cg = Cg::new::<T>(dev, mem, nf, true)?;
+        let cg = Cg::new::<T>(dev, mem, nf, base.csr_cg)?;
         let mut kk = base.kernels(ctx);
         let k = AFemKernels {
             push: kk.get::<Push>()?,

@@ -76,6 +76,7 @@ impl Benchmark for AcooCapacitor {
         "bytes_per_element",
         "cg_fused",
         "cg_graph",
+        "cg_single",
         "coloring_s",
         "colors",
         "csr_bound",
@@ -250,7 +251,11 @@ fn extras(
     ];
     // How our device CG and the vendor CGs ran (the libraries' and the host's CGs are their own).
     if run.library.is_none() && !method.on_cpu() {
-        extras.extend([("cg_graph", run.cg.graph as u8 as f64), ("cg_fused", run.cg.fused as u8 as f64)]);
+        extras.extend([
+            ("cg_graph", run.cg.graph as u8 as f64),
+            ("cg_fused", run.cg.fused as u8 as f64),
+            ("cg_single", run.cg.single as u8 as f64),
+        ]);
     }
     if run.memory.peak > 0 {
         extras.push(("device_bytes", run.memory.peak as f64));

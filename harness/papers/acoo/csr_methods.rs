@@ -6,7 +6,9 @@
 
 use std::marker::PhantomData;
 
-use super::gpu::{cover, fill_with, spmv_into, vendor_cg, Cg, CgKernels, DeviceCsr, Memory, Product, Stage, Vendor, VendorCgKernels};
+use super::gpu::{
+    cover, fill_with, spmv_into, vendor_cg, Cg, CgForm, CgKernels, DeviceCsr, Memory, Product, Stage, Vendor, VendorCgKernels,
+};
 use super::kernel::ACOO;
 use super::kernel::{CsrAtomic, CsrColor, SpmvCsr};
 use super::method::{DeviceMethod, Passes};
@@ -59,7 +61,7 @@ fn run<T: Real>(ctx: &mut CaseCtx, base: &Base, passes: Passes, method: &Csr) ->
         rows: nf,
     };
     let rhs = mem.alloc(dev, s * nf)?;
-    let cg = Cg::new::<T>(dev, &mut mem, nf, method.solver == Solver::Ours)?;
+    let cg = Cg::new::<T>(dev, &mut mem, nf, if method.solver == Solver::Ours { base.csr_cg } else { CgForm::Plain })?;
     let solver = Solving::new::<T>(ctx, base, &mut mem, method.solver, (&a, &cg))?;
     let kernel = if colored {
         ctx.modules.kernel_for::<CsrColor>(dev, &ACOO, &base.defines)?

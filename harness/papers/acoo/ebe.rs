@@ -5,7 +5,7 @@
 
 use std::marker::PhantomData;
 
-use super::gpu::{cover, Cg, CgKernels, Memory, Product, Stage};
+use super::gpu::{cover, Cg, CgForm, CgKernels, Memory, Product, Stage};
 use super::kernel::{EbeRhsFinish, EbeStore, MaskDot};
 use super::method::{DeviceMethod, Passes};
 use super::methods::{check, color_ranges, ebe_product, Base, Checks, MethodRun};
@@ -75,7 +75,7 @@ impl<'a, T: Real> EbeCase<'a, T> {
         let elist = mem.upload(dev, &elist)?;
         let ke = if recompute { mem.alloc(dev, 4)? } else { mem.alloc(dev, 9 * ne * s)? };
         let b = mem.alloc(dev, s * n)?;
-        let cg = Cg::new::<T>(dev, mem, n, false)?;
+        let cg = Cg::new::<T>(dev, mem, n, CgForm::Plain)?;
         let mut kk = base.kernels(ctx);
         let k = EbeKernels {
             store: kk.get::<EbeStore>()?,

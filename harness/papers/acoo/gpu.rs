@@ -6,7 +6,7 @@ use fembench_fem::csr::Pattern;
 
 use super::capacitor::Capacitor;
 use super::kernel::ACOO;
-use super::kernel::{EbeMatvec, Reduce, SpmvCsr, SpmvCsrP, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
+use super::kernel::{EbeMatvec, Pipe, Reduce, Reduce2, SpmvCsr, SpmvCsrP, Start, VendorAlpha, VendorBeta, VendorStart, Xr, P};
 use crate::benchmark::{CaseError, ModuleCache};
 pub(crate) use crate::device::scan::fill_words as fill_with;
 use crate::device::scan::ScanKernels;
@@ -21,7 +21,7 @@ use crate::Precision;
 pub(crate) const BLOCK: usize = 256;
 /// CG iterations enqueued between two convergence checks (even: a fused CSR product swaps its
 /// two direction vectors every iteration, so every batch starts from the first).
-const BATCH: usize = 16;
+pub(crate) const BATCH: usize = 16;
 
 /// Device memory of one method's buffers, as they are allocated and freed in the method's own
 /// order (A-FEM frees its lists after the conversion): the peak is what the method needs.
@@ -86,6 +86,9 @@ impl<'a> Kernels<'a, '_> {
             xr: self.get::<Xr>()?,
             p: self.get::<P>()?,
             spmv_p: self.get::<SpmvCsrP>()?,
+            pipe: self.get::<Pipe>()?,
+            reduce2: self.get::<Reduce2>()?,
+            fill: self.filler()?,
             dev: self.dev,
         })
     }
@@ -106,6 +109,9 @@ pub(crate) struct CgKernels<'d> {
     xr: Kernel,
     p: Kernel,
     spmv_p: Kernel,
+    pub(crate) pipe: Kernel,
+    pub(crate) reduce2: Kernel,
+    pub(crate) fill: Kernel,
 }
 
 /// The product q = A p of our CG.
@@ -167,6 +173,8 @@ pub(crate) struct CgRun {
     /// fused into the product (the rows' `cg_graph` and `cg_fused`; host and library CGs: none).
     pub(crate) graph: bool,
     pub(crate) fused: bool,
+    /// The single-reduction form (the rows' `cg_single`).
+    pub(crate) single: bool,
 }
 
 /// CG vectors and scalars on the device, for systems of `n` unknowns.
@@ -176,26 +184,47 @@ pub(crate) struct Cg {
     pub(crate) p: Buffer,
     pub(crate) q: Buffer,
     pub(crate) partial: Buffer,
-    scal: Buffer,
-    history: Buffer,
+    pub(crate) scal: Buffer,
+    pub(crate) history: Buffer,
     /// The second direction vector of a fused CSR product ([`Product::Csr`]).
     p_next: Option<Buffer>,
+    /// The single-reduction CG's second r, its two s and second q ([`CgForm::SingleReduction`]).
+    pub(crate) single: Option<[Buffer; 4]>,
     pub(crate) n: usize,
 }
 
+/// How our CG runs a CSR product ([`Product::Csr`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgForm {
+    /// Five launches an iteration, the direction update its own (EbE's CG).
+    Plain,
+    /// The direction update inside the product: four launches an iteration.
+    Fused,
+    /// Chronopoulos and Gear's single-reduction CG with every vector update inside the product:
+    /// two launches an iteration (the product, one reduction).
+    SingleReduction,
+}
+
 impl Cg {
-    /// `fused`: the second direction vector a fused CSR product needs ([`Product::Csr`]).
-    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize, fused: bool) -> DeviceResult<Cg> {
+    /// `form`: the vectors a CSR product of that form needs besides the plain CG's.
+    pub(crate) fn new<T: Real>(dev: &dyn Device, mem: &mut Memory, n: usize, form: CgForm) -> DeviceResult<Cg> {
         let s = std::mem::size_of::<T>();
+        let fused = form == CgForm::Fused;
+        let single = form == CgForm::SingleReduction;
         Ok(Cg {
             x: mem.alloc(dev, n * s)?,
             r: mem.alloc(dev, n * s)?,
             p: mem.alloc(dev, n * s)?,
             q: mem.alloc(dev, n * s)?,
-            partial: mem.alloc(dev, n.div_ceil(BLOCK) * s)?,
-            scal: mem.alloc(dev, 8 * s)?,
+            partial: mem.alloc(dev, (1 + single as usize) * n.div_ceil(BLOCK).max(1) * s)?,
+            scal: mem.alloc(dev, 10 * s)?,
             history: mem.alloc(dev, BATCH * s)?,
             p_next: if fused { Some(mem.alloc(dev, n * s)?) } else { None },
+            single: if single {
+                Some([mem.alloc(dev, n * s)?, mem.alloc(dev, n * s)?, mem.alloc(dev, n * s)?, mem.alloc(dev, n * s)?])
+            } else {
+                None
+            },
             n,
         })
     }
@@ -216,7 +245,7 @@ impl Cg {
         stage: Stage,
         mut product: Product,
     ) -> Result<CgRun, CaseError> {
-        let CgKernels { dev, start, reduce, xr, p: pk, spmv_p } = k;
+        let CgKernels { dev, start, reduce, xr, p: pk, spmv_p, .. } = k;
         let dev = *dev;
         let (n, m) = (self.n as i64, self.groups() as i64);
         let (x, r, q, scal, partial) = (&self.x, &self.r, &self.q, &self.scal, &self.partial);
@@ -227,6 +256,9 @@ impl Cg {
             dev.launch_with(reduce, one, &reduce_args(2, 0))
         })?;
         stage.pass.record(stage.name, t);
+        if let (Some(vectors), Product::Csr(a)) = (&self.single, &product) {
+            return self.solve_single::<T>(k, a, vectors, stop, stage);
+        }
         if matches!(product, Product::Csr(_)) && self.p_next.is_none() {
             return Err(CaseError::Failed("a fused CSR product needs the CG's second direction vector (Cg::new with fused)".into()));
         }
@@ -262,7 +294,7 @@ impl Cg {
             Some(g) if count == BATCH => dev.launch_graph(g),
             _ => (0..count).try_for_each(&mut iteration),
         };
-        let run = self.batches::<T>(dev, stop, stage, "CG", &mut run_batch)?;
+        let run = self.batches::<T>(dev, stop, stage, ("CG", 1), &mut run_batch)?;
         Ok(CgRun { graph: recorded.is_some(), fused: matches!(product, Product::Csr(_)), ..run })
     }
 
@@ -271,13 +303,15 @@ impl Cg {
     /// `history[j]`): between batches the
     /// host reads the history (not timed) and stops at ||r|| <= tol ||b|| (||b||^2 from the
     /// start, in `scal`) or after `max_iter`; the batches are recorded as stage `stage`. `what`
-    /// names the CG in a breakdown's message.
-    fn batches<T: Real>(
+    /// names the CG in a breakdown's message; `shift`: updates before `history[j]`'s residual
+    /// beyond j (1: iteration j writes its new r.r; 0: the single-reduction CG's iteration j
+    /// writes r_j.r_j, the residual of j updates).
+    pub(crate) fn batches<T: Real>(
         &self,
         dev: &dyn Device,
         Stop { tol, max_iter }: Stop,
         stage: Stage,
-        what: &str,
+        (what, shift): (&str, usize),
         run_batch: &mut dyn FnMut(usize) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
         let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
@@ -290,11 +324,12 @@ impl Cg {
             let history = dev.download_vec::<T>(&self.history, batch)?;
             if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
                 return Ok(CgRun {
-                    iterations: performed + j + 1,
+                    iterations: performed + j + shift,
                     performed: performed + batch,
                     converged: true,
                     graph: false,
                     fused: false,
+                    single: false,
                 });
             }
             if history.iter().any(|h| !h.to_f64().is_finite()) {
@@ -306,7 +341,7 @@ impl Cg {
             }
             performed += batch;
         }
-        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0, graph: false, fused: false })
+        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0, graph: false, fused: false, single: false })
     }
 
     /// The CG an expert writes with the vendor libraries, as NVIDIA's `conjugateGradientCudaGraphs`
@@ -362,7 +397,7 @@ impl Cg {
             Some(g) if count == BATCH => dev.launch_graph(g),
             _ => (0..count).try_for_each(&mut iteration),
         };
-        let run = self.batches::<T>(dev, stop, stage, "the vendor CG", &mut run_batch)?;
+        let run = self.batches::<T>(dev, stop, stage, ("the vendor CG", 1), &mut run_batch)?;
         Ok(CgRun { graph: recorded.is_some(), ..run })
     }
 }
@@ -411,7 +446,7 @@ pub(crate) fn vendor_cg<T: Real>(
     if !last.is_finite() {
         return Err(CaseError::Failed(format!("the vendor CG broke down: residual {last} after {iterations} iterations")));
     }
-    Ok(CgRun { iterations, performed: iterations, converged, graph: false, fused: false })
+    Ok(CgRun { iterations, performed: iterations, converged, graph: false, fused: false, single: false })
 }
 
 /// When a CG stops: ||r|| <= tol ||b|| (from x = 0), or after `max_iter` iterations.

@@ -55,6 +55,7 @@ fn run_cpu(ctx: &mut CaseCtx, case: &Case, method: &HostMethod) -> Result<Method
         converged: work.relative_residual <= problem.tolerance,
         graph: false,
         fused: false,
+        single: false,
     };
     Ok(MethodRun {
         staged: vec![staged],

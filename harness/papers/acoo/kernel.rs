@@ -48,6 +48,14 @@ crate::device::kernel_args! {
         row_ptr: &'a Buffer, col: &'a Buffer, val: &'a Buffer, r: &'a Buffer, p: &'a Buffer, p_next: &'a Buffer, scal: &'a Buffer,
         q: &'a Buffer, partial: &'a Buffer, n: i64,
     }
+    /// The single-reduction CG's iteration: the vector updates and s = A r, partials of r.r and r.s.
+    pub struct Pipe<'a> = "cg_pipe" {
+        row_ptr: &'a Buffer, col: &'a Buffer, val: &'a Buffer, r_in: &'a Buffer, s_in: &'a Buffer, q_in: &'a Buffer,
+        r_out: &'a Buffer, s_out: &'a Buffer, q_out: &'a Buffer, p: &'a Buffer, x: &'a Buffer, scal: &'a Buffer,
+        partial: &'a Buffer, n: i64,
+    }
+    /// Its reduction: alpha and beta from the two sets of partials, r.r into `history[it]`.
+    pub struct Reduce2<'a> = "cg_reduce2" { partial: &'a Buffer, m: i64, scal: &'a Buffer, history: &'a Buffer, it: i32 }
     /// The block partials of p.q over the free nodes.
     pub struct MaskDot<'a> = "cg_mask_dot" { dof: &'a Buffer, p: &'a Buffer, q: &'a Buffer, partial: &'a Buffer, n: i64 }
     /// The partials summed into the scalar `what`, the residual into `history[it]`.

@@ -6,7 +6,7 @@
 //! its matrix-vector product measured on its own.
 
 use super::capacitor::Capacitor;
-use super::gpu::{Memory, Mesh, Stop, BLOCK};
+use super::gpu::{CgForm, Memory, Mesh, Stop, BLOCK};
 use super::methods::{Base, MethodRun, Reference, WARM_ONLY};
 use super::spec::Problem_;
 use crate::benchmark::{CaseCtx, CaseError};
@@ -124,7 +124,8 @@ pub(crate) fn run_device<T: Real, M: DeviceMethod>(
     let mesh = Mesh::upload::<T>(dev, &mut mem, case.c)?;
     let stop = Stop { tol: case.problem.tolerance, max_iter: case.problem.max_iterations };
     let defines = Defines::for_precision(T::PRECISION).with("BLOCK", BLOCK);
-    let base = Base { dev, c: case.c, mesh: &mesh, stop, reference: case.reference, defines };
+    let csr_cg = if case.problem.cg_single_reduction { CgForm::SingleReduction } else { CgForm::Fused };
+    let base = Base { dev, c: case.c, mesh: &mesh, stop, reference: case.reference, defines, csr_cg };
     let Registered(about, method) = method;
     method.run::<T>(ctx, &base, Passes { mem, colors: case.colors, about, mode })
 }

@@ -94,6 +94,8 @@ pub(crate) struct Base<'a> {
     pub(crate) stop: Stop,
     pub(crate) reference: Reference<'a>,
     pub(crate) defines: Defines,
+    /// The form of our CG on the CSR methods' matrices.
+    pub(crate) csr_cg: super::gpu::CgForm,
 }
 
 impl Base<'_> {

@@ -36,6 +36,7 @@ pub mod product;
 mod python;
 pub mod registry;
 pub mod report;
+mod single;
 pub mod spec;
 
 pub use benchmark::AcooCapacitor;

@@ -32,6 +32,9 @@ pub struct Problem_ {
     /// its solution is as good as f32 and the matrix's condition allow. Without this block, f32
     /// cases use the f64 settings (and fail honestly where f32 cannot meet them).
     pub f32: Option<PrecisionSettings>,
+    /// Our CSR CG (a-fem, csr-atomic, csr-color) in Chronopoulos and Gear's single-reduction form,
+    /// two launches an iteration; else the direction update inside the product, four.
+    pub cg_single_reduction: bool,
 }
 
 /// A precision's CG stopping tolerance and its error bound against the f64 reference.
@@ -46,7 +49,14 @@ pub struct PrecisionSettings {
 
 impl Default for Problem_ {
     fn default() -> Self {
-        Problem_ { tolerance: 1e-10, max_iterations: 100_000, max_error: 1e-5, iteration_slack: 0.005, f32: None }
+        Problem_ {
+            tolerance: 1e-10,
+            max_iterations: 100_000,
+            max_error: 1e-5,
+            iteration_slack: 0.005,
+            f32: None,
+            cg_single_reduction: false,
+        }
     }
 }
 
