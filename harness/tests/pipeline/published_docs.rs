@@ -66,7 +66,7 @@ fn the_four_gpu_prose_in_cluster_md_is_the_runs() {
 #[test]
 fn the_gallery_counts_are_the_runs() {
     let gallery = std::fs::read_to_string(common::published("h200").parent().unwrap().join("README.md")).unwrap();
-    let count = |gpu: &str| {
+    let tally = |gpu: &str| {
         let run = RunDir::open(&common::published(gpu)).unwrap();
         let (mut cases, mut statuses) = (std::collections::BTreeSet::new(), std::collections::BTreeMap::<String, usize>::new());
         for file in run.experiment_files().unwrap() {
@@ -78,7 +78,11 @@ fn the_gallery_counts_are_the_runs() {
                 *statuses.entry(s.get(i).unwrap().to_string()).or_default() += 1;
             }
         }
-        (worker_wall(&common::published(gpu).join("meta.json")), cases.len(), statuses)
+        (cases.len(), statuses)
+    };
+    let count = |gpu: &str| {
+        let (cases, statuses) = tally(gpu);
+        (worker_wall(&common::published(gpu).join("meta.json")), cases, statuses)
     };
     let st = |s: &std::collections::BTreeMap<String, usize>, k: &str| s.get(k).copied().unwrap_or(0);
     let mut lines = Vec::new();
@@ -111,6 +115,21 @@ fn the_gallery_counts_are_the_runs() {
     let (_, cases, s) = count("h200-x4-reproduce");
     assert_eq!(st(&s, "ok") + st(&s, "infeasible"), s.values().sum::<usize>(), "h200-x4-reproduce: every row ok or infeasible");
     lines.push(format!("{cases} cases, every row ok or infeasible"));
+    // The a-COO run stopped in its last case: no finish in its meta.json, that case's start
+    // marker in its rows, every finished row ok.
+    let (cases, s) = tally("h200-acoo");
+    let dir = common::published("h200-acoo");
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    assert!(meta["finished"].is_null(), "h200-acoo: an interrupted run");
+    assert_eq!(st(&s, "ok"), s.values().sum::<usize>(), "h200-acoo: every finished row ok");
+    let markers: Vec<serde_json::Value> = std::fs::read_dir(dir.join("rows/acoo-capacitor"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("started-"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    assert_eq!(markers.len(), 1, "h200-acoo: one case started and not finished");
+    lines.push(format!("{cases} cases finished, every row ok; it stopped in its last case, `{}`", markers[0]["case_id"].as_str().unwrap()));
     let gone: Vec<&String> = lines.iter().filter(|l| !gallery.contains(l.as_str())).collect();
     assert!(gone.is_empty(), "results/published/README.md lacks the runs' {gone:#?}");
 }
