@@ -2,7 +2,10 @@
 # NVIDIA Warp (warp-lang, about 150 MB) for a GPU machine that cannot fetch it, in parts small
 # enough for a transfer of limited size (the device README: 64 MiB a call with the checkout):
 #   here:   scripts/warp-wheel.sh split [VERSION]    downloads the wheel into .w/ and splits it
-#                                                     into .w/part.aa, .w/part.ab, ...
+#                                                     into .w/part.aa, .w/part.ab, ... of
+#                                                     PART_BYTES (default 22 MB: a call carries
+#                                                     the checkout, about 41 MB, and one part;
+#                                                     the harness bundle goes in a call of its own)
 #   there:  scripts/warp-wheel.sh park               copies the .w/part.* this call carried to
 #                                                     /tmp/warp-parts (one call a part, machine warm)
 #           scripts/warp-wheel.sh install            joins the parts, checks the wheel's SHA-256
@@ -22,7 +25,7 @@ split)
   wheel=$(ls .w/warp_lang-*.whl)
   basename "$wheel" > .w/NAME
   sha256sum "$wheel" | cut -d' ' -f1 > .w/SHA256
-  (cd .w && split -b 28000000 "$(cat NAME)" part. && rm "$(cat NAME)")
+  (cd .w && split -b "${PART_BYTES:-22000000}" "$(cat NAME)" part. && rm "$(cat NAME)")
   ls -l .w
   ;;
 park)
