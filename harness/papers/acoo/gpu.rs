@@ -21,7 +21,7 @@ use crate::Precision;
 pub(crate) const BLOCK: usize = 256;
 /// CG iterations enqueued between two convergence checks (even: a fused CSR product swaps its
 /// two direction vectors every iteration, so every batch starts from the first).
-pub(crate) const BATCH: usize = 16;
+const BATCH: usize = 16;
 
 /// Device memory of one method's buffers, as they are allocated and freed in the method's own
 /// order (A-FEM frees its lists after the conversion): the peak is what the method needs.
@@ -286,21 +286,15 @@ impl Cg {
                 Product::Other(_) => dev.launch_with(pk, cover(self.n), &P { p, r, scal, n }),
             }
         };
-        // Where the backend has graphs (CUDA), a whole batch is recorded once a solve (untimed,
-        // nothing runs) and each full batch replayed by one launch, as the strongest vendor CG
-        // (`cusparse-cg-graph`) does; a last, shorter batch and other backends enqueue call by call.
-        let recorded = dev.record_if_graphs(&mut || (0..BATCH).try_for_each(&mut iteration))?;
-        let mut run_batch = |count: usize| match &recorded {
-            Some(g) if count == BATCH => dev.launch_graph(g),
-            _ => (0..count).try_for_each(&mut iteration),
-        };
-        let run = self.batches::<T>(dev, stop, stage, ("CG", 1), &mut run_batch)?;
-        Ok(CgRun { graph: recorded.is_some(), fused: matches!(product, Product::Csr(_)), ..run })
+        let run = self.batches::<T>(dev, stop, stage, ("CG", 1), true, &mut iteration)?;
+        Ok(CgRun { fused: matches!(product, Product::Csr(_)), ..run })
     }
 
-    /// The iterations after the start, in device-timed batches of [`BATCH`] (`run_batch(count)`
-    /// enqueues the batch's first `count` iterations, iteration j writing its r.r into
-    /// `history[j]`): between batches the
+    /// The iterations after the start, in device-timed batches of [`BATCH`] (`iteration(j)`
+    /// enqueues iteration j of a batch, writing its r.r into `history[j]`). With `graphs`, where
+    /// the backend has them (CUDA), a whole batch is recorded once (untimed: nothing runs) and each
+    /// full batch replayed by one launch, as NVIDIA's CUDA-graph CG sample does; a last, shorter
+    /// batch and other backends enqueue call by call. Between batches the
     /// host reads the history (not timed) and stops at ||r|| <= tol ||b|| (||b||^2 from the
     /// start, in `scal`) or after `max_iter`; the batches are recorded as stage `stage`. `what`
     /// names the CG in a breakdown's message; `shift`: updates before `history[j]`'s residual
@@ -312,8 +306,15 @@ impl Cg {
         Stop { tol, max_iter }: Stop,
         stage: Stage,
         (what, shift): (&str, usize),
-        run_batch: &mut dyn FnMut(usize) -> DeviceResult<()>,
+        graphs: bool,
+        iteration: &mut dyn FnMut(usize) -> DeviceResult<()>,
     ) -> Result<CgRun, CaseError> {
+        let recorded = if graphs { dev.record_if_graphs(&mut || (0..BATCH).try_for_each(&mut *iteration))? } else { None };
+        let graph = recorded.is_some();
+        let mut run_batch = |count: usize| match &recorded {
+            Some(g) if count == BATCH => dev.launch_graph(g),
+            _ => (0..count).try_for_each(&mut *iteration),
+        };
         let bb = dev.download_vec::<T>(&self.scal, 5)?[4].to_f64();
         let target = tol * tol * bb;
         let mut performed = 0;
@@ -327,7 +328,7 @@ impl Cg {
                     iterations: performed + j + shift,
                     performed: performed + batch,
                     converged: true,
-                    graph: false,
+                    graph,
                     fused: false,
                     single: false,
                 });
@@ -341,7 +342,7 @@ impl Cg {
             }
             performed += batch;
         }
-        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0, graph: false, fused: false, single: false })
+        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0, graph, fused: false, single: false })
     }
 
     /// The CG an expert writes with the vendor libraries, as NVIDIA's `conjugateGradientCudaGraphs`
@@ -390,15 +391,9 @@ impl Cg {
         begin()?;
         iteration(0)?;
         dev.synchronize()?;
-        let recorded = if graph { Some(dev.capture(&mut || (0..BATCH).try_for_each(&mut iteration))?) } else { None };
         let t = dev.time_events(&mut || begin())?;
         stage.pass.record(stage.name, t);
-        let mut run_batch = |count: usize| match &recorded {
-            Some(g) if count == BATCH => dev.launch_graph(g),
-            _ => (0..count).try_for_each(&mut iteration),
-        };
-        let run = self.batches::<T>(dev, stop, stage, ("the vendor CG", 1), &mut run_batch)?;
-        Ok(CgRun { graph: recorded.is_some(), ..run })
+        self.batches::<T>(dev, stop, stage, ("the vendor CG", 1), graph, &mut iteration)
     }
 }
 

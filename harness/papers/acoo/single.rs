@@ -40,12 +40,7 @@ impl Cg {
             dev.launch_with(&k.pipe, cover(self.n), &args)?;
             dev.launch_with(&k.reduce2, one, &Reduce2 { partial, m, scal, history, it: j as i32 })
         };
-        let recorded = dev.record_if_graphs(&mut || (0..super::gpu::BATCH).try_for_each(&mut iteration))?;
-        let mut run_batch = |count: usize| match &recorded {
-            Some(g) if count == super::gpu::BATCH => dev.launch_graph(g),
-            _ => (0..count).try_for_each(&mut iteration),
-        };
-        let run = self.batches::<T>(dev, stop, stage, ("CG", 0), &mut run_batch)?;
-        Ok(CgRun { graph: recorded.is_some(), fused: true, single: true, ..run })
+        let run = self.batches::<T>(dev, stop, stage, ("CG", 0), true, &mut iteration)?;
+        Ok(CgRun { fused: true, single: true, ..run })
     }
 }
