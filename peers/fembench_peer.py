@@ -258,16 +258,25 @@ def finish(problem, library, timer, samples, outputs, stages=None):
     _write_result(problem.folder, result)
 
 
+def compile_cache(library):
+    """The folder where `library` keeps what it compiles: under fembench's prepared-problem cache
+    (`FEMBENCH_COMPILE_CACHE`, set by the harness), so that a later run reads it back; else the
+    worker's own folder, gone with it. TorchInductor, Triton and CuPy find theirs in their own
+    variables, which the harness sets likewise."""
+    root = os.environ.get("FEMBENCH_COMPILE_CACHE") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "compiled")
+    return os.path.join(root, library)
+
+
 def warp_on(p):
     """Warp, initialised once a worker and set to the case's device (a CUDA device, or Warp's CPU
-    device where the case runs on the host): `(wp, device)`. Warp's kernel cache is the worker's
-    folder, kept for the run."""
+    device where the case runs on the host): `(wp, device)`. Warp's kernel cache is
+    `compile_cache("warp")`."""
     try:
         import warp as wp
     except ImportError as e:
         skip(p.folder, f"Warp is not installed ({e})")
     wp.config.quiet = True
-    wp.config.kernel_cache_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warp-cache")
+    wp.config.kernel_cache_dir = compile_cache("warp")
     wp.init()
     if p.device is not None and not wp.is_cuda_available():
         skip(p.folder, "Warp sees no CUDA device")
@@ -309,6 +318,13 @@ def jax_on(p):
         import jax
     except ImportError as e:
         skip(p.folder, f"JAX is not installed ({e})")
+    if not getattr(jax_on, "cache_set", False):
+        # Every program into the compile cache, before the first compile (JAX's own thresholds
+        # would keep out the quick ones).
+        jax.config.update("jax_compilation_cache_dir", compile_cache("jax"))
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax_on.cache_set = True
     if p.precision == "f64":
         jax.config.update("jax_enable_x64", True)
     # Products and contractions in the case's precision: on a GPU, JAX's default lets f32 matrix

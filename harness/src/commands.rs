@@ -195,6 +195,9 @@ fn list_entries(cache: &fembench::prep_cache::Cache, dir: &std::path::Path, out:
     let total: u64 = entries.iter().map(|e| e.2).sum();
     let (n, total, limit) = (entries.len(), gib(total), gib(cache.limit));
     writeln!(out, "{}: {n} entries, {total:.2} GiB of {limit:.1} GiB (least recently used go first)", dir.display())?;
+    let compiled = dir.join(prep_cache::COMPILED);
+    let mib = prep_cache::folder_bytes(&compiled) as f64 / 1048576.0;
+    writeln!(out, "  the libraries' compiled kernels (Warp, JAX, TorchInductor, Triton, CuPy): {mib:.1} MiB in {}", compiled.display())?;
     for (path, about, bytes, used) in &entries {
         let (used, mib) = (prep_cache::local_time(*used), *bytes as f64 / 1048576.0);
         match about {
@@ -214,7 +217,7 @@ pub fn prep_cache(action: &str) -> ExitCode {
     };
     let cache = prep_cache::Cache { dir: dir.clone(), limit: prep_cache::limit_bytes() };
     if action == "clear" {
-        println!("{}: {} entries removed", dir.display(), cache.clear());
+        println!("{}: {} entries and the libraries' compiled kernels removed", dir.display(), cache.clear());
         return ExitCode::SUCCESS;
     }
     // A reader that stops early (`harness cache list | head`) ends the listing, not the process.

@@ -270,10 +270,11 @@ mod tests {
                \x20   if p.route == 'skip':\n        fp.skip(p.folder, 'no such library here')\n\
                \x20   if p.route == 'crash':\n        raise RuntimeError('the route broke')\n\
                \x20   if p.route == 'die':\n        print('dying now', file=sys.stderr)\n        os._exit(3)\n\
+               \x20   if p.route == 'where':\n        fp.finish(p, fp.compile_cache('warp') + ' ' + os.environ['TORCHINDUCTOR_CACHE_DIR'], 'host-wall', [1.0], {})\n        return\n\
                \x20   x = p.arrays['x'] * p.scalars['k']\n\
                \x20   s = fp.time_host(p, lambda: x.sum())\n\
                \x20   fp.finish(p, f'NumPy test {os.getpid()}', 'host-wall', s, {'y': x, 'n': p.arrays['n'] + 1})\n\
-               fp.main({r: route for r in ('double', 'skip', 'crash', 'die')})\n",
+               fp.main({r: route for r in ('double', 'skip', 'crash', 'die', 'where')})\n",
     };
 
     fn python_with_numpy() -> bool {
@@ -326,6 +327,26 @@ mod tests {
         let both = call_in(&workers, "double", &[CacheMode::Warm, CacheMode::Cold]).unwrap();
         let modes: Vec<(CacheMode, usize)> = both.timings.iter().map(|t| (t.mode, t.samples.len())).collect();
         assert_eq!(modes, [(CacheMode::Warm, 3), (CacheMode::Cold, 3)]);
+    }
+
+    /// The libraries compile into the folder the workers are given (the prepared-problem cache's),
+    /// each in its subfolder; with none, into the worker's own temporary folder.
+    #[test]
+    fn the_libraries_compile_into_the_cache_folder_or_the_workers_own() {
+        if !python_with_numpy() {
+            eprintln!("skipped: no Python with NumPy");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let into = Mutex::new(Workers::compiling_into(Some(dir.path().to_path_buf())));
+        let d = dir.path().display();
+        assert_eq!(call(&into, "where").unwrap().library, format!("{d}/warp {d}/inductor"));
+        let own = call(&Mutex::new(Workers::compiling_into(None)), "where").unwrap().library;
+        let temp = std::env::temp_dir().join("fembench-worker-");
+        assert!(
+            own.starts_with(&*temp.to_string_lossy()) && own.contains("/compiled/warp ") && own.ends_with("/compiled/inductor"),
+            "{own}"
+        );
     }
 
     #[test]

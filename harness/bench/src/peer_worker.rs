@@ -9,10 +9,16 @@
 //! `done <folder>` on its standard output. Whatever the script prints goes to its standard error,
 //! whose last lines are kept for the message of a worker that died. A worker that dies or runs
 //! past the deadline is stopped and forgotten; the next case starts another.
+//!
+//! What the libraries compile (Warp's modules, JAX's XLA programs, TorchInductor's and Triton's
+//! kernels, CuPy's) goes under the prepared-problem cache ([`crate::prep_cache::compiled_dir`]),
+//! so that a later run, shard or resume reads it back as it reads the prepared problems; with the
+//! cache off, into the worker's own folder, gone with it. Compiles happen before a route's timer
+//! either way: the rows are the same.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -23,13 +29,26 @@ use crate::benchmark::CaseError;
 /// Lines of a worker's standard error kept for a failure's message.
 const KEPT_LINES: usize = 8;
 
+/// The variables that point the libraries' compile caches into the compile folder, and their
+/// subfolders ("": the folder, which `fembench_peer.compile_cache` divides for Warp and JAX).
+const COMPILE_CACHES: [(&str, &str); 4] =
+    [("FEMBENCH_COMPILE_CACHE", ""), ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"), ("CUPY_CACHE_DIR", "cupy")];
+
 /// A script file written beside the worker: its name and text.
 pub(crate) type ScriptFile = (&'static str, &'static str);
 
 /// The run's workers, by script and device (None: the host).
-#[derive(Default)]
 pub struct Workers {
     running: HashMap<(&'static str, Option<usize>), Worker>,
+    /// Where the libraries keep what they compile (None: each worker's own folder).
+    compiled: Option<PathBuf>,
+}
+
+impl Default for Workers {
+    /// Workers whose libraries compile into the prepared-problem cache's folder for them.
+    fn default() -> Self {
+        Workers::compiling_into(crate::prep_cache::compiled_dir())
+    }
 }
 
 struct Worker {
@@ -53,8 +72,9 @@ fn forward(from: impl Read + Send + 'static, mut to: impl FnMut(String) + Send +
 
 impl Worker {
     /// Starts `python <script> --serve` with `files` (the script last) in a folder of its own (the
-    /// case's problem names its device).
-    fn start(python: &str, files: &[ScriptFile]) -> Result<Worker, CaseError> {
+    /// case's problem names its device), its libraries compiling into `compiled` (None: that
+    /// folder).
+    fn start(python: &str, files: &[ScriptFile], compiled: Option<&Path>) -> Result<Worker, CaseError> {
         let dir = tempfile::Builder::new().prefix("fembench-worker-").tempdir().map_err(|e| io_failed("temporary folder", e))?;
         for (file, text) in files {
             std::fs::write(dir.path().join(file), text).map_err(|e| io_failed(file, e))?;
@@ -67,6 +87,10 @@ impl Worker {
         )
         .map_err(|e| CaseError::Failed(format!("external peer: PYTHONPATH: {e}")))?;
         command.arg(&script).arg("--serve").env("PYTHONPATH", path);
+        let compiled = compiled.map_or_else(|| dir.path().join("compiled"), Path::to_path_buf);
+        for (var, sub) in COMPILE_CACHES {
+            command.env(var, if sub.is_empty() { compiled.clone() } else { compiled.join(sub) });
+        }
         let mut child = match command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -139,6 +163,11 @@ impl Drop for Worker {
 }
 
 impl Workers {
+    /// Workers whose libraries compile into `compiled` (None: each worker's own folder).
+    pub fn compiling_into(compiled: Option<PathBuf>) -> Workers {
+        Workers { running: HashMap::new(), compiled }
+    }
+
     /// Runs the case in `folder` on the worker of `files` (the script last) for `device`,
     /// starting it where none runs; a worker that failed is dropped, so the next case starts
     /// another.
@@ -152,7 +181,7 @@ impl Workers {
     ) -> Result<(), CaseError> {
         let key = (files.last().map_or("", |f| f.0), device);
         if !self.running.contains_key(&key) {
-            let worker = Worker::start(python, files)?;
+            let worker = Worker::start(python, files, self.compiled.as_deref())?;
             self.running.insert(key, worker);
         }
         let worker = self.running.get_mut(&key).expect("inserted above");

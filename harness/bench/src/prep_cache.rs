@@ -78,6 +78,31 @@ pub fn setting() -> &'static Setting {
     SETTING.get_or_init(Setting::from_env)
 }
 
+/// The folder under the cache where the Python peers' libraries keep what they compile
+/// ([`crate::peer_worker`]); None where the cache is off. `clear` empties it with the entries.
+pub fn compiled_dir() -> Option<PathBuf> {
+    match setting() {
+        Setting::Dir(d) => Some(d.join(COMPILED)),
+        Setting::Off => None,
+    }
+}
+
+/// The subfolder of the libraries' compile caches (it holds no entries).
+pub const COMPILED: &str = "compiled";
+
+/// Bytes of the files under `dir`, at any depth.
+pub fn folder_bytes(dir: &Path) -> u64 {
+    let Ok(items) = std::fs::read_dir(dir) else { return 0 };
+    items
+        .flatten()
+        .map(|f| match f.file_type() {
+            Ok(t) if t.is_dir() => folder_bytes(&f.path()),
+            Ok(_) => f.metadata().map_or(0, |m| m.len()),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 /// Entries read from and built into the disk cache by this process, counted since start:
 /// the runner puts a case's share on its rows (`prep_read`, `prep_built`).
 static READ: AtomicU64 = AtomicU64::new(0);
