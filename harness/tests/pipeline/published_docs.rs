@@ -183,3 +183,15 @@ fn no_published_share_of_peak_is_above_100() {
     }
     assert!(above.is_empty(), "shares of peak above 100%:\n{}", above.join("\n"));
 }
+
+/// The README's time of a one-H200 `make reproduce`: the sum of the reference run's experiment
+/// walls (its `meta.json`).
+#[test]
+fn the_readmes_one_gpu_reproduce_time_is_the_reference_run() {
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(common::published("h200").join("meta.json")).unwrap()).unwrap();
+    let total: f64 = meta["experiment_wall_s"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let want = format!("`make reproduce` spends {total:.0} s in its experiments on one H200 with an empty prepared-problem cache");
+    assert!(readme.split_whitespace().collect::<Vec<_>>().join(" ").contains(&want), "the README lacks `{want}`");
+}
