@@ -122,11 +122,11 @@ fn the_acoo_iterations_are_the_h200_runs() {
     assert!(text.contains(&want), "docs/papers/acoo.md lacks the run's `{want}`");
 }
 
-/// The papers' paragraphs on the GPU libraries quote the H200 library run: the README's figures
+/// The papers' paragraphs on the GPU libraries quote the H200 reference run: the README's figures
 /// of each paper (`readme_numbers::library_figures`), and the notes' own comparisons.
 #[test]
 fn the_library_paragraphs_are_the_library_run() {
-    let (g, graphs) = ("h200-libraries", "h200-graphs");
+    let (g, graphs) = ("h200", "h200");
     let figures = crate::readme_numbers::library_figures();
     let pogo = |m: &str, prec: &str| t(graphs, "pogo-weld", &format!("cuda/{prec}/method={m},model=weld,coarsen=1"), "step");
     let more = |m: &str, prec: &str| format!("{:.0}%", 100.0 * (pogo(m, prec) / pogo("sell-cusparse", prec) - 1.0));

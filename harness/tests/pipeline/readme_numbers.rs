@@ -236,11 +236,9 @@ fn the_banas_notes_cublas_figures_are_the_h100_reports() {
 
 /// The figures of the README's paragraph on the FEM libraries (also in the papers' notes: Sanfui's
 /// are [0..3], a-COO's [3..6] and [10], Pogo's [6..9] and [11], Cecka's [9]), each from the rows of
-/// one H200 run, ours and the libraries' in the same run: Sanfui's and Cecka's from the library run,
-/// Pogo's from the graph run (our steps launched as CUDA graphs), a-COO's from the a-COO run (its
-/// mesh in reverse Cuthill-McKee order, our CSR CG in the single-reduction form).
+/// the H200 reference run, ours and the libraries' in the same run.
 pub(crate) fn library_figures() -> Vec<String> {
-    let (g, graphs, acoo_run) = ("h200-libraries", "h200-graphs", "h200-acoo");
+    let (g, graphs, acoo_run) = ("h200", "h200", "h200");
     let sanfui = |m: &str| t(g, "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), "total");
     let sanfui_lib = |m: &str| t(g, "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), "assembly");
     let acoo = |m: &str| {
@@ -306,10 +304,10 @@ pub(crate) fn library_figures() -> Vec<String> {
     ]
 }
 
-/// The README's paragraph on the FEM libraries is the library run's.
+/// The README's paragraph on the FEM libraries is the reference run's.
 #[test]
 fn the_readmes_library_figures_are_the_library_run() {
-    let (g, figures) = ("h200-libraries", library_figures());
+    let (g, figures) = ("h200", library_figures());
     let text = readme().replace('\n', " ");
     // The table's rows name the same ratios: each figure's "(ratio)".
     let ratio = |k: usize| figures[k].rsplit_once('(').map(|(_, r)| r.trim_end_matches(')').to_string()).unwrap();
