@@ -85,7 +85,7 @@ enum Command {
         prep_cache: Option<fembench::prep_cache::Setting>,
     },
     /// The prepared-problem cache: `list` its entries (kind, parameters, size, build time, last
-    /// use) or `clear` it.
+    /// use) and the size of the libraries' compiled kernels kept beside them, or `clear` both.
     Cache {
         #[arg(value_parser = ["list", "clear"])]
         action: String,

@@ -251,36 +251,21 @@ pub(crate) fn library_figures() -> Vec<String> {
     let cecka = |m: &str, prec: &str| t(g, "cecka-sizes", &format!("cuda/{prec}/method={m},level=7,order=1,min_colors=0"), m);
     let x = |v: f64| if v >= 10.0 { format!("{v:.0}x") } else { format!("{}x", sig(v, 3)) };
     let ours = sanfui("ellm-gather");
+    // "<word> <theirs> <unit> <route> (<theirs over ours>)": a library's time and its ratio to ours.
+    let (ms, us) = (("ms", 1e3), ("µs", 1e6));
+    let against = |word: &str, theirs: f64, ours: f64, (unit, scale): (&str, f64), route: &str| {
+        format!("{word} {} {unit} {route} ({})", sig(theirs * scale, 3), x(theirs / ours))
+    };
     vec![
         format!("ELLM by gathering takes {} ms in total", sig(ours * 1e3, 3)),
-        format!(
-            "against {} ms for JAX's jitted `segment_sum` route ({})",
-            sig(sanfui_lib("jax-segment-sum") * 1e3, 3),
-            x(sanfui_lib("jax-segment-sum") / ours)
-        ),
-        format!("and {} ms for NVIDIA Warp's `fem.integrate` ({})", sig(sanfui_lib("warp-fem") * 1e3, 3), x(sanfui_lib("warp-fem") / ours)),
+        against("against", sanfui_lib("jax-segment-sum"), ours, ms, "for JAX's jitted `segment_sum` route"),
+        against("and", sanfui_lib("warp-fem"), ours, ms, "for NVIDIA Warp's `fem.integrate`"),
         format!("a CG iteration of csr-atomic takes {} µs", sig(acoo("csr-atomic") * 1e6, 3)),
-        format!(
-            "against {} µs with Warp's `warp.optim.linear.cg` ({})",
-            sig(acoo("warp-cg") * 1e6, 3),
-            x(acoo("warp-cg") / acoo("csr-atomic"))
-        ),
-        format!(
-            "and {} µs with JAX's `jax.scipy.sparse.linalg.cg` ({})",
-            sig(acoo("jax-cg") * 1e6, 3),
-            x(acoo("jax-cg") / acoo("csr-atomic"))
-        ),
+        against("against", acoo("warp-cg"), acoo("csr-atomic"), us, "with Warp's `warp.optim.linear.cg`"),
+        against("and", acoo("jax-cg"), acoo("csr-atomic"), us, "with JAX's `jax.scipy.sparse.linalg.cg`"),
         format!("sell-kf32's step takes {} µs", sig(pogo("sell-kf32") * 1e6, 3)),
-        format!(
-            "against {} µs for Warp's BSR product and update, one CUDA graph a step ({})",
-            sig(pogo("warp-bsr") * 1e6, 3),
-            x(pogo("warp-bsr") / pogo("sell-kf32"))
-        ),
-        format!(
-            "and {} µs for JAX's BCSR product in a jitted loop ({})",
-            sig(pogo("jax-bcsr") * 1e6, 3),
-            x(pogo("jax-bcsr") / pogo("sell-kf32"))
-        ),
+        against("against", pogo("warp-bsr"), pogo("sell-kf32"), us, "for Warp's BSR product and update, one CUDA graph a step"),
+        against("and", pogo("jax-bcsr"), pogo("sell-kf32"), us, "for JAX's BCSR product in a jitted loop"),
         format!(
             "Warp's `warp.fem` with its pool of temporaries takes {} ms in f32 and {} ms in f64, {} and {} SharedAtomic's time",
             sig(cecka("warp-fem", "f32") * 1e3, 3),
