@@ -29,10 +29,10 @@ use crate::benchmark::CaseError;
 /// Lines of a worker's standard error kept for a failure's message.
 const KEPT_LINES: usize = 8;
 
-/// The variables that point the libraries' compile caches into the compile folder, and their
-/// subfolders ("": the folder, which `fembench_peer.compile_cache` divides for Warp and JAX).
-const COMPILE_CACHES: [(&str, &str); 4] =
-    [("FEMBENCH_COMPILE_CACHE", ""), ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"), ("CUPY_CACHE_DIR", "cupy")];
+/// The libraries' own variables for their compile caches, and each one's subfolder of the compile
+/// folder (Warp and JAX take theirs from `FEMBENCH_COMPILE_CACHE`: `fembench_peer.compile_cache`).
+const COMPILE_CACHES: [(&str, &str); 3] =
+    [("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("TRITON_CACHE_DIR", "triton"), ("CUPY_CACHE_DIR", "cupy")];
 
 /// A script file written beside the worker: its name and text.
 pub(crate) type ScriptFile = (&'static str, &'static str);
@@ -89,8 +89,9 @@ impl Worker {
         command.arg(&script).arg("--serve").env("PYTHONPATH", path);
         let compiled = compiled.map_or_else(|| dir.path().join("compiled"), Path::to_path_buf);
         for (var, sub) in COMPILE_CACHES {
-            command.env(var, if sub.is_empty() { compiled.clone() } else { compiled.join(sub) });
+            command.env(var, compiled.join(sub));
         }
+        command.env("FEMBENCH_COMPILE_CACHE", compiled);
         let mut child = match command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

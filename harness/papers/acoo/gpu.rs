@@ -177,6 +177,14 @@ pub(crate) struct CgRun {
     pub(crate) single: bool,
 }
 
+impl CgRun {
+    /// A CG that stopped at `iterations` after running `performed`, its launches plain (the host's,
+    /// the libraries' and the vendor's; our device CG sets its own).
+    pub(crate) fn counted(iterations: usize, performed: usize, converged: bool) -> CgRun {
+        CgRun { iterations, performed, converged, graph: false, fused: false, single: false }
+    }
+}
+
 /// CG vectors and scalars on the device, for systems of `n` unknowns.
 pub(crate) struct Cg {
     pub(crate) x: Buffer,
@@ -324,14 +332,7 @@ impl Cg {
             stage.pass.record(stage.name, t);
             let history = dev.download_vec::<T>(&self.history, batch)?;
             if let Some(j) = history.iter().position(|h| h.to_f64() <= target) {
-                return Ok(CgRun {
-                    iterations: performed + j + shift,
-                    performed: performed + batch,
-                    converged: true,
-                    graph,
-                    fused: false,
-                    single: false,
-                });
+                return Ok(CgRun { graph, ..CgRun::counted(performed + j + shift, performed + batch, true) });
             }
             if history.iter().any(|h| !h.to_f64().is_finite()) {
                 return Err(CaseError::Failed(format!(
@@ -342,7 +343,7 @@ impl Cg {
             }
             performed += batch;
         }
-        Ok(CgRun { iterations: performed, performed, converged: bb == 0.0, graph, fused: false, single: false })
+        Ok(CgRun { graph, ..CgRun::counted(performed, performed, bb == 0.0) })
     }
 
     /// The CG an expert writes with the vendor libraries, as NVIDIA's `conjugateGradientCudaGraphs`
@@ -441,7 +442,7 @@ pub(crate) fn vendor_cg<T: Real>(
     if !last.is_finite() {
         return Err(CaseError::Failed(format!("the vendor CG broke down: residual {last} after {iterations} iterations")));
     }
-    Ok(CgRun { iterations, performed: iterations, converged, graph: false, fused: false, single: false })
+    Ok(CgRun::counted(iterations, iterations, converged))
 }
 
 /// When a CG stops: ||r|| <= tol ||b|| (from x = 0), or after `max_iter` iterations.

@@ -49,14 +49,7 @@ fn run_cpu(ctx: &mut CaseCtx, case: &Case, method: &HostMethod) -> Result<Method
             Ok(())
         })
     })?;
-    let cg = super::gpu::CgRun {
-        iterations: work.iterations,
-        performed: work.iterations,
-        converged: work.relative_residual <= problem.tolerance,
-        graph: false,
-        fused: false,
-        single: false,
-    };
+    let cg = super::gpu::CgRun::counted(work.iterations, work.iterations, work.relative_residual <= problem.tolerance);
     Ok(MethodRun {
         staged: vec![staged],
         cg,

@@ -60,7 +60,7 @@ fn checked(case: &Case, x: &[f64], iterations: f64, staged: Staged, library: Str
     let error = fembench_fem::verify::relative_l2(x, case.reference.x);
     let max = case.problem.max_iterations;
     let iterations = if iterations.is_finite() && iterations >= 0.0 { iterations as usize } else { max };
-    let cg = CgRun { iterations, performed: iterations, converged: iterations < max, graph: false, fused: false, single: false };
+    let cg = CgRun::counted(iterations, iterations, iterations < max);
     MethodRun {
         staged: vec![staged],
         cg,

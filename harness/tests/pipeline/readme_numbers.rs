@@ -256,6 +256,11 @@ pub(crate) fn library_figures() -> Vec<String> {
     let against = |word: &str, theirs: f64, ours: f64, (unit, scale): (&str, f64), route: &str| {
         format!("{word} {} {unit} {route} ({})", sig(theirs * scale, 3), x(theirs / ours))
     };
+    // "<who> takes <f32> ms in f32 and <f64> ms in f64, <ratio f32> and <ratio f64> <whose>".
+    let in_both = |who: &str, ms: &dyn Fn(&str) -> f64, ratio: &dyn Fn(&str) -> f64, whose: &str| {
+        let (t, r) = (|p| sig(ms(p) * 1e3, 3), |p| x(ratio(p)));
+        format!("{who} takes {} ms in f32 and {} ms in f64, {} and {} {whose}", t("f32"), t("f64"), r("f32"), r("f64"))
+    };
     vec![
         format!("ELLM by gathering takes {} ms in total", sig(ours * 1e3, 3)),
         against("against", sanfui_lib("jax-segment-sum"), ours, ms, "for JAX's jitted `segment_sum` route"),
@@ -266,19 +271,17 @@ pub(crate) fn library_figures() -> Vec<String> {
         format!("sell-kf32's step takes {} µs", sig(pogo("sell-kf32") * 1e6, 3)),
         against("against", pogo("warp-bsr"), pogo("sell-kf32"), us, "for Warp's BSR product and update, one CUDA graph a step"),
         against("and", pogo("jax-bcsr"), pogo("sell-kf32"), us, "for JAX's BCSR product in a jitted loop"),
-        format!(
-            "Warp's `warp.fem` with its pool of temporaries takes {} ms in f32 and {} ms in f64, {} and {} SharedAtomic's time",
-            sig(cecka("warp-fem", "f32") * 1e3, 3),
-            sig(cecka("warp-fem", "f64") * 1e3, 3),
-            x(cecka("warp-fem", "f32") / cecka("shared-atomic", "f32")),
-            x(cecka("warp-fem", "f64") / cecka("shared-atomic", "f64"))
+        in_both(
+            "Warp's `warp.fem` with its pool of temporaries",
+            &|p| cecka("warp-fem", p),
+            &|p| cecka("warp-fem", p) / cecka("shared-atomic", p),
+            "SharedAtomic's time",
         ),
-        format!(
-            "a-COO's whole solve (assembly and CG) by csr-atomic takes {} ms in f32 and {} ms in f64, {} and {} Warp's",
-            sig(acoo_total("csr-atomic", "f32") * 1e3, 3),
-            sig(acoo_total("csr-atomic", "f64") * 1e3, 3),
-            x(acoo_total("warp-cg", "f32") / acoo_total("csr-atomic", "f32")),
-            x(acoo_total("warp-cg", "f64") / acoo_total("csr-atomic", "f64"))
+        in_both(
+            "a-COO's whole solve (assembly and CG) by csr-atomic",
+            &|p| acoo_total("csr-atomic", p),
+            &|p| acoo_total("warp-cg", p) / acoo_total("csr-atomic", p),
+            "Warp's",
         ),
         format!(
             "Pogo's f32 step by sell takes {} µs, {} Warp's ({} µs)",
