@@ -55,7 +55,7 @@ pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<RowCounts
     for r in &rows {
         counts.add(r.status);
         if r.status == Status::Failed {
-            bar.println(format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
+            say(bar, format!("FAILED {} {} {}: {}", done.exp, done.id, r.metric, r.reason.as_deref().unwrap_or("")));
         }
     }
     if let Err(e) = done.run.write_case(done.exp, &rows) {
@@ -66,6 +66,16 @@ pub(crate) fn finish_case(done: Finished, bar: &ProgressBar) -> Result<RowCounts
     }
     done.run.clear_started(done.exp, done.id)?;
     Ok(counts)
+}
+
+/// A line for the user above the progress bar; on standard error where the bar is not drawn (a
+/// batch job, a pipe, a worker process), where indicatif would drop it.
+pub(crate) fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
+    }
 }
 
 /// A panic inside a case (a bug) is recorded as that case's failure; the run goes on.

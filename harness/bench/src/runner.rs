@@ -327,7 +327,7 @@ fn after_case(
     let Some(Opened::Gpu { dev, .. }) = opened.get(&case.backend) else { return Ok(()) };
     run.add_kernels(&dev.compiled())?;
     if failed_on_gpu && !dev.healthy() {
-        bar.println(format!("{}: device in an error state after {}; opening it again", case.backend, case.id));
+        crate::case_rows::say(bar, format!("{}: device in an error state after {}; opening it again", case.backend, case.id));
         opened.remove(&case.backend);
         summary.devices_reopened += 1;
     }

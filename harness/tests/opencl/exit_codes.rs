@@ -1,6 +1,6 @@
 //! `harness run`'s exit codes, through the binary on PoCL: a planted wrong matrix (a copy of the
 //! kernels whose element kernel drops element 0, loaded through FEMBENCH_KERNEL_DIR) fails the
-//! run with exit 4 and its report lists the case; the same file with the shipped kernels exits 0;
+//! run with exit 4, its FAILED line reaches a pipe and its report lists the case; the same file with the shipped kernels exits 0;
 //! a case that cannot run by construction (SharedNZ at order 5 in 16 KiB of shared memory) is
 //! `infeasible`, not failed, and its run exits 0.
 
@@ -58,6 +58,8 @@ fn a_wrong_matrix_exits_4_and_an_infeasible_case_exits_0() {
     let (code, out) = harness_run(&file, &[], &dir.path().join("wrong"), &[("FEMBENCH_KERNEL_DIR", &kernels)]);
     assert_eq!(code, Some(4), "a wrong matrix must fail the run: {out}");
     assert!(out.contains("verification failed") && out.contains("rows failed (exit 4)"), "{out}");
+    // Its FAILED line reaches a pipe too (a batch job's log), not only a terminal's progress bar.
+    assert!(out.lines().any(|l| l.starts_with("FAILED elem ") && l.contains("verification failed")), "{out}");
     let run = std::fs::read_dir(dir.path().join("wrong")).unwrap().next().unwrap().unwrap().path();
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("Failed cases of elem (1)"), "the report is written and lists the failure");
