@@ -109,7 +109,8 @@ mod tests {
     use crate::Precision;
 
     /// Warp's and JAX's routes on their CPU devices, through the script: their rows verify and
-    /// name the library, and the check fails on a wrong entry, a NaN and a short answer. Without
+    /// name the library and their CG's iteration count, and the check fails on a wrong entry, a NaN,
+    /// a short answer and a CG that ran to its cap. Without
     /// the library (and FEMBENCH_REQUIRE_PYTHON unset) a route is skipped with a line saying so.
     #[test]
     fn library_solves_verify_and_their_check_fails_on_a_wrong_a_nan_and_a_short_answer() {
@@ -138,6 +139,15 @@ mod tests {
                 rows(&problem, (1e-12, 1e-12), &c, &reference, method, run).iter().map(|m| m.status).collect::<Vec<_>>()
             };
             assert!(statuses(&x).iter().all(|s| *s == Status::Ok), "{name}: its own answer fails");
+            // The count the route reports is its CG's: the reference's, give or take one.
+            assert!(
+                (iterations - reference.iterations as f64).abs() <= 1.0,
+                "{name}: {iterations} iterations, the reference {}",
+                reference.iterations
+            );
+            let capped = checked(&case, &x, problem.max_iterations as f64, staged.clone(), library.clone());
+            let capped = rows(&problem, (1e-12, 1e-12), &c, &reference, method, capped);
+            assert!(capped.iter().all(|m| m.status == Status::Failed), "{name}: a CG that ran to its cap passed");
             let k = (0..x.len()).max_by(|&a, &b| x[a].abs().total_cmp(&x[b].abs())).expect("unknowns");
             let mut wrong = x.clone();
             wrong[k] *= 1.0 + 1e-3;
