@@ -1,8 +1,8 @@
 //! `harness run`'s exit codes, through the binary on PoCL: a planted wrong matrix (a copy of the
 //! kernels whose element kernel drops element 0, loaded through FEMBENCH_KERNEL_DIR) fails the
-//! run with exit 4, its FAILED line reaches a pipe and its report lists the case; the same file with the shipped kernels exits 0;
-//! a case that cannot run by construction (SharedNZ at order 5 in 16 KiB of shared memory) is
-//! `infeasible`, not failed, and its run exits 0.
+//! run with exit 4, its FAILED line reaches a pipe and its report lists the case; the same file
+//! with the shipped kernels exits 0; a case that cannot run by construction (SharedNZ at order 5
+//! in 16 KiB of shared memory) is `infeasible`, not failed, and its run exits 0.
 
 use std::path::Path;
 use std::process::Command;
