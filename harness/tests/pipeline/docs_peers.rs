@@ -1,5 +1,5 @@
 //! The papers' notes on the peers, in prose: each figure computed here from the published H200
-//! and H100 runs and looked up in the notes (whitespace as printed does not matter).
+//! reference run and looked up in the notes (whitespace as printed does not matter).
 
 use crate::docs_numbers::{missing, notes};
 use crate::readme_numbers::{row, sig, t};
@@ -14,7 +14,7 @@ fn check(paper: &str, lines: &[String]) {
     assert!(gone.is_empty(), "docs/papers/{paper}.md lacks the runs' {gone:#?}");
 }
 
-/// Pogo: cuSPARSE's sliced ELL against its CSR step and ours against it, per model, on both GPUs.
+/// Pogo: cuSPARSE's sliced ELL against its CSR step and ours against it, per model.
 #[test]
 fn the_pogo_vendor_steps_are_the_runs() {
     let us = |g: &str, model: &str, m: &str| {
@@ -22,7 +22,7 @@ fn the_pogo_vendor_steps_are_the_runs() {
     };
     let models = ["weld", "geophysical", "gear"];
     let mut lines = Vec::new();
-    for g in ["h200", "h100"] {
+    for g in ["h200"] {
         let pairs: Vec<String> =
             models.iter().map(|m| format!("{m} {:.1} / {:.1}", us(g, m, "sell-cusparse"), us(g, m, "csr-cusparse"))).collect();
         lines.push(pairs.join(", "));
@@ -34,16 +34,16 @@ fn the_pogo_vendor_steps_are_the_runs() {
     check("pogo", &lines);
 }
 
-/// Cecka: the H100's peers at 2.4M nodes, P1, and SharedAtomic against the strongest.
+/// Cecka: our own peers at 2.4M nodes, P1, and SharedAtomic against the slot-map route.
 #[test]
-fn the_cecka_h100_peers_are_the_run() {
-    let ms = |m: &str, p: &str| t("h100", "cecka-sizes", &format!("cuda/{p}/method={m},level=7,order=1,min_colors=0"), m) * 1e3;
+fn the_cecka_peers_are_the_run() {
+    let ms = |m: &str, p: &str| t("h200", "cecka-sizes", &format!("cuda/{p}/method={m},level=7,order=1,min_colors=0"), m) * 1e3;
     let pair = |m: &str, digits: usize| format!("{:.digits$} and {:.digits$} ms", ms(m, "f32"), ms(m, "f64"));
     let lines = [
         format!("`slot-scatter` {}, `coo-radix` {}", pair("slot-scatter", 3), pair("coo-radix", 2)),
         format!("`coo-cusparse` {:.1} and {:.1} ms", ms("coo-cusparse", "f32"), ms("coo-cusparse", "f64")),
         format!(
-            "SharedAtomic {} and {} ms, so {:.1}x and {:.1}x the strongest peer",
+            "SharedAtomic {} and {} ms, so {:.1}x and {:.1}x the slot-map route",
             sig(ms("shared-atomic", "f32"), 3),
             sig(ms("shared-atomic", "f64"), 3),
             ms("slot-scatter", "f32") / ms("shared-atomic", "f32"),
@@ -53,8 +53,8 @@ fn the_cecka_h100_peers_are_the_run() {
     check("cecka", &lines);
 }
 
-/// a-COO: a CG iteration of ours and of the three vendor CGs, f64 and f32, on both GPUs; A-FEM's
-/// total against EbE-v2's.
+/// a-COO: a CG iteration of ours and of the three vendor CGs, f64 and f32; A-FEM's total against
+/// EbE-v2's.
 #[test]
 fn the_acoo_peer_iterations_are_the_runs() {
     let case = |m: &str, p: &str| format!("cuda/{p}/method={m},level=3");
@@ -69,17 +69,6 @@ fn the_acoo_peer_iterations_are_the_runs() {
     };
     let x = |g: &str, m: &str| it(g, m, "f64") / it(g, "csr-atomic", "f64");
     let lines = [
-        format!("a CG iteration takes {} µs (csr-atomic) and {} µs (a-fem)", sig(it("h100", "csr-atomic", "f64"), 3), sig(it("h100", "a-fem", "f64"), 3)),
-        format!(
-            "against {} µs for `cusparse-cg-graph`, {} µs for `cusparse-cg-device` and {} µs for `cusparse-cg` (csr-atomic {:.2}x, {:.2}x and {:.1}x)",
-            sig(it("h100", peers[0], "f64"), 3),
-            sig(it("h100", peers[1], "f64"), 3),
-            sig(it("h100", peers[2], "f64"), 3),
-            x("h100", peers[0]),
-            x("h100", peers[1]),
-            x("h100", peers[2])
-        ),
-        f32s("h100"),
         format!(
             "csr-atomic takes {} µs against {} µs for the graph peer, {} µs for the device-pointer peer and {} µs for the textbook one ({:.2}x, {:.2}x and {:.1}x)",
             sig(it("h200", "csr-atomic", "f64"), 3),
@@ -91,22 +80,16 @@ fn the_acoo_peer_iterations_are_the_runs() {
             x("h200", peers[2])
         ),
         f32s("h200") + " µs",
-        format!(
-            "({} against {:.0} ms on the H200, {} against {:.0} ms on the H100, f64)",
-            sig(total("h200", "a-fem"), 3),
-            total("h200", "ebe-v2"),
-            sig(total("h100", "a-fem"), 3),
-            total("h100", "ebe-v2")
-        ),
+        format!("({} against {:.0} ms, f64)", sig(total("h200", "a-fem"), 3), total("h200", "ebe-v2")),
     ];
     check("acoo", &lines);
 }
 
-/// Sanfui: the H100's peers at 500K nodes (f64) against ellm-gather.
+/// Sanfui: the peers at 500K nodes (f64) against ellm-gather.
 #[test]
-fn the_sanfui_h100_peers_are_the_run() {
+fn the_sanfui_peers_are_the_run() {
     let ms = |m: &str, stages: &[&str]| {
-        stages.iter().map(|s| t("h100", "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), s)).sum::<f64>() * 1e3
+        stages.iter().map(|s| t("h200", "sanfui-formats", &format!("cuda/f64/method={m},nx=200,ny=50,nz=50"), s)).sum::<f64>() * 1e3
     };
     let ours = ms("ellm-gather", &["symbolic", "numeric"]);
     let radix = ms("coo-radix", &["triplets", "sort", "sum"]);
@@ -177,15 +160,15 @@ fn the_pogo_whole_runs_and_blockers_are_the_h200_runs() {
     check("pogo", &lines);
 }
 
-/// Cecka: the Python peers on the H100 at 2.4M nodes, and the paper's 30x as the ledger judges
-/// it (the fastest of the paper's methods, f32, over the serial f64 CPU, order 1) on both GPUs.
+/// Cecka: the Python peers at 2.4M nodes, and the paper's 30x as the ledger judges it (the fastest
+/// of the paper's methods, f32, over the serial f64 CPU, order 1).
 #[test]
 fn the_cecka_python_peers_and_cpu_ratios_are_the_runs() {
     let case = |m: &str, p: &str, level: u32, backend: &str| format!("{backend}/{p}/method={m},level={level},order=1,min_colors=0");
     let ms = |g: &str, exp: &str, m: &str, p: &str, level: u32| t(g, exp, &case(m, p, level, "cuda"), m) * 1e3;
     let cpu = |g: &str, exp: &str, m: &str, level: u32| t(g, exp, &case(m, "f64", level, "cpu"), m) * 1e3;
     let sizes = |g: &str, m: &str, p: &str| ms(g, "cecka-sizes", m, p, 7);
-    let sa = sizes("h100", "shared-atomic", "f32");
+    let sa = sizes("h200", "shared-atomic", "f32");
     let fastest = |g: &str, exp: &str, level: u32| {
         let best =
             ["elem-color", "global-nz", "shared-nz", "local-nz"].map(|m| ms(g, exp, m, "f32", level)).into_iter().fold(f64::MAX, f64::min);
@@ -194,30 +177,28 @@ fn the_cecka_python_peers_and_cpu_ratios_are_the_runs() {
     let lines = [
         format!(
             "| {} | {} | {:.1}x faster |",
-            sig(sizes("h100", "torch-index-add", "f32"), 3),
-            sig(sizes("h100", "torch-index-add", "f64"), 3),
-            sizes("h100", "torch-index-add", "f32") / sa
+            sig(sizes("h200", "torch-index-add", "f32"), 3),
+            sig(sizes("h200", "torch-index-add", "f64"), 3),
+            sizes("h200", "torch-index-add", "f32") / sa
         ),
         format!(
             "| {} | {} | {:.0}x faster |",
-            sig(sizes("h100", "cupy-tocsr", "f32"), 3),
-            sig(sizes("h100", "cupy-tocsr", "f64"), 3),
-            sizes("h100", "cupy-tocsr", "f32") / sa
+            sig(sizes("h200", "cupy-tocsr", "f32"), 3),
+            sig(sizes("h200", "cupy-tocsr", "f64"), 3),
+            sizes("h200", "cupy-tocsr", "f32") / sa
         ),
         format!(
             "| - | {:.0} | the CPU rows' peer: serial Rust ({:.0} ms) is {:.1}x faster |",
-            cpu("h100", "cecka-sizes", "scipy-tocsr", 7),
-            cpu("h100", "cecka-sizes", "cpu-serial", 7),
-            cpu("h100", "cecka-sizes", "scipy-tocsr", 7) / cpu("h100", "cecka-sizes", "cpu-serial", 7)
+            cpu("h200", "cecka-sizes", "scipy-tocsr", 7),
+            cpu("h200", "cecka-sizes", "cpu-serial", 7),
+            cpu("h200", "cecka-sizes", "scipy-tocsr", 7) / cpu("h200", "cecka-sizes", "cpu-serial", 7)
         ),
-        format!("is {:.1}x PyTorch's own", sizes("h100", "torch-index-add", "f32") / sizes("h100", "slot-scatter", "f32")),
-        format!("`coo-radix` {:.2}x CuPy's", sizes("h100", "cupy-tocsr", "f32") / sizes("h100", "coo-radix", "f32")),
+        format!("is {:.1}x PyTorch's own", sizes("h200", "torch-index-add", "f32") / sizes("h200", "slot-scatter", "f32")),
+        format!("`coo-radix` {:.2}x CuPy's", sizes("h200", "cupy-tocsr", "f32") / sizes("h200", "coo-radix", "f32")),
         format!(
-            "{:.1}x on the H200 and {:.0}x on the H100 at 2.4M nodes (cecka-sizes), {:.1}x and {:.1}x on the 74K-element mesh (cecka-orders)",
+            "{:.1}x at 2.4M nodes (cecka-sizes) and {:.1}x on the 74K-element mesh (cecka-orders)",
             fastest("h200", "cecka-sizes", 7),
-            fastest("h100", "cecka-sizes", 7),
-            fastest("h200", "cecka-orders", 4),
-            fastest("h100", "cecka-orders", 4)
+            fastest("h200", "cecka-orders", 4)
         ),
     ];
     check("cecka", &lines);
@@ -329,7 +310,7 @@ fn the_pogo_3d_prose_is_the_h200_run() {
 }
 
 /// a-COO's growth as its ledger judges it: the least-squares exponent of A-FEM's total time
-/// against triangles over the last decade of sizes (121K and 484K triangles), on both GPUs.
+/// against triangles over the last decade of sizes (121K and 484K triangles).
 #[test]
 fn the_acoo_growth_exponents_are_the_runs() {
     let exponent = |g: &str, p: &str| {
@@ -340,10 +321,7 @@ fn the_acoo_growth_exponents_are_the_runs() {
         let ((n2, t2), (n3, t3)) = (at(2), at(3));
         (t3 / t2).ln() / (n3 / n2).ln()
     };
-    let lines = [
-        format!("There the exponent is {:.3} in f64 on the H200 ({:.3} on the H100)", exponent("h200", "f64"), exponent("h100", "f64")),
-        format!("In f32 it is {:.3} ({:.3})", exponent("h200", "f32"), exponent("h100", "f32")),
-    ];
+    let lines = [format!("There the exponent is {:.3} in f64 and {:.3} in f32", exponent("h200", "f64"), exponent("h200", "f32"))];
     check("acoo", &lines);
 }
 
@@ -402,10 +380,10 @@ fn the_cecka_table_vi_prose_is_the_h200_ledger() {
     check("cecka", &lines);
 }
 
-/// Cecka's full-over-dummy prose in the notes, from the H100 report's ledger rows.
+/// Cecka's full-over-dummy prose in the notes, from the H200 report's ledger rows.
 #[test]
-fn the_cecka_dummy_prose_is_the_h100_ledger() {
-    let report = std::fs::read_to_string(crate::common::published("h100").join("report.md")).unwrap();
+fn the_cecka_dummy_prose_is_the_h200_ledger() {
+    let report = std::fs::read_to_string(crate::common::published("h200").join("report.md")).unwrap();
     // Every "name pN value" of the ledger's dummy rows, with its precision.
     let mut values: Vec<(String, String, u32, f64)> = Vec::new();
     for line in report.lines().filter(|l| l.starts_with("| NVIDIA") && (l.contains("full / dummy:") || l.contains("(paper 1."))) {

@@ -18,11 +18,11 @@ pub(crate) fn range(values: &[f64], f: impl Fn(f64) -> String) -> String {
     format!("{}-{}", f(lo), f(hi))
 }
 
-/// Banaś' notes on the variants beyond the paper (the H100 run with them), on transfers (the
-/// H200 run) and on Obs. 7 (both full runs' ledgers).
+/// Banaś' notes on the variants beyond the paper, on transfers and on Obs. 7 (its ledger), all
+/// from the H200 reference run.
 #[test]
 fn the_banas_prose_is_the_runs() {
-    let rows = best_rows("h100-banas");
+    let rows = best_rows("h200");
     let cell = |prec: &str, p: i64, col: usize| -> f64 {
         let r = rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap_or_else(|| panic!("no {prec} p = {p}"));
         r.2[col].split([' ', 'x']).next().unwrap().parse().unwrap()
@@ -35,7 +35,7 @@ fn the_banas_prose_is_the_runs() {
             r.2[19].split(" / ").enumerate().filter(|(k, _)| *k != 1).filter_map(|(_, v)| v.parse::<f64>().ok()).collect::<Vec<_>>()
         })
         .collect();
-    let g = "h100-banas";
+    let g = "h200";
     let per = |prec: &str, m: &str, p: i64| {
         let case = format!("cuda/{prec}/method={m},degree={p}");
         let elements = row(g, "banas-integration", &case, "kernel", "elements");
@@ -61,11 +61,8 @@ fn the_banas_prose_is_the_runs() {
             .unwrap();
         line.rsplit("median JAC/NOJAC ").next().unwrap().split(' ').next().unwrap().parse().unwrap()
     };
-    let obs7 = |prec: &str| range(&[ledger("h200", prec), ledger("h100", prec)], |v| format!("{v:.2}"));
-    let obs7_f64 = match obs7("f64") {
-        r if r.split('-').next() == r.split('-').nth(1) => r.split('-').next().unwrap().to_string(),
-        r => r,
-    };
+    let obs7 = |prec: &str| format!("{:.2}", ledger("h200", prec));
+    let obs7_f64 = obs7("f64");
     let transfers = |p: i64| {
         let case = format!("cuda/f32/method=reg-nojac,degree={p}");
         let (k, total) = (t("h200", "banas-integration", &case, "kernel"), t("h200", "banas-integration", &case, "total"));
@@ -75,7 +72,7 @@ fn the_banas_prose_is_the_runs() {
         format!("is {} cuBLAS on the FP64 tensor cores from p = 3", range(&vs_cublas, |v| format!("{v:.1}")) + "x"),
         format!("and {} cuBLAS's GEMM alone", range(&vs_gemm, |v| format!("{v:.1}")) + "x"),
         format!(
-            "p = 7, where it is {:.1}% slower ({:.1} against {:.1} µs on the H100, outside both intervals)",
+            "p = 7, where it is {:.1}% slower ({:.1} against {:.1} µs, outside both intervals)",
             (gram.0 / cublas.0 - 1.0) * 100.0,
             gram.0,
             cublas.0
@@ -84,7 +81,7 @@ fn the_banas_prose_is_the_runs() {
         format!("{:.2}x the plain TF32 GEMM at p = 7, with {} of error", tf32 / mma32, error("f32", "mma-nojac")),
         format!("f32's ({} for `gram-nojac`)", error("f32", "gram-nojac")),
         format!("below cuBLAS 3xTF32's {}", error("f32", "cublas-gemm-3xtf32")),
-        format!("run {}x slower than our best (H100)", range(&python, |v| sig(v, 2))),
+        format!("run {}x slower than our best", range(&python, |v| sig(v, 2))),
         format!("reaches {:.1} TFLOP/s at p = 7, {:.0}% of the FP64 tensor cores' peak", cell("f64", 7, 7) / 1e3, cell("f64", 7, 8)),
         format!(
             "`gram-nojac` f32 {} TFLOP/s at p = 5-7, {}% of the FP32 lanes'",

@@ -14,7 +14,7 @@ use fembench::runner::{run, RUNNER_COLUMNS};
 /// report links is one it drew.
 #[test]
 fn the_published_runs_report_the_same_markdown() {
-    for gpu in ["h200", "h100"] {
+    for gpu in ["h200"] {
         let stored = common::published(gpu);
         let tmp = tempfile::tempdir().unwrap();
         let out = fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
@@ -186,7 +186,7 @@ fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_a
     if papers.is_none() {
         eprintln!("the papers' text is not beside this checkout: quotes not checked against it (FEMBENCH_PAPERS)");
     }
-    for gpu in ["h200", "h100", "h200-x4-reproduce"] {
+    for gpu in ["h200", "h200-x4-reproduce"] {
         let md = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
         for id in ["acoo-capacitor", "banas-integration", "cecka-orders", "pogo-weld", "sanfui-formats"] {
             let section = md.split("\n## ").find(|s| s.starts_with(id)).unwrap_or_else(|| panic!("{gpu}: no {id} section"));
@@ -262,23 +262,6 @@ fn the_published_multigpu_runs_report_the_same_and_equal_one_gpu() {
     }
 }
 
-/// The published Banaś runs (the paper's variants, ours beyond it and every peer, with each
-/// GPU's copy bandwidth) report the same markdown again, with the Banaś ledger and no row above
-/// physics.
-#[test]
-fn the_published_banas_runs_report_the_same_and_nothing_above_physics() {
-    for gpu in ["h100-banas"] {
-        let stored = common::published(gpu);
-        let tmp = tempfile::tempdir().unwrap();
-        fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
-        let want = std::fs::read_to_string(stored.join("report.md")).unwrap();
-        assert_eq!(want, std::fs::read_to_string(tmp.path().join("report.md")).unwrap(), "run `harness report results/published/{gpu}`");
-        assert!(want.contains("### The paper's claims on this run"), "{gpu}: no ledger");
-        assert!(!want.contains("### Rows above physics"), "{gpu}: rows above physics");
-        assert!(want.contains("mma-nojac") && want.contains("gram-nojac"), "{gpu}: the variants beyond the paper");
-    }
-}
-
 /// Every column of every published run is a row's own, a parameter of its case, the runner's or
 /// the GPU's telemetry, or declared by its benchmark (`Benchmark::COLUMNS`): the declared lists
 /// are complete, so the check at run time (an undeclared name fails the case) holds for them.
@@ -290,7 +273,7 @@ fn every_column_of_the_published_runs_is_declared() {
     let own: Vec<String> = frame.get_column_names().iter().map(|c| c.to_string()).collect();
     let mut undeclared = Vec::new();
     let mut checked = 0;
-    for gpu in ["h200", "h100", "h100-x4", "h200-x4", "h100-banas"] {
+    for gpu in ["h200", "h100-x4", "h200-x4", "h200-x4-reproduce"] {
         let run = RunDir::open(&common::published(gpu)).unwrap();
         for file in run.experiment_files().unwrap() {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -336,7 +319,7 @@ fn the_generic_reports_read_only_columns_some_benchmark_declares() {
 /// products), named in the cell; and its speed-up column is device [1]'s over device [k]'s.
 #[test]
 fn the_hardware_comparison_divides_by_the_units_peak_and_speeds_up_device_one() {
-    let rep = fembench::hardware::compare_hardware(&[common::published("h200"), common::published("h100")]).unwrap();
+    let rep = fembench::hardware::compare_hardware(&[common::published("h200"), common::published("h200-x4-reproduce")]).unwrap();
     let mut shares = 0;
     for cell in rep.tables.iter().flat_map(|t| t.rows.iter().flatten()) {
         for part in cell.split(", ").filter(|p| p.ends_with(" peak")) {
@@ -352,8 +335,22 @@ fn the_hardware_comparison_divides_by_the_units_peak_and_speeds_up_device_one() 
     let acoo = rep.tables.iter().find(|t| t.name == "hardware-acoo-capacitor").unwrap();
     let col = acoo.header.iter().position(|h| h == "speed-up [1] over [2]").expect("the speed-up of [1]");
     let row = acoo.rows.iter().find(|r| r[0] == "f32/method=a-fem,level=3" && r[1] == "consolidate").unwrap();
-    // Device [1] is the H200: the speed-up is the H100's time over the H200's.
+    // The speed-up is device [2]'s time over device [1]'s.
     let us = |c: &str| c.trim_end_matches(" us").parse::<f64>().unwrap();
     assert_eq!(row[col], format!("{:.2}x", us(&row[3]) / us(&row[2])), "{row:?}");
-    assert!(us(&row[3]) > us(&row[2]), "the H200 consolidates faster: {row:?}");
+}
+
+/// A run is published only from a clean, committed tree: no published `meta.json` names a
+/// commit with uncommitted changes (`-dirty`), and each names one.
+#[test]
+fn every_published_run_was_built_from_a_committed_tree() {
+    let root = common::published("h200").parent().unwrap().to_path_buf();
+    let mut runs = 0;
+    for dir in std::fs::read_dir(&root).unwrap().flatten().map(|e| e.path()).filter(|p| p.join("meta.json").exists()) {
+        let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+        let commit = meta["git_commit"].as_str().unwrap_or_default();
+        assert!(commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit()), "{}: built from `{commit}`", dir.display());
+        runs += 1;
+    }
+    assert!(runs >= 5, "{runs} published runs");
 }

@@ -1,6 +1,6 @@
 //! The README's numbers are the published rows': each figure of "Results at a glance" is
 //! computed here from the runs it names, printed as the README prints it, and looked up in the
-//! README; the claim counts are counted from the H100 report's ledgers. A README number that
+//! README; the claim counts are counted from the H200 report's ledgers. A README number that
 //! drifts from its rows fails with what the rows give.
 
 use fembench::results::RunDir;
@@ -32,9 +32,9 @@ pub(crate) fn sig(v: f64, n: i32) -> String {
     format!("{v:.digits$}")
 }
 
-/// One figure per published GPU, H200 then H100, joined as the README joins them.
-fn both(f: impl Fn(&str) -> String, sep: &str) -> String {
-    format!("{}{sep}{}", f("h200"), f("h100"))
+/// One figure of the H200 reference run, as the README prints it.
+fn h200(f: impl Fn(&str) -> String) -> String {
+    f("h200")
 }
 
 fn readme() -> String {
@@ -60,13 +60,12 @@ fn the_results_at_a_glance_are_the_published_rows() {
     let pogo = |g: &str, m: &str| t(g, "pogo-weld", &format!("cuda/f64/method={m},model=weld,coarsen=1"), "step");
     let banas = |g: &str, m: &str| t(g, "banas-integration", &format!("cuda/f32/method={m},degree=7"), "kernel");
     let figures = [
-        both(|g| format!("{:.0} GB/s", row(g, "device-bandwidth", "cuda/f64/kernel=copy,array_mib=512", "copy", "bandwidth_gbs")), " | "),
-        both(|g| sig(sa(g) * 1e3, 3) + " ms", " | "),
-        both(over_sa("slot-scatter", 2), " / ") + " the slot-map route",
-        both(over_sa("coo-radix", 2), " / ") + " the COO route",
-        both(|g| format!("{:.1}x", t(g, "cecka-sizes", &cecka("torch-index-add"), "torch-index-add") / sa(g)), " / ")
-            + " PyTorch's own route",
-        both(over_sa("cupy-tocsr", 2), " / ") + " CuPy's `tocsr` route",
+        h200(|g| format!("{:.0} GB/s", row(g, "device-bandwidth", "cuda/f64/kernel=copy,array_mib=512", "copy", "bandwidth_gbs"))),
+        h200(|g| sig(sa(g) * 1e3, 3) + " ms"),
+        h200(over_sa("slot-scatter", 2)) + " the slot-map route",
+        h200(over_sa("coo-radix", 2)) + " the COO route",
+        h200(|g| format!("{:.1}x", t(g, "cecka-sizes", &cecka("torch-index-add"), "torch-index-add") / sa(g))) + " PyTorch's own route",
+        h200(over_sa("cupy-tocsr", 2)) + " CuPy's `tocsr` route",
         {
             // The FEM libraries, on the H200 only: f32, then f64.
             let lib = |m: &str, prec: &str| {
@@ -85,33 +84,26 @@ fn the_results_at_a_glance_are_the_published_rows() {
             )
         },
         format!("{} µs/element", sig(banas("h200", "reg-nojac") / 89.0 * 1e6, 3)),
-        both(|g| sig(banas(g, "cublas-gemm-3xtf32") / banas(g, "reg-nojac"), 2) + "x", " / ") + " cuBLAS 3xTF32",
-        both(|g| sig(acoo(g, "csr-atomic") * 1e6, 3) + " µs (csr-atomic)", " | "),
-        both(|g| sig(acoo(g, "cusparse-cg-graph") / acoo(g, "csr-atomic"), 3) + "x", " / ") + " a cuSPARSE + cuBLAS CG",
-        both(|g| sig(acoo(g, "cusparse-cg-device") / acoo(g, "csr-atomic"), 3) + "x", " / ") + " the same without the graph",
-        both(|g| sig(acoo(g, "cusparse-cg") / acoo(g, "csr-atomic"), 2) + "x", " / ") + " with scalars on the host",
-        both(|g| format!("{} ms (total {} ms)", sig(ellm(g) * 1e3, 3), sig(sanfui(g, "ellm-gather", &["total"]) * 1e3, 3)), " | "),
-        both(|g| sig(sanfui(g, "elem-atomic", &["total"]) / sanfui(g, "ellm-gather", &["total"]), 2) + "x", " / ") + " on total time",
-        both(|g| sig(sanfui(g, "elem-atomic", &["numeric"]) / ellm(g), 2) + "x", " / ") + " the slot-map route (elem-atomic)",
-        both(|g| sig(sanfui(g, "coo-radix", &["triplets", "sort", "sum"]) / ellm(g), 2) + "x", " / ") + " the COO route",
-        both(|g| sig(sanfui(g, "coo-cusparse", &["triplets", "sort", "sum"]) / ellm(g), 3) + "x", " / ") + " cuSPARSE's COO sort",
-        both(|g| sig(pogo(g, "sell-kf32") * 1e6, 3) + " µs", " | "),
-        both(|g| sig(pogo(g, "sell-cusparse") / pogo(g, "sell-kf32"), 3) + "x", " / ") + " cuSPARSE's sliced-ELL step",
-        both(|g| sig(pogo(g, "csr-cusparse") / pogo(g, "sell-kf32"), 3) + "x", " / ") + " a cuSPARSE CSR step",
+        h200(|g| sig(banas(g, "cublas-gemm-3xtf32") / banas(g, "reg-nojac"), 2) + "x") + " cuBLAS 3xTF32",
+        h200(|g| sig(acoo(g, "csr-atomic") * 1e6, 3) + " µs (csr-atomic)"),
+        h200(|g| sig(acoo(g, "cusparse-cg-graph") / acoo(g, "csr-atomic"), 3) + "x") + " a cuSPARSE + cuBLAS CG",
+        h200(|g| sig(acoo(g, "cusparse-cg-device") / acoo(g, "csr-atomic"), 3) + "x") + " the same without the graph",
+        h200(|g| sig(acoo(g, "cusparse-cg") / acoo(g, "csr-atomic"), 2) + "x") + " with scalars on the host",
+        h200(|g| format!("{} ms (total {} ms)", sig(ellm(g) * 1e3, 3), sig(sanfui(g, "ellm-gather", &["total"]) * 1e3, 3))),
+        h200(|g| sig(sanfui(g, "elem-atomic", &["total"]) / sanfui(g, "ellm-gather", &["total"]), 2) + "x") + " on total time",
+        h200(|g| sig(sanfui(g, "elem-atomic", &["numeric"]) / ellm(g), 2) + "x") + " the slot-map route (elem-atomic)",
+        h200(|g| sig(sanfui(g, "coo-radix", &["triplets", "sort", "sum"]) / ellm(g), 2) + "x") + " the COO route",
+        h200(|g| sig(sanfui(g, "coo-cusparse", &["triplets", "sort", "sum"]) / ellm(g), 3) + "x") + " cuSPARSE's COO sort",
+        h200(|g| sig(pogo(g, "sell-kf32") * 1e6, 3) + " µs"),
+        h200(|g| sig(pogo(g, "sell-cusparse") / pogo(g, "sell-kf32"), 3) + "x") + " cuSPARSE's sliced-ELL step",
+        h200(|g| sig(pogo(g, "csr-cusparse") / pogo(g, "sell-kf32"), 3) + "x") + " a cuSPARSE CSR step",
     ];
     let ms = |g: &str, m: &str| sig(t(g, "cecka-sizes", &cecka(m), m) * 1e3, if m == "slot-scatter" { 2 } else { 3 });
-    let host = |m: &str| sig(t("h100", "cecka-sizes", &format!("cpu/f64/method={m},level=7,order=1,min_colors=0"), m), 3);
+    let host = |m: &str| sig(t("h200", "cecka-sizes", &format!("cpu/f64/method={m},level=7,order=1,min_colors=0"), m), 3);
     let python = [
-        format!("takes {} ms", ms("h100", "cupy-tocsr")),
-        format!("`index_add_` through a slot map) {} ms, against {} ms for our", ms("h100", "torch-index-add"), ms("h100", "slot-scatter")),
-        format!("slot-map route and {} ms for SharedAtomic", ms("h100", "shared-atomic")),
-        format!(
-            "(H200: {}, {}, {} and {} ms)",
-            ms("h200", "cupy-tocsr"),
-            ms("h200", "torch-index-add"),
-            ms("h200", "slot-scatter"),
-            ms("h200", "shared-atomic")
-        ),
+        format!("takes {} ms", ms("h200", "cupy-tocsr")),
+        format!("`index_add_` through a slot map) {} ms, against {} ms for our", ms("h200", "torch-index-add"), ms("h200", "slot-scatter")),
+        format!("slot-map route and {} ms for SharedAtomic", ms("h200", "shared-atomic")),
         format!("takes {} s, against {} s for the serial Rust reference", host("scipy-tocsr"), host("cpu-serial")),
     ];
     let missing: Vec<&String> = figures.iter().chain(&python).filter(|f| !glance.replace('\n', " ").contains(f.as_str())).collect();
@@ -147,14 +139,14 @@ fn verdicts(report: &str) -> std::collections::BTreeMap<&'static str, [usize; 4]
 }
 
 #[test]
-fn the_readmes_claim_counts_are_the_h100_ledgers() {
-    let report = std::fs::read_to_string(common::published("h100").join("report.md")).unwrap();
+fn the_readmes_claim_counts_are_the_h200_ledgers() {
+    let report = std::fs::read_to_string(common::published("h200").join("report.md")).unwrap();
     let text = readme();
     let counts = verdicts(&report);
     assert_eq!(counts.len(), 5, "{counts:?}");
     for (paper, [h, p, f, n]) in counts {
         let line = format!("| {paper} | {h} | {p} | {f} | {n} |");
-        assert!(text.contains(&line), "the README's claims table lacks `{line}` (the H100 report's ledgers)");
+        assert!(text.contains(&line), "the README's claims table lacks `{line}` (the H200 report's ledgers)");
     }
 }
 
@@ -176,7 +168,7 @@ fn best_vs_peer_range(gpu: &str) -> String {
 #[test]
 fn the_readmes_banas_ranges_are_the_reports() {
     let text = readme();
-    for (gpu, run) in [("h100-banas", "H100"), ("h200", "H200")] {
+    for (gpu, run) in [("h200", "H200")] {
         let range = best_vs_peer_range(gpu);
         assert!(text.contains(&format!("({range}, [run](results/published/{gpu}/")), "the README's {run} range is not {range}");
     }
@@ -214,23 +206,29 @@ pub(crate) fn best_rows(gpu: &str) -> Vec<(String, i64, Vec<String>)> {
         .collect()
 }
 
-/// docs/papers/banas.md's paragraph on cuBLAS reads its figures from the H100 report's best
-/// variant table: ours against the strongest peer, and against plain TF32.
+/// docs/papers/banas.md's paragraph on cuBLAS, from the H200 reference run's rows: the fastest of
+/// the paper's four variants against the strongest peer at the same accuracy (B + GEMM), and
+/// against plain TF32.
 #[test]
-fn the_banas_notes_cublas_figures_are_the_h100_reports() {
-    let rows = best_rows("h100");
-    let cell = |prec: &str, p: i64, col: usize| rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap().2[col].clone();
-    let vs_peer = |prec: &str, p: i64| cell(prec, p, 10).split(' ').next().unwrap().to_string();
-    let tf32 = |p: i64| sig(1.0 / cell("f32", p, 18).parse::<f64>().unwrap(), 2);
+fn the_banas_notes_cublas_figures_are_the_h200_rows() {
+    let kernel = |prec: &str, m: &str, p: u32| t("h200", "banas-integration", &format!("cuda/{prec}/method={m},degree={p}"), "kernel");
+    let paper = |prec: &str, p: u32| {
+        ["reg-jac", "reg-nojac", "shm-jac", "shm-nojac"].map(|m| kernel(prec, m, p)).into_iter().fold(f64::MAX, f64::min)
+    };
+    let peer = |prec: &str, p: u32| {
+        let peers: &[&str] = if prec == "f32" { &["cublas-gemm", "cublas-gemm-3xtf32"] } else { &["cublas-gemm"] };
+        peers.iter().map(|m| kernel(prec, m, p)).fold(f64::MAX, f64::min)
+    };
+    let vs_peer = |prec: &str, p: u32| format!("{:.2}x", peer(prec, p) / paper(prec, p));
     let notes = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/papers/banas.md")).unwrap();
     let notes = notes.split_whitespace().collect::<Vec<_>>().join(" ");
     for want in [
         format!("is {} the strongest peer at f32 accuracy at p = 1", vs_peer("f32", 1)),
         format!("{} at p = 6 and {} at p = 7", vs_peer("f32", 6), vs_peer("f32", 7)),
-        format!("a plain TF32 GEMM is {}x faster than us at p = 7", tf32(7)),
+        format!("a plain TF32 GEMM is {}x faster than us at p = 7", sig(paper("f32", 7) / kernel("f32", "cublas-gemm-tf32", 7), 2)),
         format!("({}, {}, {} at p = 5, 6, 7)", vs_peer("f64", 5), vs_peer("f64", 6), vs_peer("f64", 7)),
     ] {
-        assert!(notes.contains(&want), "docs/papers/banas.md lacks `{want}` (the H100 report's figure)");
+        assert!(notes.contains(&want), "docs/papers/banas.md lacks `{want}` (the H200 rows' figure)");
     }
 }
 
@@ -330,11 +328,11 @@ fn the_readmes_library_figures_are_the_library_run() {
 }
 
 /// docs/papers/banas.md's table of our best variant against the strongest same-accuracy peer:
-/// each row's variant, µs/element and error from the H100 run's best-variant table, and its H100
-/// and H200 ratios from the two published runs' tables.
+/// each row's variant, µs/element, error and ratio from the H200 reference run's best-variant
+/// table.
 #[test]
 fn the_banas_best_variant_table_is_the_runs() {
-    let (h100, h200) = (best_rows("h100-banas"), best_rows("h200"));
+    let h200 = best_rows("h200");
     let cell = |rows: &[(String, i64, Vec<String>)], prec: &str, p: i64, col: usize| {
         rows.iter().find(|r| r.0 == prec && r.1 == p).unwrap_or_else(|| panic!("no {prec} p = {p}")).2[col].clone()
     };
@@ -342,11 +340,11 @@ fn the_banas_best_variant_table_is_the_runs() {
     let mut missing = Vec::new();
     for prec in ["f32", "f64"] {
         for p in [1, 3, 5, 6, 7] {
-            let us: f64 = cell(&h100, prec, p, 9).parse().unwrap();
-            let error = cell(&h100, prec, p, 20).split(' ').next().unwrap().to_string();
+            let us: f64 = cell(&h200, prec, p, 9).parse().unwrap();
+            let error = cell(&h200, prec, p, 20).split(' ').next().unwrap().to_string();
             let ratio = |rows: &[(String, i64, Vec<String>)]| cell(rows, prec, p, 10).split(' ').next().unwrap().to_string();
-            let head = format!("| {prec} | {p} | {} {} ({error}) |", cell(&h100, prec, p, 5), sig(us, 3));
-            let tail = format!("| {} | {} |", ratio(&h100), ratio(&h200));
+            let head = format!("| {prec} | {p} | {} {} ({error}) |", cell(&h200, prec, p, 5), sig(us, 3));
+            let tail = format!("| {} |", ratio(&h200));
             if !notes.lines().any(|l| l.starts_with(&head) && l.contains(&tail)) {
                 missing.push(format!("{head} .. {tail}"));
             }
