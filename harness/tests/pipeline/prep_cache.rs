@@ -46,9 +46,12 @@ fn outputs(run_dir: &Path) -> (Vec<String>, f64, f64, Vec<f64>) {
         // their own, which can change from run to run: their errors too are compared to two digits.
         let library = col("library");
         let from_library = |i: usize| library.as_ref().is_some_and(|l| l.get(i).is_some_and(|v| !v.is_empty()));
+        // So do the host's parallel methods' norms (rayon's reduction order): two digits as well.
+        let ids = col("case_id").unwrap();
+        let parallel_host = |i: usize| ids.get(i).is_some_and(|c| c.contains("method=cpu-parallel"));
         let digits = |n: &str, v: &str, i: usize| match (e.id.as_str(), n, v.parse::<f64>()) {
             ("acoo-capacitor", "error", Ok(x)) => format!("{x:.1e}"),
-            (_, "error", Ok(x)) if from_library(i) => format!("{x:.1e}"),
+            (_, "error", Ok(x)) if from_library(i) || parallel_host(i) => format!("{x:.1e}"),
             // Within two iterations: a count rounded down to an even number would split 181 and
             // 182; the ordered rows are compared by the caller instead.
             ("acoo-capacitor", "iterations", Ok(_)) => "(within 2)".to_string(),
