@@ -39,21 +39,74 @@ fn the_published_runs_report_the_same_markdown() {
 #[test]
 fn the_four_gpu_run_and_its_compare_are_regenerated() {
     let (one, four) = (common::published("h200-x4-one-gpu"), common::published("h200-x4-reproduce"));
-    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(four.join("meta.json")).unwrap()).unwrap();
-    let uuids: std::collections::BTreeSet<_> =
-        meta["devices"].as_array().unwrap().iter().filter(|d| d["backend"] == "cuda").map(|d| d["uuid"].as_str().unwrap()).collect();
-    assert_eq!(uuids.len(), 4, "{uuids:?}");
+    gpus_and_stored_compare(&one, &four, 4, 1);
     let tmp = tempfile::tempdir().unwrap();
     fembench::publish::report_run_with(&fembench::REGISTRY, &four, Some(tmp.path()), None).unwrap();
     let got = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
     assert!(got == std::fs::read_to_string(four.join("report.md")).unwrap(), "run `harness report results/published/h200-x4-reproduce`");
+}
+
+/// A multi-GPU run's `meta.json` names `gpus` distinct GPUs, and its stored `compare-one-gpu.md`
+/// is what `harness compare` gives today against the one-GPU run beside it, with exit `code`
+/// (1: a slower row).
+fn gpus_and_stored_compare(one: &std::path::Path, many: &std::path::Path, gpus: usize, code: i32) {
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(many.join("meta.json")).unwrap()).unwrap();
+    let uuids: std::collections::BTreeSet<_> =
+        meta["devices"].as_array().unwrap().iter().filter(|d| d["backend"] == "cuda").map(|d| d["uuid"].as_str().unwrap()).collect();
+    assert_eq!(uuids.len(), gpus, "{uuids:?}");
     let cmp = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(["compare", one.to_str().unwrap(), four.to_str().unwrap(), "--format", "markdown"])
+        .args(["compare", one.to_str().unwrap(), many.to_str().unwrap(), "--format", "markdown"])
         .output()
         .unwrap();
-    let stored = std::fs::read_to_string(four.join("compare-one-gpu.md")).unwrap();
-    assert!(String::from_utf8_lossy(&cmp.stdout) == stored, "the stored compare-one-gpu.md drifted from `harness compare`");
-    assert_eq!(cmp.status.code(), Some(1), "the stored compare has a slower row");
+    let stored = std::fs::read_to_string(many.join("compare-one-gpu.md")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&cmp.stdout) == stored,
+        "{}: the stored compare-one-gpu.md drifted from `harness compare`",
+        many.display()
+    );
+    assert_eq!(cmp.status.code(), Some(code), "{}: the stored compare's exit code", many.display());
+}
+
+/// The two-GPU reproduction and the one-GPU run of the same binary beside it: its `meta.json`
+/// names two distinct H200s, its stored compare is what `harness compare` gives today (no slower
+/// row), and the walls the gallery and the README print are the workers' own.
+#[test]
+fn the_two_gpu_run_its_compare_and_walls_are_the_runs() {
+    let (one, two) = (common::published("h200-x2-one-gpu"), common::published("h200-x2-reproduce"));
+    gpus_and_stored_compare(&one, &two, 2, 0);
+    let mut files: Vec<_> = std::fs::read_dir(two.join("workers/cold")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let (shards, cpu): (Vec<_>, Vec<_>) = files.iter().partition(|f| f.to_str().unwrap().contains("-shard-"));
+    let shards: Vec<u64> = shards.iter().map(|f| worker_wall(f)).collect();
+    let whole = worker_wall(&two.join("meta.json"));
+    let gallery = std::fs::read_to_string(two.parent().unwrap().join("README.md")).unwrap();
+    let line = format!(
+        "({whole} s from start to finish: GPU workers of {} and {} s, then the CPU cases alone, {} s;",
+        shards[0],
+        shards[1],
+        worker_wall(cpu[0])
+    );
+    assert!(gallery.contains(&line), "results/published/README.md lacks `{line}`");
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said = format!("takes {whole} s with an empty prepared-problem cache: GPU workers of {} and {} s", shards[0], shards[1]);
+    assert!(readme.contains(&said), "the README lacks `{said}`");
+    let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/cluster.md")).unwrap();
+    let row = format!("| cold cache | {}, {} s | {} s | {whole} s |", shards[0], shards[1], worker_wall(cpu[0]));
+    assert!(docs.contains(&row), "docs/cluster.md lacks `{row}`");
+    use fembench::compare::{compare_runs, CompareOptions, Verdict};
+    let c = compare_runs(&one, &two, &CompareOptions::default()).unwrap();
+    let faster: Vec<f64> = c.entries.iter().filter(|e| e.verdict == Verdict::Faster).map(|e| 100.0 * (1.0 - e.ratio.unwrap())).collect();
+    let said = format!(
+        "{} rows are the same, none slower, {} faster and {} not judged (host-timed): the two faster rows are `elem-color` at level 2 (f32 and f64, {}%)",
+        c.count(Verdict::Same),
+        c.count(Verdict::Faster),
+        c.count(Verdict::NotJudged),
+        crate::docs_prose::range(&faster, |v| format!("{v:.0}"))
+    );
+    assert_eq!(c.count(Verdict::Slower), 0);
+    let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(docs.contains(&said), "docs/cluster.md lacks `{said}`");
 }
 
 /// Seconds from a worker's start to its end, from its `meta.json` (one day's UTC times).
@@ -186,7 +239,7 @@ fn the_published_reports_carry_every_papers_ledger_quoted_verbatim_and_nothing_a
     if papers.is_none() {
         eprintln!("the papers' text is not beside this checkout: quotes not checked against it (FEMBENCH_PAPERS)");
     }
-    for gpu in ["h200", "h200-x4-reproduce"] {
+    for gpu in ["h200", "h200-x4-reproduce", "h200-x2-reproduce"] {
         let md = std::fs::read_to_string(common::published(gpu).join("report.md")).unwrap();
         for id in ["acoo-capacitor", "banas-integration", "cecka-orders", "pogo-weld", "sanfui-formats"] {
             let section = md.split("\n## ").find(|s| s.starts_with(id)).unwrap_or_else(|| panic!("{gpu}: no {id} section"));
@@ -273,7 +326,7 @@ fn every_column_of_the_published_runs_is_declared() {
     let own: Vec<String> = frame.get_column_names().iter().map(|c| c.to_string()).collect();
     let mut undeclared = Vec::new();
     let mut checked = 0;
-    for gpu in ["h200", "h100-x4", "h200-x4", "h200-x4-reproduce"] {
+    for gpu in ["h200", "h100-x4", "h200-x4", "h200-x4-reproduce", "h200-x2-reproduce"] {
         let run = RunDir::open(&common::published(gpu)).unwrap();
         for file in run.experiment_files().unwrap() {
             let text = std::fs::read_to_string(&file).unwrap();
@@ -319,7 +372,7 @@ fn the_generic_reports_read_only_columns_some_benchmark_declares() {
 /// products), named in the cell; and its speed-up column is device [1]'s over device [k]'s.
 #[test]
 fn the_hardware_comparison_divides_by_the_units_peak_and_speeds_up_device_one() {
-    let rep = fembench::hardware::compare_hardware(&[common::published("h200"), common::published("h200-x4-reproduce")]).unwrap();
+    let rep = fembench::hardware::compare_hardware(&[common::published("h200"), common::published("h200-x2-reproduce")]).unwrap();
     let mut shares = 0;
     for cell in rep.tables.iter().flat_map(|t| t.rows.iter().flatten()) {
         for part in cell.split(", ").filter(|p| p.ends_with(" peak")) {
