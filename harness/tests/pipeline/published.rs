@@ -68,12 +68,17 @@ fn gpus_and_stored_compare(one: &std::path::Path, many: &std::path::Path, gpus: 
 }
 
 /// The two-GPU reproduction and the one-GPU run of the same binary beside it: its `meta.json`
-/// names two distinct H200s, its stored compare is what `harness compare` gives today (no slower
-/// row), and the walls the gallery and the README print are the workers' own.
+/// names two distinct H200s, its report regenerates byte for byte, its stored compare is what
+/// `harness compare` gives today (no slower row), and the walls and counts the gallery, the
+/// README and docs/cluster.md print are the workers' own and the compare's.
 #[test]
 fn the_two_gpu_run_its_compare_and_walls_are_the_runs() {
     let (one, two) = (common::published("h200-x2-one-gpu"), common::published("h200-x2-reproduce"));
     gpus_and_stored_compare(&one, &two, 2, 0);
+    let tmp = tempfile::tempdir().unwrap();
+    fembench::publish::report_run_with(&fembench::REGISTRY, &two, Some(tmp.path()), None).unwrap();
+    let got = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    assert!(got == std::fs::read_to_string(two.join("report.md")).unwrap(), "run `harness report results/published/h200-x2-reproduce`");
     let mut files: Vec<_> = std::fs::read_dir(two.join("workers/cold")).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let (shards, cpu): (Vec<_>, Vec<_>) = files.iter().partition(|f| f.to_str().unwrap().contains("-shard-"));
