@@ -4,7 +4,7 @@
 #   here:   scripts/warp-wheel.sh split [VERSION]    downloads the wheel into .w/ and splits it
 #                                                     into .w/part.aa, .w/part.ab, ... of
 #                                                     PART_BYTES (default 22 MB: a call carries
-#                                                     the checkout, about 41 MB, and one part;
+#                                                     the checkout, about 44 MB, and one part;
 #                                                     the harness bundle goes in a call of its own)
 #   there:  scripts/warp-wheel.sh park               copies the .w/part.* this call carried to
 #                                                     /tmp/warp-parts (one call a part, machine warm)
