@@ -39,21 +39,21 @@ fn the_published_runs_report_the_same_markdown() {
 #[test]
 fn the_four_gpu_run_and_its_compare_are_regenerated() {
     let (one, four) = (common::published("h200-x4-one-gpu"), common::published("h200-x4-reproduce"));
-    gpus_and_stored_compare(&one, &four, 4, 1);
-    let tmp = tempfile::tempdir().unwrap();
-    fembench::publish::report_run_with(&fembench::REGISTRY, &four, Some(tmp.path()), None).unwrap();
-    let got = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
-    assert!(got == std::fs::read_to_string(four.join("report.md")).unwrap(), "run `harness report results/published/h200-x4-reproduce`");
+    multi_gpu_run_is_regenerated(&one, &four, 4, 1);
 }
 
-/// A multi-GPU run's `meta.json` names `gpus` distinct GPUs, and its stored `compare-one-gpu.md`
-/// is what `harness compare` gives today against the one-GPU run beside it, with exit `code`
-/// (1: a slower row).
-fn gpus_and_stored_compare(one: &std::path::Path, many: &std::path::Path, gpus: usize, code: i32) {
+/// A multi-GPU run's `meta.json` names `gpus` distinct GPUs, its report regenerates byte for byte,
+/// and its stored `compare-one-gpu.md` is what `harness compare` gives today against the one-GPU
+/// run beside it, with exit `code` (1: a slower row).
+fn multi_gpu_run_is_regenerated(one: &std::path::Path, many: &std::path::Path, gpus: usize, code: i32) {
     let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(many.join("meta.json")).unwrap()).unwrap();
     let uuids: std::collections::BTreeSet<_> =
         meta["devices"].as_array().unwrap().iter().filter(|d| d["backend"] == "cuda").map(|d| d["uuid"].as_str().unwrap()).collect();
     assert_eq!(uuids.len(), gpus, "{uuids:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    fembench::publish::report_run_with(&fembench::REGISTRY, many, Some(tmp.path()), None).unwrap();
+    let got = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
+    assert!(got == std::fs::read_to_string(many.join("report.md")).unwrap(), "run `harness report {}`", many.display());
     let cmp = std::process::Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(["compare", one.to_str().unwrap(), many.to_str().unwrap(), "--format", "markdown"])
         .output()
@@ -74,11 +74,7 @@ fn gpus_and_stored_compare(one: &std::path::Path, many: &std::path::Path, gpus: 
 #[test]
 fn the_two_gpu_run_its_compare_and_walls_are_the_runs() {
     let (one, two) = (common::published("h200-x2-one-gpu"), common::published("h200-x2-reproduce"));
-    gpus_and_stored_compare(&one, &two, 2, 0);
-    let tmp = tempfile::tempdir().unwrap();
-    fembench::publish::report_run_with(&fembench::REGISTRY, &two, Some(tmp.path()), None).unwrap();
-    let got = std::fs::read_to_string(tmp.path().join("report.md")).unwrap();
-    assert!(got == std::fs::read_to_string(two.join("report.md")).unwrap(), "run `harness report results/published/h200-x2-reproduce`");
+    multi_gpu_run_is_regenerated(&one, &two, 2, 0);
     let mut files: Vec<_> = std::fs::read_dir(two.join("workers/cold")).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let (shards, cpu): (Vec<_>, Vec<_>) = files.iter().partition(|f| f.to_str().unwrap().contains("-shard-"));

@@ -32,11 +32,6 @@ pub(crate) fn sig(v: f64, n: i32) -> String {
     format!("{v:.digits$}")
 }
 
-/// One figure of the H200 reference run, as the README prints it.
-fn h200(f: impl Fn(&str) -> String) -> String {
-    f("h200")
-}
-
 fn readme() -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap()
 }
@@ -59,13 +54,14 @@ fn the_results_at_a_glance_are_the_published_rows() {
     let ellm = |g: &str| sanfui(g, "ellm-gather", &["symbolic", "numeric"]);
     let pogo = |g: &str, m: &str| t(g, "pogo-weld", &format!("cuda/f64/method={m},model=weld,coarsen=1"), "step");
     let banas = |g: &str, m: &str| t(g, "banas-integration", &format!("cuda/f32/method={m},degree=7"), "kernel");
+    let g = "h200";
     let figures = [
-        h200(|g| format!("{:.0} GB/s", row(g, "device-bandwidth", "cuda/f64/kernel=copy,array_mib=512", "copy", "bandwidth_gbs"))),
-        h200(|g| sig(sa(g) * 1e3, 3) + " ms"),
-        h200(over_sa("slot-scatter", 2)) + " the slot-map route",
-        h200(over_sa("coo-radix", 2)) + " the COO route",
-        h200(|g| format!("{:.1}x", t(g, "cecka-sizes", &cecka("torch-index-add"), "torch-index-add") / sa(g))) + " PyTorch's own route",
-        h200(over_sa("cupy-tocsr", 2)) + " CuPy's `tocsr` route",
+        format!("{:.0} GB/s", row(g, "device-bandwidth", "cuda/f64/kernel=copy,array_mib=512", "copy", "bandwidth_gbs")),
+        sig(sa(g) * 1e3, 3) + " ms",
+        over_sa("slot-scatter", 2)(g) + " the slot-map route",
+        over_sa("coo-radix", 2)(g) + " the COO route",
+        format!("{:.1}x", t(g, "cecka-sizes", &cecka("torch-index-add"), "torch-index-add") / sa(g)) + " PyTorch's own route",
+        over_sa("cupy-tocsr", 2)(g) + " CuPy's `tocsr` route",
         {
             // The FEM libraries, on the H200 only: f32, then f64.
             let lib = |m: &str, prec: &str| {
@@ -84,19 +80,19 @@ fn the_results_at_a_glance_are_the_published_rows() {
             )
         },
         format!("{} µs/element", sig(banas("h200", "reg-nojac") / 89.0 * 1e6, 3)),
-        h200(|g| sig(banas(g, "cublas-gemm-3xtf32") / banas(g, "reg-nojac"), 2) + "x") + " cuBLAS 3xTF32",
-        h200(|g| sig(acoo(g, "csr-atomic") * 1e6, 3) + " µs (csr-atomic)"),
-        h200(|g| sig(acoo(g, "cusparse-cg-graph") / acoo(g, "csr-atomic"), 3) + "x") + " a cuSPARSE + cuBLAS CG",
-        h200(|g| sig(acoo(g, "cusparse-cg-device") / acoo(g, "csr-atomic"), 3) + "x") + " the same without the graph",
-        h200(|g| sig(acoo(g, "cusparse-cg") / acoo(g, "csr-atomic"), 2) + "x") + " with scalars on the host",
-        h200(|g| format!("{} ms (total {} ms)", sig(ellm(g) * 1e3, 3), sig(sanfui(g, "ellm-gather", &["total"]) * 1e3, 3))),
-        h200(|g| sig(sanfui(g, "elem-atomic", &["total"]) / sanfui(g, "ellm-gather", &["total"]), 2) + "x") + " on total time",
-        h200(|g| sig(sanfui(g, "elem-atomic", &["numeric"]) / ellm(g), 2) + "x") + " the slot-map route (elem-atomic)",
-        h200(|g| sig(sanfui(g, "coo-radix", &["triplets", "sort", "sum"]) / ellm(g), 2) + "x") + " the COO route",
-        h200(|g| sig(sanfui(g, "coo-cusparse", &["triplets", "sort", "sum"]) / ellm(g), 3) + "x") + " cuSPARSE's COO sort",
-        h200(|g| sig(pogo(g, "sell-kf32") * 1e6, 3) + " µs"),
-        h200(|g| sig(pogo(g, "sell-cusparse") / pogo(g, "sell-kf32"), 3) + "x") + " cuSPARSE's sliced-ELL step",
-        h200(|g| sig(pogo(g, "csr-cusparse") / pogo(g, "sell-kf32"), 3) + "x") + " a cuSPARSE CSR step",
+        sig(banas(g, "cublas-gemm-3xtf32") / banas(g, "reg-nojac"), 2) + "x" + " cuBLAS 3xTF32",
+        sig(acoo(g, "csr-atomic") * 1e6, 3) + " µs (csr-atomic)",
+        sig(acoo(g, "cusparse-cg-graph") / acoo(g, "csr-atomic"), 3) + "x" + " a cuSPARSE + cuBLAS CG",
+        sig(acoo(g, "cusparse-cg-device") / acoo(g, "csr-atomic"), 3) + "x" + " the same without the graph",
+        sig(acoo(g, "cusparse-cg") / acoo(g, "csr-atomic"), 2) + "x" + " with scalars on the host",
+        format!("{} ms (total {} ms)", sig(ellm(g) * 1e3, 3), sig(sanfui(g, "ellm-gather", &["total"]) * 1e3, 3)),
+        sig(sanfui(g, "elem-atomic", &["total"]) / sanfui(g, "ellm-gather", &["total"]), 2) + "x" + " on total time",
+        sig(sanfui(g, "elem-atomic", &["numeric"]) / ellm(g), 2) + "x" + " the slot-map route (elem-atomic)",
+        sig(sanfui(g, "coo-radix", &["triplets", "sort", "sum"]) / ellm(g), 2) + "x" + " the COO route",
+        sig(sanfui(g, "coo-cusparse", &["triplets", "sort", "sum"]) / ellm(g), 3) + "x" + " cuSPARSE's COO sort",
+        sig(pogo(g, "sell-kf32") * 1e6, 3) + " µs",
+        sig(pogo(g, "sell-cusparse") / pogo(g, "sell-kf32"), 3) + "x" + " cuSPARSE's sliced-ELL step",
+        sig(pogo(g, "csr-cusparse") / pogo(g, "sell-kf32"), 3) + "x" + " a cuSPARSE CSR step",
     ];
     let ms = |g: &str, m: &str| sig(t(g, "cecka-sizes", &cecka(m), m) * 1e3, if m == "slot-scatter" { 2 } else { 3 });
     let host = |m: &str| sig(t("h200", "cecka-sizes", &format!("cpu/f64/method={m},level=7,order=1,min_colors=0"), m), 3);
@@ -168,10 +164,8 @@ fn best_vs_peer_range(gpu: &str) -> String {
 #[test]
 fn the_readmes_banas_ranges_are_the_reports() {
     let text = readme();
-    for (gpu, run) in [("h200", "H200")] {
-        let range = best_vs_peer_range(gpu);
-        assert!(text.contains(&format!("({range}, [run](results/published/{gpu}/")), "the README's {run} range is not {range}");
-    }
+    let range = best_vs_peer_range("h200");
+    assert!(text.contains(&format!("({range}, [run](results/published/h200/")), "the README's H200 range is not {range}");
 }
 
 /// The README's sentence on the Python peers of Banaś reads the H200 report's best variant table:
@@ -342,9 +336,8 @@ fn the_banas_best_variant_table_is_the_runs() {
         for p in [1, 3, 5, 6, 7] {
             let us: f64 = cell(&h200, prec, p, 9).parse().unwrap();
             let error = cell(&h200, prec, p, 20).split(' ').next().unwrap().to_string();
-            let ratio = |rows: &[(String, i64, Vec<String>)]| cell(rows, prec, p, 10).split(' ').next().unwrap().to_string();
             let head = format!("| {prec} | {p} | {} {} ({error}) |", cell(&h200, prec, p, 5), sig(us, 3));
-            let tail = format!("| {} |", ratio(&h200));
+            let tail = format!("| {} |", cell(&h200, prec, p, 10).split(' ').next().unwrap());
             if !notes.lines().any(|l| l.starts_with(&head) && l.contains(&tail)) {
                 missing.push(format!("{head} .. {tail}"));
             }
