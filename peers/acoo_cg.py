@@ -76,9 +76,10 @@ def jax_cg(p):
 
     bcsr = lambda vals, cidx, ptr: sparse.BCSR((vals, cidx, ptr), shape=(n, n), indices_sorted=True, unique_indices=True)
     # The timed solve closes over the pattern, so that XLA compiles it as constants: on an H200
-    # at 484K triangles its iteration takes 42.6 us in f64, against 96.3 us with the pattern
-    # passed as arguments (measured in one run each), at the price of a cold compile that grows
-    # with the mesh. The untimed count takes the pattern as arguments: it compiles in seconds.
+    # at 484K triangles its iteration takes less than half the time of the same solve with the
+    # pattern passed as arguments (results/published/h200 against h200-x2-reproduce, whose route
+    # passes it), at the price of a cold compile that grows with the mesh. The untimed count
+    # takes the pattern as arguments: it compiles in seconds.
     solve = jax.jit(lambda vals, b: cg(bcsr(vals, cidx, ptr).__matmul__, b, tol=tol, atol=0.0, maxiter=max_iter)[0])
     state = {}
 
