@@ -45,7 +45,11 @@ judged=$(count "$out/aa.md" "same|noisy|slower|faster")
 echo "gate on two real runs: passed; $judged of $((rows)) rows judged ($(count "$out/aa.md" "not judged") not judged on this runner)"
 "$harness" plant "$base" "$out/planted" --factor 1.25
 if "$harness" compare --history "$profile" --history "$out/history" "$base" "$out/planted" --all --format markdown > "$out/planted.md"; then
-  echo "the gate passed a planted 25% slowdown:"; cat "$out/planted.md"; exit 1
+  echo "the gate passed a planted 25% slowdown:"; cat "$out/planted.md"
+  if [ "$judged" -eq 0 ]; then
+    echo "it judged no row: every row of this runner moves beyond ±20% over its history, or the history lacks its CPU"
+  fi
+  exit 1
 fi
 slower=$(count "$out/planted.md" "slower")
 planted_judged=$(count "$out/planted.md" "same|noisy|slower|faster")
