@@ -9,27 +9,26 @@ use fembench::load;
 use fembench::results::{rows_to_frame, CaseKey, Row, RunDir};
 use fembench::runner::{run, RUNNER_COLUMNS};
 
-/// The published runs, reported again by today's code, give their committed `report.md` byte for
-/// byte: a change in how rows are grouped, joined, formatted or linked shows here. Every figure the
-/// report links is one it drew.
+/// The published reference run, reported again by today's code, gives its committed `report.md`
+/// byte for byte: a change in how rows are grouped, joined, formatted or linked shows here. Every
+/// figure the report links is one it drew.
 #[test]
 fn the_published_runs_report_the_same_markdown() {
-    for gpu in ["h200"] {
-        let stored = common::published(gpu);
-        let tmp = tempfile::tempdir().unwrap();
-        let out = fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
-        assert!(out.not_reported.is_empty(), "{gpu}: {:?}", out.not_reported);
-        assert!(out.figure_paths.len() >= 40, "{gpu}: {} figures", out.figure_paths.len());
-        let (want, got) =
-            (std::fs::read_to_string(stored.join("report.md")).unwrap(), std::fs::read_to_string(tmp.path().join("report.md")).unwrap());
-        assert!(want.lines().count() > 400, "{gpu}");
-        for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
-            assert_eq!(w, g, "{gpu}: report.md line {} differs (run `harness report results/published/{gpu}`)", i + 1);
-        }
-        assert_eq!(want, got, "{gpu}");
-        for link in common::markdown_links(&got) {
-            assert!(tmp.path().join(&link).is_file(), "{gpu}: {link} was linked but not drawn");
-        }
+    let gpu = "h200";
+    let stored = common::published(gpu);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = fembench::publish::report_run_with(&fembench::REGISTRY, &stored, Some(tmp.path()), None).unwrap();
+    assert!(out.not_reported.is_empty(), "{gpu}: {:?}", out.not_reported);
+    assert!(out.figure_paths.len() >= 40, "{gpu}: {} figures", out.figure_paths.len());
+    let (want, got) =
+        (std::fs::read_to_string(stored.join("report.md")).unwrap(), std::fs::read_to_string(tmp.path().join("report.md")).unwrap());
+    assert!(want.lines().count() > 400, "{gpu}");
+    for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
+        assert_eq!(w, g, "{gpu}: report.md line {} differs (run `harness report results/published/{gpu}`)", i + 1);
+    }
+    assert_eq!(want, got, "{gpu}");
+    for link in common::markdown_links(&got) {
+        assert!(tmp.path().join(&link).is_file(), "{gpu}: {link} was linked but not drawn");
     }
 }
 
