@@ -101,15 +101,21 @@ pub fn drive_body<V>(
     body: &mut dyn FnMut() -> DeviceResult<()>,
     read: &mut dyn FnMut() -> Result<V, CaseError>,
 ) -> Result<(Vec<Timing>, V), CaseError> {
+    use fembench_measure::trace::mark;
+    mark("prepared");
     for b in outputs {
         ctx.modules.poison(dev, b)?;
     }
+    mark("outputs poisoned");
     body()?;
     dev.synchronize()?;
+    mark("checked pass ran");
     let checked = read()?;
+    mark("checked pass read back");
     let mut timings = Vec::new();
     for &mode in ctx.policy.modes.iter() {
         timings.push(measure_device(dev, ctx.policy, mode, gate, ctx.flusher, body)?);
+        mark(mode.as_str());
     }
     Ok((timings, checked))
 }

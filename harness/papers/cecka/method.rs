@@ -154,5 +154,7 @@ fn run_gpu<T: Real, M: GpuMethod>(
     let body = &mut || assembly.enqueue(dev);
     let read = &mut || assembly.read(dev);
     let (timings, (vals, rhs)) = drive_body(ctx, dev, assembly.gate(), &outputs, body, read)?;
-    checked_rows(prep, point, GpuRun::new(timings, vals, rhs, assembly.cost()), None)
+    let rows = checked_rows(prep, point, GpuRun::new(timings, vals, rhs, assembly.cost()), None);
+    crate::measure::trace::mark("checked");
+    rows
 }
