@@ -4,14 +4,25 @@
 //! then one merged run folder. Each worker's rows record how many other workers ran beside it
 //! (`concurrent_workers`) and its device index (`device_index`). Each worker runs on its share of
 //! the node's cores, and all share one prepared-problem cache; the cases of one prepared
-//! problem go to one worker ([`fembench::shard::assign_groups`]).
+//! problem go to one worker ([`fembench::shard::assign_groups`]). `--stop-after` holds for the
+//! whole run: the workers get it, and the CPU cases what is left of it; `--costs-from` balances
+//! the workers' shards.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use fembench::device::{self, Backend};
 
-pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpus: &str, report: bool) -> ExitCode {
+/// What `harness run` passes on to every worker.
+pub struct Forwarded {
+    /// `--stop-after`: seconds from the start of the whole run.
+    pub stop_after: Option<f64>,
+    /// `--costs-from`: the stored runs whose case walls balance the shards.
+    pub costs_from: Vec<PathBuf>,
+}
+
+pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpus: &str, report: bool, fwd: &Forwarded) -> ExitCode {
+    let started = std::time::Instant::now();
     let devices = match parse_gpus(gpus) {
         Ok(d) if !d.is_empty() => d,
         Ok(_) => {
@@ -28,20 +39,35 @@ pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpu
     let Ok(exe) = std::env::current_exe() else { return ExitCode::FAILURE };
     let n = devices.len();
     println!("{n} workers on CUDA devices {devices:?}, then the CPU cases alone");
-    let job = Workers { exe: &exe, paths, quick, shards_dir: &shards_dir };
+    let job = Workers { exe: &exe, paths, quick, shards_dir: &shards_dir, fwd };
     let Some(mut ended) = job.gpu_workers(&devices, backends) else { return ExitCode::FAILURE };
     if backends.is_empty() || backends.contains(&Backend::Cpu) {
-        ended = ended.max(job.cpu_cases());
+        ended = ended.max(match fwd.stop_after.map(|s| s - started.elapsed().as_secs_f64()) {
+            Some(left) if left <= 0.0 => {
+                println!(
+                    "--stop-after {}: no time left for the CPU cases (`harness run --resume` runs them)",
+                    fwd.stop_after.unwrap_or_default()
+                );
+                Worker::Stopped
+            }
+            left => job.cpu_cases(left),
+        });
     }
     let merged = out.join(format!("{stamp}-{}gpus{n}", if quick { "quick-" } else { "" }));
     if !merge_shards(&shards_dir, &merged) {
         return ExitCode::FAILURE;
     }
-    if report && fembench::publish::report_run(&fembench::REGISTRY, &merged).is_err() {
+    if ended == Worker::Stopped {
+        println!("stopped with cases left: continue with `harness run --resume {}`", merged.display());
+    }
+    // As `harness run`: a stopped run gets its report when it is finished.
+    if report && matches!(ended, Worker::Ok | Worker::RowsFailed) && fembench::publish::report_run(&fembench::REGISTRY, &merged).is_err() {
         ended = ended.max(Worker::Broke);
     }
     match ended {
         Worker::Ok => ExitCode::SUCCESS,
+        // Cases left by --stop-after: `harness run --resume` continues the merged run (exit 3).
+        Worker::Stopped => ExitCode::from(3),
         // A failed row in any worker fails the whole run as `harness run` does (exit 4).
         Worker::RowsFailed => ExitCode::from(4),
         Worker::Broke => ExitCode::FAILURE,
@@ -52,6 +78,8 @@ pub fn run(paths: &[PathBuf], backends: &[Backend], quick: bool, out: &Path, gpu
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Worker {
     Ok,
+    /// It exited 3: `--stop-after` left cases unrun (or none was started for lack of time).
+    Stopped,
     /// It exited 4: a row failed, and every case ran.
     RowsFailed,
     /// Any other non-zero exit, or a process that could not be waited for.
@@ -62,6 +90,7 @@ impl Worker {
     fn of(status: std::io::Result<std::process::ExitStatus>, what: &str) -> Worker {
         match status {
             Ok(st) if st.success() => Worker::Ok,
+            Ok(st) if st.code() == Some(3) => Worker::Stopped,
             Ok(st) if st.code() == Some(4) => {
                 eprintln!("{what}: a row failed (exit 4)");
                 Worker::RowsFailed
@@ -85,6 +114,7 @@ struct Workers<'a> {
     paths: &'a [PathBuf],
     quick: bool,
     shards_dir: &'a Path,
+    fwd: &'a Forwarded,
 }
 
 impl Workers<'_> {
@@ -96,6 +126,9 @@ impl Workers<'_> {
         cmd.arg("--prep-cache").arg(fembench::prep_cache::setting().arg());
         if self.quick {
             cmd.arg("--quick");
+        }
+        for c in &self.fwd.costs_from {
+            cmd.arg("--costs-from").arg(c);
         }
         cmd
     }
@@ -114,6 +147,9 @@ impl Workers<'_> {
                 pin(&mut cmd, cpus.clone());
             }
             cmd.arg("--shard").arg(format!("{}/{n}", i + 1)).arg("--device").arg(d.to_string());
+            if let Some(s) = self.fwd.stop_after {
+                cmd.arg("--stop-after").arg(s.to_string());
+            }
             for b in &gpu_backends {
                 cmd.arg("--backend").arg(b.to_string());
             }
@@ -133,9 +169,14 @@ impl Workers<'_> {
         Some(worst)
     }
 
-    /// The CPU cases, alone on the host after the GPU workers; how they ended.
-    fn cpu_cases(&self) -> Worker {
-        Worker::of(self.command().arg("--backend").arg("cpu").status(), "the CPU cases' process")
+    /// The CPU cases, alone on the host after the GPU workers, with `left` seconds of
+    /// `--stop-after`; how they ended.
+    fn cpu_cases(&self, left: Option<f64>) -> Worker {
+        let mut cmd = self.command();
+        if let Some(left) = left {
+            cmd.arg("--stop-after").arg(left.to_string());
+        }
+        Worker::of(cmd.arg("--backend").arg("cpu").status(), "the CPU cases' process")
     }
 }
 

@@ -76,7 +76,7 @@ enum Command {
         /// Spread the GPU cases over these CUDA devices (`all`, or indices such as 0,2,3): one
         /// worker process per GPU, each a shard pinned to its device; then the CPU cases alone;
         /// then one merged run folder.
-        #[arg(long, value_name = "all|0,1,...", conflicts_with_all = ["resume", "shard"])]
+        #[arg(long, value_name = "all|0,1,...", conflicts_with_all = ["resume", "shard", "device"])]
         gpus: Option<String>,
         /// The prepared-problem cache: a folder, or `off` (default: FEMBENCH_PREP_CACHE, else
         /// ~/.cache/fembench/prepared). Meshes, operators and f64 references are built once per
@@ -249,6 +249,15 @@ fn load(paths: &[PathBuf]) -> Result<Vec<Box<dyn benchmark::Experiment>>, ExitCo
     Err(ExitCode::from(2))
 }
 
+/// `--stop-after` is a number of seconds >= 0.
+fn check_stop_after(stop_after: Option<f64>) -> Result<(), ExitCode> {
+    if stop_after.is_some_and(|s| !(s >= 0.0 && s.is_finite())) {
+        eprintln!("error: --stop-after must be a number of seconds >= 0");
+        return Err(ExitCode::from(2));
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Run { prep_cache: Some(s), .. } | Command::Cache { prep_cache: Some(s), .. } = &cli.command {
@@ -257,8 +266,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Devices => devices(),
         Command::Validate { paths } => validate(&paths),
-        Command::Run { paths, backends, quick, out, report: with_report, gpus: Some(gpus), .. } => {
-            gpu_workers::run(&paths, &backends, quick, &out, &gpus, with_report)
+        Command::Run { paths, backends, quick, out, report: with_report, gpus: Some(gpus), stop_after, costs_from, .. } => {
+            if let Err(code) = check_stop_after(stop_after) {
+                return code;
+            }
+            let fwd = gpu_workers::Forwarded { stop_after, costs_from };
+            gpu_workers::run(&paths, &backends, quick, &out, &gpus, with_report, &fwd)
         }
         Command::Run {
             paths,
@@ -275,9 +288,8 @@ fn main() -> ExitCode {
             costs_from,
             ..
         } => {
-            if stop_after.is_some_and(|s| !(s >= 0.0 && s.is_finite())) {
-                eprintln!("error: --stop-after must be a number of seconds >= 0");
-                return ExitCode::from(2);
+            if let Err(code) = check_stop_after(stop_after) {
+                return code;
             }
             // A resume without files runs the run folder's own copies of its experiments.
             let paths = match (&resume, paths.is_empty()) {

@@ -25,6 +25,14 @@ fn harness_run(file: &Path, args: &[&str], out: &Path, env: &[(&str, &Path)]) ->
     (o.status.code(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
 }
 
+/// A folder holding CECKA_ELEM as `elem.yaml`, and that file.
+fn elem_file() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("elem.yaml");
+    std::fs::write(&file, CECKA_ELEM).unwrap();
+    (dir, file)
+}
+
 /// The kernel folder with cecka.kern's element kernel skipping element 0.
 fn planted_kernels(dir: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels");
@@ -45,9 +53,7 @@ fn a_wrong_matrix_exits_4_and_an_infeasible_case_exits_0() {
     let _turn = common::opencl_turn();
     let Some(dev) = common::opencl_device() else { return };
     drop(dev);
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("elem.yaml");
-    std::fs::write(&file, CECKA_ELEM).unwrap();
+    let (dir, file) = elem_file();
 
     let (code, out) = harness_run(&file, &[], &dir.path().join("right"), &[]);
     assert_eq!(code, Some(0), "{out}");
@@ -70,4 +76,31 @@ fn a_wrong_matrix_exits_4_and_an_infeasible_case_exits_0() {
     let run = std::fs::read_dir(dir.path().join("16k")).unwrap().next().unwrap().unwrap().path();
     let report = std::fs::read_to_string(run.join("report.md")).unwrap();
     assert!(report.contains("that cannot run by construction") && report.contains("order=5"), "{report}");
+}
+
+/// `--gpus` with `--stop-after`: every worker gets the limit, the run stops with its cases left
+/// (exit 3), and `--resume` of the merged run folder runs them. Here one worker on PoCL (device
+/// 0, `--backend opencl`), stopped before its first case.
+#[test]
+fn a_gpus_run_keeps_stop_after_and_resumes() {
+    let _turn = common::opencl_turn();
+    let Some(dev) = common::opencl_device() else { return };
+    drop(dev);
+    let (dir, file) = elem_file();
+    let out = dir.path().join("runs");
+    let (code, log) = harness_run(&file, &["--gpus", "0", "--stop-after", "0"], &out, &[]);
+    assert_eq!(code, Some(3), "cases left by --stop-after: {log}");
+    let merged = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().ends_with("-gpus1"))
+        .unwrap_or_else(|| panic!("no merged run folder: {log}"));
+    let o = Command::new(env!("CARGO_BIN_EXE_harness")).arg("run").arg("--resume").arg(&merged).output().unwrap();
+    let log = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{log}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(log.contains("1 cases (0 already done), 1 rows ok"), "the resume ran the case the worker left: {log}");
+
+    let (code, log) = harness_run(&file, &["--gpus", "0", "--device", "1"], &out, &[]);
+    assert_eq!(code, Some(2), "--device beside --gpus is refused: {log}");
+    assert!(log.contains("cannot be used with"), "{log}");
 }
